@@ -1,0 +1,5 @@
+"""Density estimators used by the attacks: Gaussian KDE in log space (more to come)."""
+
+from ._kde import BANDWIDTH_RULES, GaussianKDE, bandwidth_matrix, gaussian_log_kernel_sum
+
+__all__ = ["BANDWIDTH_RULES", "GaussianKDE", "bandwidth_matrix", "gaussian_log_kernel_sum"]

@@ -1,0 +1,172 @@
+"""Gaussian kernel density estimation in log space: the exact, pointwise path.
+
+Densities of members, non-members, synthetic and reference data are all estimated here.
+Every value is a log density computed with ``logsumexp``, so nothing underflows to 0 even
+in 64 dimensions, and far-out records (the ones most at risk) keep their relative accuracy.
+"""
+
+from numbers import Real
+
+import numpy as np
+import torch
+from scipy.linalg import LinAlgError, cholesky, solve_triangular
+from sklearn.base import BaseEstimator, DensityMixin, _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..utils import DEFAULT_CHUNK_BYTES, resolve_device, row_chunks, to_numpy, to_tensor
+
+__all__ = ["GaussianKDE", "bandwidth_matrix", "gaussian_log_kernel_sum"]
+
+# Bandwidth factors c(n, d) applied to the data covariance, as in scipy.stats.gaussian_kde.
+BANDWIDTH_RULES = {
+    "scott": lambda n, d: n ** (-1.0 / (d + 4)),
+    "silverman": lambda n, d: (n * (d + 2) / 4.0) ** (-1.0 / (d + 4)),
+}
+
+
+def bandwidth_matrix(X, bandwidth):
+    """The kernel covariance ``H`` (d × d) that ``bandwidth`` means for data ``X``.
+
+    * float ``h`` → ``h² I`` (the same data units as ``sklearn.neighbors.KernelDensity``);
+    * array of ``d`` floats → ``diag(h_j²)``;
+    * ``"scott"`` / ``"silverman"`` → ``c(n, d)² · Σ̂`` with the full data covariance
+      (``ddof=1``), exactly as ``scipy.stats.gaussian_kde``.
+
+    Raises a ``ValueError`` naming ``bandwidth`` for non-positive values, a wrong length, or
+    a rule applied to data whose covariance is singular (e.g. a constant column).
+    """
+    n, d = X.shape
+    if isinstance(bandwidth, str):
+        if bandwidth not in BANDWIDTH_RULES:
+            raise ValueError(f"bandwidth must be one of {sorted(BANDWIDTH_RULES)}, a float > 0 "
+                             f"or {d} floats > 0; got {bandwidth!r}.")  # fmt: skip
+        covariance = np.atleast_2d(np.cov(X, rowvar=False))
+        H = BANDWIDTH_RULES[bandwidth](n, d) ** 2 * covariance
+        if not np.all(np.isfinite(H)) or np.linalg.matrix_rank(H) < d:
+            raise ValueError(
+                f"bandwidth={bandwidth!r} needs a non-singular data covariance, but the {n} "
+                f"rows in {d} dimensions have a singular one (a constant or duplicated column, "
+                "or fewer rows than dimensions); pass a float or per-dimension bandwidth."
+            )
+        return H
+    h = np.asarray(bandwidth, dtype=float)
+    if h.ndim == 0:
+        h = np.full(d, float(h))
+    if h.shape != (d,) or not np.all(np.isfinite(h)) or np.any(h <= 0):
+        raise ValueError(
+            f"bandwidth must be a float > 0, {d} floats > 0 (one per feature) or a rule "
+            f"name; got {bandwidth!r}."
+        )
+    return np.diag(h**2)
+
+
+def gaussian_log_kernel_sum(Z_query, Z_data, *, device="cpu", max_chunk_bytes=DEFAULT_CHUNK_BYTES):
+    """``log Σ_i exp(−½‖z − z_i‖²)`` for every query row ``z`` (whitened coordinates).
+
+    Pairwise blocks of at most ``max_chunk_bytes``; squared distances by one matrix product
+    per block; ``logsumexp`` in float64 on torch (multi-threaded on CPU, CUDA when asked).
+    """
+    dev = resolve_device(device)
+    data = to_tensor(Z_data, dev)
+    data_sq = (data * data).sum(dim=1)
+    out = np.empty(len(Z_query))
+    for rows in row_chunks(len(Z_query), len(Z_data), max_bytes=max_chunk_bytes):
+        z = to_tensor(Z_query[rows], dev)
+        d2 = torch.addmm(data_sq, z, data.T, alpha=-2.0).add_((z * z).sum(dim=1, keepdim=True))
+        out[rows] = to_numpy(torch.logsumexp(d2.clamp_(min=0.0).mul_(-0.5), dim=1))
+    return out
+
+
+class GaussianKDE(DensityMixin, BaseEstimator):
+    """Gaussian kernel density estimate with log densities that never underflow.
+
+    ``f̂(x) = (1/n) Σ_i φ_H(x − X_i)`` with kernel covariance ``H`` (see
+    :func:`bandwidth_matrix`). Data are whitened by the Cholesky factor of ``H`` and
+    centred, so each log density is a ``logsumexp`` of ``−½‖z − z_i‖²`` plus a constant.
+
+    Parameters
+    ----------
+    bandwidth : float, array-like of shape (n_features,) or {"scott", "silverman"}, \
+default="scott"
+        A float is ``h`` in data units (kernel covariance ``h² I``), an array one ``h`` per
+        feature; the rules scale the full data covariance as ``scipy.stats.gaussian_kde``.
+    device : {"auto", "cpu", "cuda"}, default="auto"
+        Where the pairwise sums run; results are NumPy arrays either way.
+
+    Attributes
+    ----------
+    bandwidth_matrix_ : ndarray of shape (n_features, n_features)
+        The kernel covariance ``H``.
+    n_samples_fit_ : int
+        Number of rows the density was fitted on (``n`` in the CIs of MACE Thm 3).
+    n_features_in_ : int
+
+    See Also
+    --------
+    scipy.stats.gaussian_kde, sklearn.neighbors.KernelDensity : the same estimate, in
+        plain (underflowing) densities and with a scalar bandwidth respectively.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_mace.density import GaussianKDE
+    >>> X = np.random.default_rng(0).normal(size=(200, 2))
+    >>> kde = GaussianKDE(bandwidth="scott", device="cpu").fit(X)
+    >>> kde.score_samples(np.array([[0.0, 0.0], [50.0, 50.0]])).round(1)
+    array([   -1.8, -4950.8])
+    """
+
+    _parameter_constraints = {
+        "bandwidth": [
+            Interval(Real, 0, None, closed="neither"),
+            StrOptions(set(BANDWIDTH_RULES)),
+            "array-like",
+        ],
+        "device": [str, torch.device],
+    }
+
+    def __init__(self, bandwidth="scott", *, device="auto"):
+        self.bandwidth = bandwidth
+        self.device = device
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit the density on the rows of ``X``; ``y`` is ignored."""
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        n, d = X.shape
+        self.bandwidth_matrix_ = bandwidth_matrix(X, self.bandwidth)
+        try:
+            self._cholesky = cholesky(self.bandwidth_matrix_, lower=True)
+        except LinAlgError as exc:
+            raise ValueError(f"bandwidth={self.bandwidth!r} gives a singular kernel.") from exc
+        self._centre = X.mean(axis=0)
+        self._data = X
+        self._whitened = self._whiten(X)
+        self._log_norm = (
+            -np.log(n) - np.log(np.diag(self._cholesky)).sum() - 0.5 * d * np.log(2 * np.pi)
+        )
+        self.n_samples_fit_ = n
+        return self
+
+    def _whiten(self, X):
+        return solve_triangular(self._cholesky, (X - self._centre).T, lower=True).T
+
+    def score_samples(self, X):
+        """Log density ``log f̂(x)`` of each row of ``X``, shape (n_samples,)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        log_sum = gaussian_log_kernel_sum(self._whiten(X), self._whitened, device=self.device)
+        return log_sum + self._log_norm
+
+    def score(self, X, y=None):
+        """Total log-likelihood of ``X``: what ``GridSearchCV`` maximizes over bandwidths."""
+        return float(self.score_samples(X).sum())
+
+    def sample(self, n_samples=1, random_state=None):
+        """Draw ``n_samples`` rows from the estimated density (a data row plus kernel noise)."""
+        check_is_fitted(self)
+        rng = check_random_state(random_state)
+        rows = self._data[rng.randint(len(self._data), size=n_samples)]
+        return rows + rng.standard_normal((n_samples, self.n_features_in_)) @ self._cholesky.T

@@ -1,0 +1,19 @@
+"""Membership metrics, generalized (Koyejo) metrics, the DP link and scorers."""
+
+from ._dp import advantage_bound, epsilon_lower_bound
+from ._generalized import METRIC_NAMES, GeneralizedMetric
+from ._membership import membership_advantage, top_quantile_precision, tpr_at_fpr
+from ._scorers import SCORERS, get_scorer, get_scorer_names
+
+__all__ = [
+    "METRIC_NAMES",
+    "SCORERS",
+    "GeneralizedMetric",
+    "advantage_bound",
+    "epsilon_lower_bound",
+    "get_scorer",
+    "get_scorer_names",
+    "membership_advantage",
+    "top_quantile_precision",
+    "tpr_at_fpr",
+]

@@ -1,0 +1,15 @@
+import numpy as np
+import pytest
+import torch
+
+
+@pytest.fixture(autouse=True)
+def _seed_everything():
+    """Seed NumPy's legacy global RNG and torch so that every test is reproducible."""
+    np.random.seed(0)
+    torch.manual_seed(0)
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)

@@ -85,8 +85,7 @@ def test_risk_ranked_with_intervals_groups_and_top_labels():
         risk, lower=lower, upper=upper, groups=groups, record_ids=list("abcde"), top_k=2
     )
     assert disp.order_.tolist() == [1, 3, 2, 4, 0]
-    labels = sorted(t.get_text() for t in disp.ax_.texts)
-    assert labels == ["b", "d"]  # the two most exposed records, by id
+    assert disp.top_text_.get_text() == "top 2: b, d"  # the two most exposed, in order
     legend = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
     assert {"member", "non-member", "top 2", "confidence interval"} <= set(legend)
     # the member scatter holds exactly the member risks at their ranks

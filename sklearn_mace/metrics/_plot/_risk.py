@@ -21,9 +21,9 @@ class IndividualRiskDisplay:
 
     The individual privacy risk of record ``z`` is ``|f_p(z)|`` (MACE Def. 3, Thm 1.1), with
     the confidence interval of MACE Thm 2.2 (histogram) or Thm 3.2 (KDE). Records are drawn
-    in decreasing order of risk; the ``top_k`` most exposed are labelled, and when ``groups``
-    is given each group gets its own colour (e.g. members / non-members, or subgroups as in
-    DOMIAS §5.3). Build it with :meth:`from_estimator` or :meth:`from_predictions`.
+    in decreasing order of risk; the ``top_k`` most exposed are circled and named, and when
+    ``groups`` is given each group gets its own colour (e.g. members / non-members, or
+    subgroups as in DOMIAS §5.3). Build it with :meth:`from_estimator` or :meth:`from_predictions`.
 
     Parameters
     ----------
@@ -41,6 +41,8 @@ class IndividualRiskDisplay:
     ----------
     order_ : ndarray of int
         Record positions from most to least exposed.
+    top_text_ : matplotlib Text or None
+        The box naming the ``top_k`` most exposed records.
     ax_ : matplotlib Axes
     figure_ : matplotlib Figure
 
@@ -70,7 +72,7 @@ class IndividualRiskDisplay:
         ----------
         ax : matplotlib Axes, default=None
         top_k : int, default=10
-            Number of most exposed records to highlight and label.
+            Number of most exposed records to circle and name.
         max_records : int, default=None
             Draw only the this many most exposed records (all when None).
         **kwargs : dict
@@ -103,12 +105,16 @@ class IndividualRiskDisplay:
                 ax.scatter(rank[sel], risk[shown][sel], s=12, zorder=2, label=str(group),
                            **kwargs)
         k = min(top_k, shown.size)
+        self.top_text_ = None
         if k:
             ax.scatter(rank[:k], risk[shown[:k]], s=60, facecolors="none", edgecolors="red",
                        linewidths=1.5, zorder=3, label=f"top {k}")
-            for r, i in zip(rank[:k], shown[:k], strict=True):
-                ax.annotate(str(ids[i]), (r, risk[i]), textcoords="offset points",
-                            xytext=(4, 4), fontsize="x-small", color="red")
+            # one box listing them: labels next to records of equal risk would overlap
+            self.top_text_ = ax.text(
+                0.02, 0.02, f"top {k}: " + ", ".join(str(ids[i]) for i in shown[:k]),
+                transform=ax.transAxes, fontsize="x-small", color="red", wrap=True,
+                bbox={"facecolor": "white", "edgecolor": "red", "alpha": 0.8},
+            )
         ax.set_xlabel("Records ranked by individual privacy risk")
         ax.set_ylabel("Individual privacy risk |f_p|")
         ax.set_ylim(-0.02, 1.02)

@@ -94,9 +94,14 @@ class MembershipRocDisplay:
             min_fpr = 0.5 * positive.min() if positive.size else 1e-3
             min_fpr = min(min_fpr, 0.5 * self.target_fpr) if self.target_fpr > 0 else min_fpr
         name = self.name if name is None else name
-        label = name or "attack"
+        details = []
         if self.roc_auc is not None:
-            label = f"{label} (AUC = {self.roc_auc:.3f})"
+            details.append(f"AUC = {self.roc_auc:.3f}")
+        if self.tpr_at_target is not None:
+            details.append(f"TPR at {self.target_fpr:.3g} FPR = {self.tpr_at_target:.3f}")
+        label = name or "attack"
+        if details:
+            label = f"{label} ({', '.join(details)})"
         (self.line_,) = ax.plot(np.maximum(fpr, min_fpr), tpr, label=label,
                                 drawstyle="steps-post", **kwargs)
         self.point_ = None
@@ -104,7 +109,7 @@ class MembershipRocDisplay:
             (self.point_,) = ax.plot(
                 [self.target_fpr], [self.tpr_at_target], marker="o", linestyle="none",
                 color=self.line_.get_color(), markeredgecolor="black", zorder=3,
-                label=f"TPR at {self.target_fpr:.3g} FPR = {self.tpr_at_target:.3f}",
+                label="_operating point",
             )
             ax.axvline(self.target_fpr, color="grey", linestyle=":", linewidth=1)
         self.chance_ = None
@@ -119,7 +124,7 @@ class MembershipRocDisplay:
         ax.set_ylim(0.0, 1.02)
         ax.set_xlabel("False-positive rate (non-members flagged), log scale")
         ax.set_ylabel("True-positive rate (members found)")
-        ax.legend(loc="upper left", fontsize="small")
+        ax.legend(loc="lower right", fontsize="x-small")
         self.ax_, self.figure_ = ax, fig
         return self
 

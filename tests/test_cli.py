@@ -145,7 +145,8 @@ def test_columns_selects_a_common_subset(inputs, tmp_path, capsys):
     # the columns common to all tables make the audit possible again
     args = _args(inputs, tmp_path / "out", "--columns", "age", "--columns", "glucose,site")
     assert main(args) == 0
-    assert "5 encoded features" in (tmp_path / "out" / "report.html").read_text()
+    # age, glucose and site (3 categories -> 2 coordinates)
+    assert "4 encoded features" in (tmp_path / "out" / "report.html").read_text()
 
 
 def test_too_few_rows(inputs, tmp_path, capsys):
@@ -187,10 +188,16 @@ def test_encoding_choice():
     # median of {1, 2, 3, 4, 5} = 3 imputed, then standardized over all 6 rows
     raw = np.array([1, 2, 3, 3, 4, 5.0])
     np.testing.assert_allclose(x, (raw - raw.mean()) / raw.std())
-    onehot = X[:, [i for i, n in enumerate(names) if n.startswith("c=")]]
-    # rows in different categories are exactly 1 apart (like one standard deviation)
-    assert np.linalg.norm(onehot[0] - onehot[1]) == pytest.approx(1.0)
-    assert np.linalg.norm(onehot[0] - onehot[2]) == 0.0
+    onehot = X[:, [i for i, n in enumerate(names) if n.startswith("c[")]]
+    assert onehot.shape[1] == 3  # 4 categories in k − 1 coordinates
+    # rows in different categories are exactly 1 apart (like one standard deviation),
+    # rows in the same category 0 apart: rows 0, 1, 3, 5 are u, v, w, <missing>
+    categories = onehot[[0, 1, 3, 5]]
+    distances = np.linalg.norm(categories[:, None] - categories[None], axis=-1)
+    np.testing.assert_allclose(distances, 1 - np.eye(4), atol=1e-12)
+    assert np.linalg.norm(onehot[0] - onehot[2]) == pytest.approx(0.0, abs=1e-12)
+    # and no coordinate is a combination of the others
+    assert np.linalg.matrix_rank(np.cov(categories, rowvar=False)) == 3
 
 
 def test_encoding_with_nothing_usable():

@@ -4,10 +4,13 @@ The documented choice (also in the README and the report):
 
 * numeric and boolean columns are standardized (mean 0, standard deviation 1);
   missing values are imputed with the median and counted;
-* text/categorical columns with at most ``max_categories`` distinct values are one-hot
-  encoded (a missing value is its own category); each indicator is scaled by ``1/√2`` so
-  that two records in different categories are at distance 1, like one standard deviation
-  of a numeric column;
+* text/categorical columns with ``k <= max_categories`` distinct values are one-hot
+  encoded (a missing value is its own category), scaled by ``1/√2`` so that two records in
+  different categories are at distance 1, like one standard deviation of a numeric column,
+  and rotated into ``k − 1`` coordinates (Helmert contrasts: the vertices of a regular
+  simplex). The rotation keeps every distance and drops the direction in which the ``k``
+  indicators always sum to 1, so no feature is a combination of others and the KDE
+  covariances of DOMIAS stay non-singular;
 * text columns whose values all parse as numbers are treated as numeric;
 * dropped and reported: text columns with more distinct values (identifiers, free text —
   their distances mean nothing), date/time columns, constant columns and columns with no
@@ -19,6 +22,7 @@ rows together; no membership label is used, so the encoding favours no attack.
 
 import numpy as np
 import pandas as pd
+from scipy.linalg import helmert
 
 from ._io import AuditInputError
 
@@ -145,10 +149,11 @@ def encode_tables(frames, columns=None, *, max_categories=20):
             ))
         else:
             onehot = (text.to_numpy()[:, None] == np.asarray(categories)[None, :])
-            blocks.append(onehot.astype(float) / np.sqrt(2.0))
-            feature_names.extend(f"{column}={c}" for c in categories)
+            contrasts = helmert(len(categories))  # (k − 1, k), orthonormal rows ⟂ ones
+            blocks.append(onehot.astype(float) @ contrasts.T / np.sqrt(2.0))
+            feature_names.extend(f"{column}[{j}]" for j in range(len(categories) - 1))
             report.append((column, dtype, f"one-hot, {len(categories)} categories",
-                           len(categories)))
+                           len(categories) - 1))
     column_report = pd.DataFrame(report, columns=["column", "type", "treatment", "features"])
     if not blocks:
         raise AuditInputError(

@@ -25,7 +25,7 @@ from sklearn.metrics import roc_auc_score
 from sklearn.utils import check_random_state
 
 from ..base import check_prior
-from ..metrics import tpr_at_fpr
+from ..metrics import epsilon_lower_bound, tpr_at_fpr
 from ._attacks import ATTACKS, mace_nearest_distance, nearest_distance
 from ._encode import encode_tables
 from ._io import AuditInputError
@@ -112,7 +112,7 @@ def _attack_row(release, name, m, score):
         "tpr_at_1pct_fpr": tpr_at_fpr(m, score, fpr=0.01),
         "tpr_at_0.1pct_fpr": tpr_at_fpr(m, score, fpr=0.001),
         "advantage": np.nan, "advantage_lower": np.nan, "advantage_upper": np.nan,
-        "epsilon_lower_bound": np.nan,
+        "epsilon_lower_bound": np.nan, "epsilon_at_lower": np.nan,
     }
 
 
@@ -139,6 +139,8 @@ def _run_release(name, synthetic, reference, targets, m, *, prior, confidence, r
         **_attack_row(name, MACE_NAME, m, mace["cv_score"]),
         "advantage": mace["advantage"], "advantage_lower": mace["lower"],
         "advantage_upper": mace["upper"], "epsilon_lower_bound": mace["epsilon"],
+        # the ε that holds with the stated confidence: from the interval's lower end
+        "epsilon_at_lower": epsilon_lower_bound(mace["lower"], prior),
     })
     rows.extend(_attack_row(name, a, m, s) for a, s in scores.items() if a != MACE_NAME)
     progress.update()

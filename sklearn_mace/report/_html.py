@@ -84,8 +84,9 @@ def _card(result, release):
   <div class="big">{fmt(mace['advantage'])}
     <span class="muted">[{fmt(mace['advantage_lower'])}, {fmt(mace['advantage_upper'])}]</span>
   </div>
-  <div>implied ε ≥ <b>{fmt(mace['epsilon_lower_bound'], 2)}</b> ·
-    best attack AUC <b>{fmt(release.summary['auc'].max())}</b></div>
+  <div>implied ε ≥ <b>{fmt(mace['epsilon_lower_bound'], 2)}</b>
+    <span class="muted">({fmt(mace['epsilon_at_lower'], 2)} at the interval's lower end)</span>
+    · best attack AUC <b>{fmt(release.summary['auc'].max())}</b></div>
   <div>most exposed member: row {int(result.target_row[top])} of the members file
     (risk {fmt(release.risk[top])})</div>
   <div class="muted">{verdict}</div>
@@ -105,8 +106,9 @@ prior p ≠ 0.5 always guessing the majority already scores |2p − 1| = {fmt(ab
 the rows you supplied (McDiarmid for the advantage, MACE Thm 3 for each risk). They do not
 cover a different query, a stronger attacker, or other members of the population.</li>
 <li><b>ε ≥</b> is the smallest ε for which an ε-differentially-private generator could
-produce this advantage (MACE Thm 1.4). It is only a lower bound: a better query could show
-more leakage, never less, and no audit can prove a generator is ε-DP.</li>
+produce this advantage (MACE Thm 1.4); "at lower" uses the interval's lower end, the statement
+that holds with the stated confidence. It is only a lower bound: a query with more access could
+show more leakage, and no audit can prove a generator is ε-DP.</li>
 <li><b>AUC and TPR at 1 % / 0.1 % FPR</b> compare attacks; TPR at low FPR says how many
 members an attacker identifies while almost never accusing a non-member.</li>
 </ul>"""
@@ -154,7 +156,7 @@ def write_report(result, out, *, title="sklearn-mace privacy audit"):
     shown = summary.rename(columns={
         "tpr_at_1pct_fpr": "TPR @ 1% FPR", "tpr_at_0.1pct_fpr": "TPR @ 0.1% FPR",
         "auc": "AUC", "advantage_lower": "lower", "advantage_upper": "upper",
-        "epsilon_lower_bound": "ε ≥",
+        "epsilon_lower_bound": "ε ≥", "epsilon_at_lower": "ε ≥ (at lower)",
     })
     top_tables = []
     group_columns = [] if result.group_by is None else [result.group_by]

@@ -111,7 +111,7 @@ def test_risk_from_estimator_calls_individual_risk_with_interval():
     [
         (dict(risk=[0.2, np.nan]), "NaN"),
         (dict(risk=[0.2, 0.4], lower=[0.1, 0.1]), "both lower and upper"),
-        (dict(risk=[0.2, 0.4], lower=[0.3, 0.1], upper=[0.5, 0.5]), "contain its risk"),
+        (dict(risk=[0.2, 0.4], lower=[0.3, 0.1], upper=[0.5, 0.5]), "contain its estimate"),
         (dict(risk=[0.2, 0.4], groups=["a"]), "groups has 1 entries"),
     ],
 )

@@ -4,7 +4,7 @@ import numpy as np
 from sklearn.base import clone
 
 from .._dp import advantage_bound
-from ._base import _get_ax
+from ._base import _check_interval, _get_ax
 
 __all__ = ["AdvantageDisplay"]
 
@@ -145,13 +145,7 @@ class AdvantageDisplay:
             )
         if not (np.isfinite(x).all() and np.isfinite(adv).all()) or np.any(np.abs(adv) > 1):
             raise ValueError("advantage must be finite and in [-1, 1]; param_values finite.")
-        if (lower is None) != (upper is None):
-            raise ValueError("Pass both lower and upper, or neither.")
-        if lower is not None:
-            lower = np.asarray(lower, dtype=float).ravel()
-            upper = np.asarray(upper, dtype=float).ravel()
-            if lower.shape != x.shape or upper.shape != x.shape:
-                raise ValueError("lower and upper need one value per parameter value.")
+        lower, upper = _check_interval(adv, lower, upper)
         if epsilon is not None:
             advantage_bound(epsilon, prior)  # validates epsilon and prior
         display = cls(param_values=x, advantage=adv, lower=lower, upper=upper,

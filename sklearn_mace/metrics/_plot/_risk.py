@@ -2,18 +2,9 @@
 
 import numpy as np
 
-from ._base import _get_ax
+from ._base import _as_1d, _check_interval, _get_ax
 
 __all__ = ["IndividualRiskDisplay"]
-
-
-def _as_1d(name, values, n=None):
-    values = np.asarray(values, dtype=float).ravel()
-    if not np.isfinite(values).all():
-        raise ValueError(f"{name} contains NaN or infinite values.")
-    if n is not None and values.shape[0] != n:
-        raise ValueError(f"{name} has {values.shape[0]} entries; expected {n} (one per record).")
-    return values
 
 
 class IndividualRiskDisplay:
@@ -146,12 +137,7 @@ class IndividualRiskDisplay:
         """
         risk = _as_1d("risk", risk)
         n = risk.shape[0]
-        if (lower is None) != (upper is None):
-            raise ValueError("Pass both lower and upper, or neither.")
-        if lower is not None:
-            lower, upper = _as_1d("lower", lower, n), _as_1d("upper", upper, n)
-            if np.any(lower > risk + 1e-12) or np.any(upper < risk - 1e-12):
-                raise ValueError("Each interval must contain its risk: lower <= risk <= upper.")
+        lower, upper = _check_interval(risk, lower, upper)
         for label, values in (("groups", groups), ("record_ids", record_ids)):
             if values is not None and len(values) != n:
                 raise ValueError(f"{label} has {len(values)} entries; expected {n}.")

@@ -67,7 +67,7 @@ def build_parser():
     inputs.add_argument("--reference", metavar="PATH",
                         help="further population rows for DOMIAS and GAN-leaks CAL "
                              "(default: half of the non-members)")
-    options = audit.add_argument_group("options")
+    options = audit.add_argument_group("audit options")
     options.add_argument("--prior", type=_open_unit_interval("--prior"), default=None,
                          help="P(member) for MACE's advantage, risks and ε (default: the "
                               "fraction of members among the audited records)")

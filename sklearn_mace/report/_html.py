@@ -73,14 +73,18 @@ def _card(result, release):
     mace = release.summary.iloc[0]
     member_rows = np.flatnonzero(result.membership == 1)
     top = member_rows[int(np.argmax(release.risk[member_rows]))]
-    leaky = mace["advantage_lower"] > abs(2 * result.prior - 1) + 0.05
+    # leakage = the interval's lower end clears the trivial |2p − 1| by 5 % of the room
+    # above it (1 − |2p − 1|, which is only 2p at a low prior p)
+    trivial = abs(2 * result.prior - 1)
+    leaky = mace["advantage_lower"] > trivial + 0.05 * (1 - trivial)
     verdict = ("measurable membership leakage" if leaky else
                "no leakage distinguishable from the interval")
     return f"""
 <div class="card {'high' if leaky else 'low'}">
   <div class="muted">release <b>{html.escape(release.name)}</b> ·
     {release.n_synthetic} synthetic rows</div>
-  <div>optimal advantage at prior {fmt(result.prior)}</div>
+  <div>optimal advantage at prior {fmt(result.prior)}
+    <span class="muted">(trivial |2p − 1| = {fmt(trivial)})</span></div>
   <div class="big">{fmt(mace['advantage'])}
     <span class="muted">[{fmt(mace['advantage_lower'])}, {fmt(mace['advantage_upper'])}]</span>
   </div>

@@ -46,7 +46,7 @@ def advantage_bound(epsilon, prior=0.5):
 
 
 def epsilon_lower_bound(advantage, prior=0.5):
-    """Smallest ε whose Thm 1.4 bound reaches ``advantage``: the leakage implies ε-DP fails below it.
+    """Smallest ε whose Thm 1.4 bound reaches ``advantage``: ε-DP fails for every smaller ε.
 
     Inverts :func:`advantage_bound`. For ε >= 0 the bound equals ``tanh((ε + |λ|)/2)``, so
     ``ε = 2·artanh(advantage) − |λ|``; an advantage at or below the trivial ``|2p − 1|``

@@ -240,8 +240,12 @@ default="scott"
         return np.column_stack([expit(-odds), expit(odds)])
 
     def predict(self, X):
-        """Membership guesses ``η̂ > t_ℓ`` (MACE Lemma 1/2): 1 member, 0 non-member."""
-        return (self.predict_proba(X)[:, 1] > self.threshold_).astype(int)
+        """Membership guesses ``η̂ > t_ℓ`` (MACE Lemma 1/2) as labels of ``classes_``.
+
+        ``classes_[1]`` (1 for membership-coded labels) is a member guess.
+        """
+        member = self.predict_proba(X)[:, 1] > self.threshold_
+        return self.classes_[member.astype(int)]
 
     def individual_risk(self, X, return_interval=False):
         """Individual privacy risk of each query row, optionally with its interval.

@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..attacks import BayesOptimalMIA
-from ..base import AttackerMixin, validate_membership
+from ..base import AttackerMixin
 from ..density import kde_grid_axes
 from ..metrics import epsilon_lower_bound, membership_advantage
 
@@ -150,7 +150,8 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
     classifier_ : BayesOptimalMIA
         The plug-in Bayes classifier.
     prior_ : float
-    classes_ : ndarray ``[0, 1]``
+    classes_ : ndarray of shape (2,)
+        ``[0, 1]`` for membership-coded labels, else the sorted labels (member last).
     n_features_in_ : int
 
     References
@@ -269,9 +270,10 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
         return self.classifier_.predict_proba(validate_data(self, X, reset=False))
 
     def predict(self, X):
-        """Membership guesses ``η̂ > 1/2`` of the plug-in Bayes classifier (Lemma 1)."""
+        """Membership guesses ``η̂ > 1/2`` of the plug-in Bayes classifier (Lemma 1), as
+        labels of ``classes_``."""
         check_is_fitted(self)
-        return self.classifier_.predict(validate_data(self, X, reset=False))
+        return self.classes_[self.classifier_.predict(validate_data(self, X, reset=False))]
 
     def individual_risk(self, X, return_interval=False):
         """Individual privacy risk ``|f̂_p|`` of new query rows (see BayesOptimalMIA)."""
@@ -286,8 +288,8 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
         prior ``p``), so a balanced validation fold is scored at the real-world prior.
         With one class only in ``y`` it falls back to ``2·accuracy − 1``. Never U_N.
         """
-        m = validate_membership(y, require_both_classes=False)
-        pred = self.predict(X)
+        m = self._encode_membership(y)
+        pred = self._encode_membership(self.predict(X), input_name="predict(X)")
         w = np.ones(m.size) if sample_weight is None else np.asarray(sample_weight, float)
         if m.min() == m.max():
             return membership_advantage(m, pred, sample_weight=sample_weight)

@@ -4,7 +4,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
-from scipy.special import expit
+from scipy.special import expit, logit
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -244,7 +244,7 @@ default="scott"
 
         ``classes_[1]`` (1 for membership-coded labels) is a member guess.
         """
-        member = self.predict_proba(X)[:, 1] > self.threshold_
+        member = self.decision_function(X) > logit(self.threshold_)
         return self.classes_[member.astype(int)]
 
     def individual_risk(self, X, return_interval=False):

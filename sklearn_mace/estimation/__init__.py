@@ -6,10 +6,12 @@ from ._advantage import (
     kde_advantage,
     mcdiarmid_half_width,
 )
+from ._multi_query import max_query_advantage
 
 __all__ = [
     "KDEAdvantageEstimator",
     "histogram_advantage",
     "kde_advantage",
+    "max_query_advantage",
     "mcdiarmid_half_width",
 ]

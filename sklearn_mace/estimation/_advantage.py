@@ -166,8 +166,10 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
     >>> Q = np.r_[rng.normal(1, 1, (2000, 1)), rng.normal(0, 1, (2000, 1))]
     >>> m = np.r_[np.ones(2000), np.zeros(2000)]
     >>> est = KDEAdvantageEstimator(device="cpu").fit(Q, m)
-    >>> round(est.advantage_, 2)  # truth: 2Φ(1/2) − 1 = 0.383
-    0.38
+    >>> truth = 0.383  # 2Φ(1/2) − 1
+    >>> lo, hi = est.advantage_interval_
+    >>> bool(lo <= truth <= hi), round(est.baseline_advantage_, 2)
+    (True, 0.0)
     """
 
     _parameter_constraints = {

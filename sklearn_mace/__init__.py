@@ -7,11 +7,16 @@ Take-the-Typical, as estimators and transformers that compose with ``Pipeline``,
 ``GridSearchCV`` and ``cross_val_score``.
 """
 
+from .attacks import BayesOptimalMIA, GeneralizedMetricAttack
+from .estimation import KDEAdvantageEstimator
 from .experiment import PriorSampler, membership_experiment
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "BayesOptimalMIA",
+    "GeneralizedMetricAttack",
+    "KDEAdvantageEstimator",
     "PriorSampler",
     "membership_experiment",
 ]

@@ -1,18 +1,22 @@
-"""The battery's analyses as functions of (synthetic, reference, targets).
+"""The battery's analyses.
 
-PROVISIONAL: written before the MACE-core (issue 3) and DOMIAS (issue 4) estimators landed;
-each function is to become a thin adapter around ``DOMIASAttack``, the MC / GAN-leaks CAL
-baselines, ``KDEAdvantageEstimator`` and ``BayesOptimalMIA``.
+MACE runs through :class:`~sklearn_mace.KDEAdvantageEstimator` and
+:class:`~sklearn_mace.BayesOptimalMIA`. The three attacks on synthetic data are PROVISIONAL
+functions of (synthetic, reference, targets), written before ``DOMIASAttack`` and the MC /
+GAN-leaks baselines landed; they are to become thin adapters around those estimators.
 """
 
 import numpy as np
-from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_predict
 
+from ..attacks import BayesOptimalMIA
 from ..density import GaussianKDE
-from ..metrics import epsilon_lower_bound
+from ..estimation import KDEAdvantageEstimator
 from ..utils import count_within_radius, nearest_sq_distances
 
 __all__ = ["ATTACKS", "mace_nearest_distance", "nearest_distance"]
+
+N_FOLDS = 5
 
 
 def nearest_distance(targets, synthetic):
@@ -48,34 +52,27 @@ ATTACKS = {
 }
 
 
-def _log_densities(q_fit, m_fit, q_eval):
-    r = GaussianKDE().fit(q_fit[m_fit == 1, None])
-    s = GaussianKDE().fit(q_fit[m_fit == 0, None])
-    return r.score_samples(q_eval[:, None]), s.score_samples(q_eval[:, None]), r, s
-
-
 def mace_nearest_distance(distance, m, *, prior, confidence, random_state=None, with_risk=True):
-    """Optimal advantage U_N with its McDiarmid interval, ε, risks |f_p| and CV scores."""
-    q = np.asarray(distance, dtype=float)
-    log_r, log_s, r, s = _log_densities(q, m, q)
-    bw = np.sqrt(max(r.bandwidth_matrix_[0, 0], s.bandwidth_matrix_[0, 0]))
-    grid = np.linspace(q.min() - 6 * bw, q.max() + 6 * bw, 4000)
-    gr, gs, _, _ = _log_densities(q, m, grid)
-    diff = np.abs(prior * np.exp(gr) - (1 - prior) * np.exp(gs))
-    advantage = float(np.sum((diff[1:] + diff[:-1]) / 2 * np.diff(grid)))
-    half = np.sqrt(2.0 / len(q) * np.log(2.0 / (1.0 - confidence)))
-    out = {"advantage": advantage, "lower": max(advantage - half, 0.0),
-           "upper": min(advantage + half, 1.0),
-           "epsilon": epsilon_lower_bound(min(advantage, 1.0), prior)}
-    if not with_risk:
-        return out
-    a, b = np.log(prior) + log_r, np.log(1 - prior) + log_s
-    risk = np.abs(np.tanh((a - b) / 2))  # |f_p| = |(e^a − e^b)/(e^a + e^b)|
-    cv_score = np.empty_like(q)
-    folds = StratifiedKFold(5, shuffle=True, random_state=random_state)
-    for train, test in folds.split(q[:, None], m):
-        lr, ls, _, _ = _log_densities(q[train], m[train], q[test])
-        cv_score[test] = lr - ls
-    out.update(risk=risk, risk_lower=np.full_like(risk, np.nan),
-               risk_upper=np.full_like(risk, np.nan), cv_score=cv_score)
+    """MACE on the nearest-synthetic distance ``Q``.
+
+    Returns a dict with the optimal advantage ``U_N`` (Thm 6), its McDiarmid interval and
+    the ε it implies (Thm 1.4), from :class:`~sklearn_mace.KDEAdvantageEstimator`; with
+    ``with_risk``, each record's individual risk ``|f̂_p|`` with its interval (Thm 1.1,
+    Thm 3.2) and the out-of-fold log posterior odds of :class:`BayesOptimalMIA`
+    (``cv_score``: an honest attack score for ROC curves, each record scored by densities
+    fitted without it).
+    """
+    Q = np.asarray(distance, dtype=float).reshape(-1, 1)
+    estimator = KDEAdvantageEstimator(prior=prior, confidence=confidence,
+                                      random_state=random_state).fit(Q, m)
+    lower, upper = estimator.advantage_interval_
+    out = {"advantage": estimator.advantage_, "lower": lower, "upper": upper,
+           "epsilon": estimator.epsilon_}
+    if with_risk:
+        out["risk"], out["risk_lower"], out["risk_upper"] = estimator.individual_risk(
+            Q, return_interval=True)
+        folds = StratifiedKFold(N_FOLDS, shuffle=True, random_state=random_state)
+        out["cv_score"] = cross_val_predict(
+            BayesOptimalMIA(prior=prior, confidence=confidence), Q, m, cv=folds,
+            method="decision_function")
     return out

@@ -7,11 +7,23 @@ Take-the-Typical, as estimators and transformers that compose with ``Pipeline``,
 ``GridSearchCV`` and ``cross_val_score``.
 """
 
+from .attacks import (
+    BTTAttack,
+    ShadowModelAttack,
+    ShadowModels,
+    TakeTheTypicalAttack,
+)
 from .experiment import PriorSampler, membership_experiment
+from .queries import ClassifierQuery
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "BTTAttack",
+    "ClassifierQuery",
     "PriorSampler",
+    "ShadowModelAttack",
+    "ShadowModels",
+    "TakeTheTypicalAttack",
     "membership_experiment",
 ]

@@ -15,21 +15,10 @@ from sklearn_mace.attacks import BTTAttack, ShadowModelAttack, ShadowModels
 from sklearn_mace.queries import ClassifierQuery
 from sklearn_mace.utils._testing import expected_failed_checks
 
-# As in test_btta.py: these checks feed y = {1, 2}, which are not membership labels
-# (check_fit2d_1feature passes here: the one-column error comes before the label check).
-LABEL_DEVIATIONS = dict.fromkeys(
-    ["check_estimators_dtypes", "check_classifier_data_not_an_array"],
-    "feeds y = {1, 2}; membership labels must be 1 and 0/-1 (validate_membership)",
-)
-
-
-def _expected_failed_checks(estimator):
-    return {**expected_failed_checks(estimator), **LABEL_DEVIATIONS}
-
 
 @parametrize_with_checks(
     [ShadowModelAttack(random_state=0), ShadowModelAttack(LogisticRegression())],
-    expected_failed_checks=_expected_failed_checks,
+    expected_failed_checks=expected_failed_checks,
 )
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():

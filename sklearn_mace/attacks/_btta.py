@@ -187,7 +187,8 @@ class BTTAttack(AttackerMixin, BaseEstimator):
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
-        ``[0, 1]`` (non-member, member).
+        ``[0, 1]`` (non-member, member) for membership-coded labels; otherwise the two
+        labels given to ``fit``, the greater being the member class.
     n_features_in_ : int
         Number of query columns seen in ``fit``.
     prior_ : float
@@ -473,7 +474,7 @@ class BTTAttack(AttackerMixin, BaseEstimator):
         return posterior, member
 
     def predict(self, X):
-        """Alg. 1 in the category of each record: 1 = reported member, 0 = non-member.
+        """Alg. 1 in the category of each record: ``classes_[1]`` (member) or ``classes_[0]``.
 
         Parameters
         ----------
@@ -484,7 +485,8 @@ class BTTAttack(AttackerMixin, BaseEstimator):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        return self._lookup(X)[1].astype(int)
+        member = self._lookup(X)[1].astype(int)
+        return self.classes_[member]
 
     def predict_proba(self, X):
         """P(non-member | query), P(member | query) from the category statistics (Lemma 1).
@@ -555,7 +557,7 @@ class TakeTheTypicalAttack(AttackerMixin, BaseEstimator):
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
-        ``[0, 1]``.
+        ``[0, 1]``, or the two labels given to ``fit`` (the greater = member).
     n_features_in_ : int
         Number of query columns seen in ``fit`` (all ignored).
     prior_ : float
@@ -601,7 +603,7 @@ class TakeTheTypicalAttack(AttackerMixin, BaseEstimator):
         return self
 
     def predict(self, X):
-        """1 (member) for every record iff ``q >= 1/2``, else 0."""
+        """``classes_[1]`` (member) for every record iff ``q >= 1/2``, else ``classes_[0]``."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
-        return np.full(X.shape[0], int(self.prior_ >= 0.5))
+        return np.full(X.shape[0], self.classes_[int(self.prior_ >= 0.5)])

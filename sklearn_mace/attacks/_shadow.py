@@ -239,7 +239,7 @@ class ShadowModelAttack(AttackerMixin, BaseEstimator):
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
-        ``[0, 1]``.
+        ``[0, 1]``, or the two labels given to ``fit`` (the greater = member).
     n_features_in_ : int
         Query columns, label included.
     labels_ : ndarray
@@ -334,8 +334,9 @@ class ShadowModelAttack(AttackerMixin, BaseEstimator):
         return np.column_stack([1 - member, member])
 
     def predict(self, X):
-        """1 (member) where P(member | query) > 1/2, else 0."""
-        return (self.predict_proba(X)[:, 1] > 0.5).astype(int)
+        """``classes_[1]`` (member) where P(member | query) > 1/2, else ``classes_[0]``."""
+        member = (self.predict_proba(X)[:, 1] > 0.5).astype(int)
+        return self.classes_[member]
 
     def decision_function(self, X):
         """Log odds of the attack models' member probability (clipped to [eps, 1 - eps])."""

@@ -336,3 +336,31 @@ def test_query_too_narrow_for_partition():
 def test_bad_partition(partition, error, match):
     with pytest.raises(error, match=match):
         BTTAttack(partition=partition).fit(np.ones((4, 5)), [1, 0, 1, 0])
+
+
+# ---------------------------------------------------------------- cross-check with MACE
+def _bayes_optimal_mia():
+    import sklearn_mace.attacks as attacks
+
+    if not hasattr(attacks, "BayesOptimalMIA"):
+        pytest.skip("BayesOptimalMIA (issue 3) is not merged on this branch yet")
+    return attacks.BayesOptimalMIA
+
+
+@pytest.mark.parametrize("partition", [None, "true_label"])
+def test_agrees_with_bayes_optimal_histogram_attack(partition, rng):
+    # On the discrete query (correctness flag, and the category for CBTTA) BTTA *is* the
+    # Bayes-optimal rule of MACE Lemma 1 with histogram densities (Theorems 1 and 3): the
+    # same posterior in every cell and the same report. A cross-check of both estimators.
+    BayesOptimalMIA = _bayes_optimal_mia()
+    Q, m = _query(rng, 3000)
+    columns = [0] if partition is None else [0, 1]
+    btta = BTTAttack(partition=partition, prior=0.3).fit(Q, m)
+    mace = BayesOptimalMIA(density="histogram", bins="discrete", prior=0.3).fit(
+        Q[:, columns], m
+    )
+    Q_new, _ = _query(rng, 2000)
+    posterior = btta.predict_proba(Q_new)[:, 1]
+    assert np.all(np.abs(posterior - 0.5) > 1e-9)  # no ties, where >= and > could differ
+    np.testing.assert_allclose(mace.predict_proba(Q_new[:, columns])[:, 1], posterior)
+    np.testing.assert_array_equal(mace.predict(Q_new[:, columns]), btta.predict(Q_new))

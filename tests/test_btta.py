@@ -364,3 +364,16 @@ def test_agrees_with_bayes_optimal_histogram_attack(partition, rng):
     assert np.all(np.abs(posterior - 0.5) > 1e-9)  # no ties, where >= and > could differ
     np.testing.assert_allclose(mace.predict_proba(Q_new[:, columns])[:, 1], posterior)
     np.testing.assert_array_equal(mace.predict(Q_new[:, columns]), btta.predict(Q_new))
+
+
+def test_grid_search_ranks_partitions_by_advantage(rng):
+    from sklearn.model_selection import GridSearchCV
+
+    Q, m = _query(rng, 2000)
+    search = GridSearchCV(
+        BTTAttack(), {"partition": [None, "true_label_confidence"], "n_bins": [2, 10]}, cv=3
+    ).fit(Q, m)
+    # the confidence carries the membership signal (_query draws it from Beta(8, 2) for
+    # members, Beta(2, 2) otherwise): any confidence partition beats plain BTTA
+    assert search.best_params_["partition"] == "true_label_confidence"
+    assert search.best_score_ == pytest.approx(search.best_estimator_.score(Q, m), abs=0.05)

@@ -143,3 +143,26 @@ def test_shadow_attack_fallbacks():
     np.testing.assert_allclose(attack.predict_proba([[5, 0.3]]), [[1 / 3, 2 / 3]])
     with pytest.raises(ValueError, match="at least 2"):
         ShadowModelAttack().fit(X[:, :1], m)
+
+
+def test_shadow_models_with_a_skorch_net(population):
+    skorch = pytest.importorskip("skorch")
+    import torch
+
+    X, y = population
+    X = X[:400].astype(np.float32)
+    net = skorch.NeuralNetClassifier(
+        torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3)),
+        criterion=torch.nn.CrossEntropyLoss,
+        max_epochs=2,
+        train_split=None,
+        verbose=0,
+    )
+    shadows = ShadowModels(net, n_shadow=2, outputs=("correct", "proba"), random_state=0)
+    Q, m = shadows.fit_queries(X, y[:400])
+    assert Q.shape == (400, 4) and m.sum() == 200
+    assert not hasattr(net, "module_")  # the template net is cloned, never initialized
+    for k, model in enumerate(shadows.estimators_):
+        rows = shadows.shadow_index_ == k
+        index = shadows.sample_index_[rows]
+        np.testing.assert_allclose(Q[rows, 1:], model.predict_proba(X[index]), rtol=1e-6)

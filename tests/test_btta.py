@@ -168,6 +168,12 @@ def test_fit_estimates_q_and_accuracies_by_hand():
     # label 1: correct .4*.5 = .2 >= .6/3 = .2 -> member (tie); wrong .2 < .6*2/3 -> non.
     np.testing.assert_array_equal(attack.category_reports_member_, [[True, True], [False, True]])
     np.testing.assert_array_equal(attack.predict(Q[[0, 2, 5, 7]]), [1, 1, 1, 0])
+    np.testing.assert_allclose(attack.predict_proba(Q[[2, 5]])[:, 1], 0.5)  # the ties
+    # the flag may come as booleans, or as any numbers read as ">= 0.5 means correct"
+    as_bool = BTTAttack(partition="true_label").fit(np.column_stack([Q[:, 0] == 1, Q[:, 1]]), m)
+    np.testing.assert_array_equal(as_bool.category_counts_, attack.category_counts_)
+    shifted = np.column_stack([0.2 + 0.6 * Q[:, 0], Q[:, 1]])  # 0.2 / 0.8
+    np.testing.assert_array_equal(attack.predict(shifted), attack.predict(Q))
 
 
 def test_prior_reweights_category_priors(rng):

@@ -1,7 +1,7 @@
 """Bayesian Take-the-Typical (BTTA), its categorical form (CBTTA) and Take-the-Typical.
 
 Bentley et al., "Quantifying Membership Inference Vulnerability via Generalization Gap and
-Other Model Metrics" (AAAI 2021): Alg. 1, Lemmas 1-3, Theorems 1-3, the partitions PTL, PPL,
+Other Model Metrics" (2021): Alg. 1, Lemmas 1-3, Theorems 1-3, the partitions PTL, PPL,
 PTC, PPC and their intersections.
 
 The query is what a black-box adversary sees of a classifier on a labelled record. Its columns
@@ -156,6 +156,20 @@ class BTTAttack(AttackerMixin, BaseEstimator):
     into categories ``D_i`` and applies Alg. 1 inside each with its own ``q_i``,
     ``p_i^train`` and ``p_i^test``; it is never less accurate in expectation than BTTA.
 
+    **Query columns** (``X``; the default output of
+    :class:`~sklearn_mace.queries.ClassifierQuery`):
+
+    0. ``correct`` - the correctness flag; values ``>= 0.5`` count as correct (0/1 or
+       booleans in practice);
+    1. ``true_label`` - read by ``"true_label"``;
+    2. ``predicted_label`` - read by ``"predicted_label"``;
+    3. ``true_label_confidence`` - read by ``"true_label_confidence"``;
+    4. ``predicted_label_confidence`` - read by ``"predicted_label_confidence"``.
+
+    An attack needs the columns up to the last one its partition reads (one column for
+    ``partition=None``) and ignores any further ones; a callable partition receives the
+    whole matrix.
+
     Parameters
     ----------
     partition : None, str, list of str or callable, default=None
@@ -238,12 +252,13 @@ class BTTAttack(AttackerMixin, BaseEstimator):
     sides of the comparison are 0); they fall back to the category's Take-the-Typical
     answer ``q_i >= 1/2``. A category never seen in ``fit`` falls back to the unpartitioned
     BTTA. Exact ties are reported as members (Alg. 1 uses ``>=``); there
-    ``predict_proba`` is exactly 1/2.
+    ``predict_proba`` is exactly 1/2 and ``decision_function`` 0, the one place where its
+    sign and ``predict`` follow different conventions.
 
     References
     ----------
     J. W. Bentley, D. Gibney, G. Hoppenworth, S. K. Jha. Quantifying Membership Inference
-    Vulnerability via Generalization Gap and Other Model Metrics. AAAI PPAI workshop, 2021.
+    Vulnerability via Generalization Gap and Other Model Metrics. AAAI, 2021.
 
     Examples
     --------

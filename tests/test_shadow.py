@@ -158,11 +158,15 @@ def test_shadow_models_with_a_skorch_net(population):
         train_split=None,
         verbose=0,
     )
-    shadows = ShadowModels(net, n_shadow=2, outputs=("correct", "proba"), random_state=0)
+    # MACE App. I's white-box query: the hidden layer's activations, next to the proba
+    shadows = ShadowModels(
+        net, n_shadow=2, outputs=("correct", "proba", "activations"), layer="1", random_state=0
+    )
     Q, m = shadows.fit_queries(X, y[:400])
-    assert Q.shape == (400, 4) and m.sum() == 200
+    assert Q.shape == (400, 1 + 3 + 16) and m.sum() == 200
+    assert (Q[:, 4:] >= 0).all() and Q[:, 4:].max() > 0  # ReLU outputs
     assert not hasattr(net, "module_")  # the template net is cloned, never initialized
     for k, model in enumerate(shadows.estimators_):
         rows = shadows.shadow_index_ == k
         index = shadows.sample_index_[rows]
-        np.testing.assert_allclose(Q[rows, 1:], model.predict_proba(X[index]), rtol=1e-6)
+        np.testing.assert_allclose(Q[rows, 1:4], model.predict_proba(X[index]), rtol=1e-6)

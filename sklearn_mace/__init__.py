@@ -8,11 +8,14 @@ Take-the-Typical, as estimators and transformers that compose with ``Pipeline``,
 """
 
 from .attacks import (
+    BayesOptimalMIA,
     BTTAttack,
+    GeneralizedMetricAttack,
     ShadowModelAttack,
     ShadowModels,
     TakeTheTypicalAttack,
 )
+from .estimation import KDEAdvantageEstimator
 from .experiment import PriorSampler, membership_experiment
 from .queries import ClassifierQuery
 
@@ -20,7 +23,10 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "BTTAttack",
+    "BayesOptimalMIA",
     "ClassifierQuery",
+    "GeneralizedMetricAttack",
+    "KDEAdvantageEstimator",
     "PriorSampler",
     "ShadowModelAttack",
     "ShadowModels",

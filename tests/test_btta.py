@@ -7,7 +7,13 @@ import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_mace.attacks import BTTAttack, TakeTheTypicalAttack, btta_expected_metrics
+from sklearn_mace.attacks import (
+    BayesOptimalMIA,
+    BTTAttack,
+    TakeTheTypicalAttack,
+    btta_expected_metrics,
+)
+from sklearn_mace.estimation import KDEAdvantageEstimator
 from sklearn_mace.utils._testing import expected_failed_checks
 
 
@@ -345,20 +351,11 @@ def test_bad_partition(partition, error, match):
 
 
 # ---------------------------------------------------------------- cross-check with MACE
-def _bayes_optimal_mia():
-    import sklearn_mace.attacks as attacks
-
-    if not hasattr(attacks, "BayesOptimalMIA"):
-        pytest.skip("BayesOptimalMIA (issue 3) is not merged on this branch yet")
-    return attacks.BayesOptimalMIA
-
-
 @pytest.mark.parametrize("partition", [None, "true_label"])
 def test_agrees_with_bayes_optimal_histogram_attack(partition, rng):
     # On the discrete query (correctness flag, and the category for CBTTA) BTTA *is* the
     # Bayes-optimal rule of MACE Lemma 1 with histogram densities (Theorems 1 and 3): the
     # same posterior in every cell and the same report. A cross-check of both estimators.
-    BayesOptimalMIA = _bayes_optimal_mia()
     Q, m = _query(rng, 3000)
     columns = [0] if partition is None else [0, 1]
     btta = BTTAttack(partition=partition, prior=0.3).fit(Q, m)
@@ -370,6 +367,10 @@ def test_agrees_with_bayes_optimal_histogram_attack(partition, rng):
     assert np.all(np.abs(posterior - 0.5) > 1e-9)  # no ties, where >= and > could differ
     np.testing.assert_allclose(mace.predict_proba(Q_new[:, columns])[:, 1], posterior)
     np.testing.assert_array_equal(mace.predict(Q_new[:, columns]), btta.predict(Q_new))
+    # MACE Thm 5: W_N = sum |p r - (1-p) q| over the cells = 2 * (Bayes accuracy) - 1,
+    # the advantage of (C)BTTA's expected accuracy under the same fitted statistics.
+    w_n = KDEAdvantageEstimator(discrete=True, prior=0.3).fit(Q[:, columns], m).advantage_
+    assert w_n == pytest.approx(2 * btta.expected_accuracy_ - 1, abs=1e-12)
 
 
 def test_grid_search_ranks_partitions_by_advantage(rng):

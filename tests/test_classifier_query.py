@@ -203,3 +203,24 @@ def test_skorch_net():
     np.testing.assert_array_equal(Q[:, 3], net.predict(X))
     assert Q.shape == (150, 3 + 1 + 6)
     assert (Q[:, 4:] >= 0).all()  # ReLU activations
+
+
+def test_device_auto_falls_back_to_cpu_in_place(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    net = _torch_net()
+    X, y = load_iris(return_X_y=True)
+    query = ClassifierQuery(net, ("proba",)).fit(np.column_stack([X, y]))
+    assert query.device_ == torch.device("cpu")
+    assert query.module_ is net  # already there: used as is, not copied
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_uses_a_copy_and_matches_cpu():
+    net = _torch_net()
+    X, y = load_iris(return_X_y=True)
+    records = np.column_stack([X, y])
+    outputs = ("proba", "activations")
+    on_gpu = ClassifierQuery(net, outputs, layer="1", device="cuda").fit(records)
+    on_cpu = ClassifierQuery(net, outputs, layer="1", device="cpu").fit(records)
+    assert next(net.parameters()).device.type == "cpu"  # the user's module is not moved
+    np.testing.assert_allclose(on_gpu.transform(records), on_cpu.transform(records), rtol=1e-9)

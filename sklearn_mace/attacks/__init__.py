@@ -1,6 +1,15 @@
 """Membership-inference attacks as scikit-learn classifiers."""
 
+from ._baselines import GANLeaksAttack, LOGANAttack, MonteCarloAttack, SyntheticDensityAttack
 from ._domias import DOMIASAttack
 from ._synthetic import SyntheticDataAttack, stack_synthetic_reference
 
-__all__ = ["DOMIASAttack", "SyntheticDataAttack", "stack_synthetic_reference"]
+__all__ = [
+    "DOMIASAttack",
+    "GANLeaksAttack",
+    "LOGANAttack",
+    "MonteCarloAttack",
+    "SyntheticDataAttack",
+    "SyntheticDensityAttack",
+    "stack_synthetic_reference",
+]

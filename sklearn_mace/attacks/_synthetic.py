@@ -120,4 +120,5 @@ class SyntheticDataAttack(AttackerMixin, BaseEstimator):
         y_pred : ndarray of shape (n_samples,)
             1 = member (over-represented by the generator), 0 = non-member.
         """
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        guess = (self.decision_function(X) > 0).astype(int)
+        return self.classes_[guess]

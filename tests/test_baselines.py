@@ -68,14 +68,14 @@ def test_youden_threshold_separates_hand_made_scores():
 
 
 def test_fitted_cut_leaves_out_each_rows_own_match():
-    # Synthetic rows come in pairs 0.1 apart, reference rows lie 2.5 from them. Scored
-    # without its own match a synthetic row scores -0.1 and a reference row -2.5, so the cut
-    # is the midpoint -1.3 (with the self-match, synthetic rows would score 0 and the cut be
-    # -1.25).
+    # Synthetic rows come in pairs 0.1 apart; the reference rows 2.6 and 7.6 lie 2.4 from the
+    # nearest synthetic row (5.0, 10.0). Scored without its own match a synthetic row scores
+    # -0.1 and a reference row -2.4, so the cut is the midpoint -1.25 (with the self-match,
+    # synthetic rows would score 0 and the cut be -1.2).
     synthetic = np.array([[0.0], [0.1], [5.0], [5.1], [10.0], [10.1]])
     reference = np.array([[2.6], [7.6]])
     attack = GANLeaksAttack(device="cpu").fit_synthetic_reference(synthetic, reference)
-    assert attack.threshold_ == pytest.approx(-1.3)
+    assert attack.threshold_ == pytest.approx(-1.25)
 
 
 def test_eq1_ablation_is_the_synthetic_log_density(rng):

@@ -321,8 +321,8 @@ class LOGANAttack(SyntheticDataAttack):
         synthetic, reference = self._fit_sources(X, y)
         base = self.classifier
         base = _default_classifier(self.random_state) if base is None else clone(base)
-        self.classifier_ = base.fit(np.vstack([synthetic, reference]),
-                                    np.r_[np.ones(len(synthetic)), np.zeros(len(reference))])  # fmt: skip
+        source = np.r_[np.ones(len(synthetic)), np.zeros(len(reference))]
+        self.classifier_ = base.fit(np.vstack([synthetic, reference]), source)
         return self
 
     def predict_proba(self, X):

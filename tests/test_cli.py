@@ -204,3 +204,13 @@ def test_encoding_with_nothing_usable():
     frames = {"a": pd.DataFrame({"k": [1, 1]}), "b": pd.DataFrame({"k": [1, 1]})}
     with pytest.raises(AuditInputError, match="No usable column"):
         encode_tables(frames)
+
+
+def test_singular_data_is_an_error_not_a_traceback(inputs, tmp_path, capsys):
+    # a column repeated under another name makes every covariance singular: DOMIAS's KDE
+    # cannot whiten such data, and the audit says which attack and which release failed
+    for key in ("members", "non-members", "leaky", "safe"):
+        frame = pd.read_csv(inputs[key])
+        frame.assign(age_again=frame["age"]).to_csv(inputs[key], index=False)
+    _fails(capsys, _args(inputs, tmp_path / "out"), "DOMIAS (KDE, cross-validated bandwidth) "
+           "cannot run on the synthetic release 'leaky'", tmp_path / "out")

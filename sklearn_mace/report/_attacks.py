@@ -1,55 +1,39 @@
-"""The battery's analyses.
+"""The battery's analyses, as thin adapters around the library's estimators.
 
-MACE runs through :class:`~sklearn_mace.KDEAdvantageEstimator` and
-:class:`~sklearn_mace.BayesOptimalMIA`. The three attacks on synthetic data are PROVISIONAL
-functions of (synthetic, reference, targets), written before ``DOMIASAttack`` and the MC /
-GAN-leaks baselines landed; they are to become thin adapters around those estimators.
+Every attack is fitted on the synthetic rows and the reference rows only (the attacker's
+view) and then scores the target records; MACE's estimators are fitted on the
+nearest-synthetic distance of the targets with their membership labels (the auditor's view).
 """
 
 import numpy as np
-from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_predict
+from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
-from ..attacks import BayesOptimalMIA
-from ..density import GaussianKDE
+from ..attacks import BayesOptimalMIA, DOMIASAttack, GANLeaksAttack, MonteCarloAttack
 from ..estimation import KDEAdvantageEstimator
-from ..utils import count_within_radius, nearest_sq_distances
+from ..utils import nearest_sq_distances
 
 __all__ = ["ATTACKS", "mace_nearest_distance", "nearest_distance"]
 
 N_FOLDS = 5
 
+# name -> unfitted attack (given a random_state); fitted with fit_synthetic_reference
+ATTACKS = {
+    "DOMIAS (KDE, cross-validated bandwidth)":
+        lambda random_state: DOMIASAttack(bandwidth="cv", random_state=random_state),
+    "MC (Hilprecht)": lambda random_state: MonteCarloAttack(),
+    "GAN-leaks CAL": lambda random_state: GANLeaksAttack(calibrated=True),
+}
+
+
+def attack_scores(make_attack, synthetic, reference, targets, random_state):
+    """Membership scores of the targets (larger = member) by an attack on synthetic data."""
+    attack = make_attack(random_state).fit_synthetic_reference(synthetic, reference)
+    return attack.decision_function(targets)
+
 
 def nearest_distance(targets, synthetic):
     """MACE Eq. 2: Euclidean distance from each target to its nearest synthetic row."""
     return np.sqrt(nearest_sq_distances(targets, synthetic, k=1)[:, 0])
-
-
-def _cv_kde(X):
-    grid = {"bandwidth": np.logspace(-1.5, 0.5, 9)}
-    return GridSearchCV(GaussianKDE(), grid, cv=3).fit(X).best_estimator_
-
-
-def domias(synthetic, reference, targets, random_state=None):
-    """DOMIAS Eq. 2 in log space: log p_G(x) − log p_R(x), KDE bandwidths chosen by CV."""
-    return _cv_kde(synthetic).score_samples(targets) - _cv_kde(reference).score_samples(targets)
-
-
-def monte_carlo(synthetic, reference, targets, random_state=None):
-    """MC (Hilprecht et al.): fraction of synthetic rows within the median nearest distance."""
-    radius = np.sqrt(np.median(nearest_sq_distances(targets, synthetic)[:, 0]))
-    return count_within_radius(targets, synthetic, radius) / len(synthetic)
-
-
-def gan_leaks_cal(synthetic, reference, targets, random_state=None):
-    """GAN-leaks CAL: nearest distance to the reference minus that to the synthetic rows."""
-    return nearest_distance(targets, reference) - nearest_distance(targets, synthetic)
-
-
-ATTACKS = {
-    "DOMIAS (KDE, cross-validated bandwidth)": domias,
-    "MC (Hilprecht)": monte_carlo,
-    "GAN-leaks CAL": gan_leaks_cal,
-}
 
 
 def mace_nearest_distance(distance, m, *, prior, confidence, random_state=None, with_risk=True):

@@ -26,7 +26,7 @@ from sklearn.utils import check_random_state
 
 from ..base import check_prior
 from ..metrics import epsilon_lower_bound, tpr_at_fpr
-from ._attacks import ATTACKS, mace_nearest_distance, nearest_distance
+from ._attacks import ATTACKS, attack_scores, mace_nearest_distance, nearest_distance
 from ._encode import encode_tables
 from ._io import AuditInputError
 
@@ -126,9 +126,14 @@ def _check_sizes(name, n_rows, n_features, minimum):
 
 def _run_release(name, synthetic, reference, targets, m, *, prior, confidence, rng, progress):
     scores, rows = {}, []
-    for attack_name, attack in ATTACKS.items():
+    for attack_name, make_attack in ATTACKS.items():
         progress.set_postfix_str(f"{name}: {attack_name}")
-        scores[attack_name] = attack(synthetic, reference, targets, random_state=rng)
+        try:
+            scores[attack_name] = attack_scores(make_attack, synthetic, reference, targets, rng)
+        except ValueError as exc:  # e.g. a singular covariance: duplicated or constant data
+            raise AuditInputError(
+                f"{attack_name} cannot run on the synthetic release '{name}': {exc}"
+            ) from exc
         progress.update()
     progress.set_postfix_str(f"{name}: {MACE_NAME}")
     distance = nearest_distance(targets, synthetic)

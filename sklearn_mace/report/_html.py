@@ -107,8 +107,10 @@ release tells such an attacker nothing about membership; 1 means perfect identif
 prior p ≠ 0.5 always guessing the majority already scores |2p − 1| = {fmt(abs(2 * result.prior
 - 1))}.</li>
 <li><b>Intervals</b> are {result.confidence:.0%} confidence intervals for sampling error in
-the rows you supplied (McDiarmid for the advantage, MACE Thm 3 for each risk). They do not
-cover a different query, a stronger attacker, or other members of the population.</li>
+the rows you supplied (McDiarmid for the advantage, MACE Thm 3 for each risk; the risk
+intervals hold record by record, not for all records at once). They do not cover the
+estimator's upward bias on small samples (a release that leaks nothing still shows some
+advantage above the trivial one), a different query, or a stronger attacker.</li>
 <li><b>ε ≥</b> is the smallest ε for which an ε-differentially-private generator could
 produce this advantage (MACE Thm 1.4); "at lower" uses the interval's lower end, the statement
 that holds with the stated confidence. It is only a lower bound: a query with more access could

@@ -7,16 +7,29 @@ Take-the-Typical, as estimators and transformers that compose with ``Pipeline``,
 ``GridSearchCV`` and ``cross_val_score``.
 """
 
-from .attacks import BayesOptimalMIA, GeneralizedMetricAttack
+from .attacks import (
+    BayesOptimalMIA,
+    BTTAttack,
+    GeneralizedMetricAttack,
+    ShadowModelAttack,
+    ShadowModels,
+    TakeTheTypicalAttack,
+)
 from .estimation import KDEAdvantageEstimator
 from .experiment import PriorSampler, membership_experiment
+from .queries import ClassifierQuery
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "BTTAttack",
     "BayesOptimalMIA",
+    "ClassifierQuery",
     "GeneralizedMetricAttack",
     "KDEAdvantageEstimator",
     "PriorSampler",
+    "ShadowModelAttack",
+    "ShadowModels",
+    "TakeTheTypicalAttack",
     "membership_experiment",
 ]

@@ -3,8 +3,17 @@
 import numpy as np
 import pytest
 from scipy.stats import binomtest
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_mace.density import HistogramDensity, clopper_pearson_interval, histogram_edges
+from sklearn_mace.utils._testing import expected_failed_checks
+
+
+@parametrize_with_checks(
+    [HistogramDensity(), HistogramDensity(bins=5)], expected_failed_checks=expected_failed_checks
+)
+def test_estimator_checks(estimator, check):
+    check(estimator)
 
 
 @pytest.mark.parametrize("k, n", [(0, 10), (3, 10), (10, 10), (17, 250), (1, 1)])

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from scipy import integrate
+from scipy import integrate, optimize
 from scipy.stats import gaussian_kde, norm
 
 from sklearn_mace.density import (
@@ -10,6 +10,7 @@ from sklearn_mace.density import (
     binned_gaussian_kde,
     gaussian_kernel_squared_integral,
     kde_grid_axes,
+    linear_binning,
 )
 
 
@@ -76,16 +77,24 @@ def test_grid_density_matches_scipy_gaussian_kde(d, rng):
     assert np.abs(grid - exact).max() <= 2e-3 * exact.max()
 
 
-def test_grid_integral_of_abs_difference_within_1e_4_of_quadrature(rng):
-    # U_N's integrand |p r̂ − (1−p) q̂| in 1-D, against adaptive quadrature of scipy's KDEs.
+def test_grid_integral_of_abs_difference_within_1e_4_of_the_exact_integral(rng):
+    # U_N's integrand |p r̂ − (1−p) q̂| in 1-D. Reference: scipy's exact KDEs, integrated
+    # piecewise between the sign changes (located by brentq) with adaptive quadrature.
     X, Y, p = rng.normal(0.8, 1, (150, 1)), rng.normal(0, 1.3, (250, 1)), 0.35
     r, q = GaussianKDE(device="cpu").fit(X), GaussianKDE(device="cpu").fit(Y)
     axes = kde_grid_axes([X, Y], [r.bandwidth_matrix_, q.bandwidth_matrix_])
     cell = axes[0][1] - axes[0][0]
     on_grid = np.abs(p * r.density_on_grid(axes) - (1 - p) * q.density_on_grid(axes)).sum() * cell
     r_ref, q_ref = gaussian_kde(X.T), gaussian_kde(Y.T)
-    exact = integrate.quad(lambda x: abs(p * r_ref(x)[0] - (1 - p) * q_ref(x)[0]),
-                           -12, 12, limit=400, epsabs=1e-10)[0]  # fmt: skip
+    g = lambda x: p * r_ref(x)[0] - (1 - p) * q_ref(x)[0]  # noqa: E731
+    coarse = np.linspace(-12, 12, 2401)
+    values = p * r_ref(coarse) - (1 - p) * q_ref(coarse)
+    roots = [optimize.brentq(g, a, b) for a, b, va, vb in
+             zip(coarse[:-1], coarse[1:], values[:-1], values[1:], strict=True)
+             if va * vb < 0]  # fmt: skip
+    knots = np.r_[-12.0, roots, 12.0]
+    exact = sum(abs(integrate.quad(g, a, b, epsabs=1e-12, limit=200)[0])
+                for a, b in zip(knots[:-1], knots[1:], strict=True))  # fmt: skip
     assert abs(on_grid - exact) <= 1e-4
 
 
@@ -110,3 +119,25 @@ def test_binned_kde_accepts_a_plain_bandwidth_matrix(rng):
     axes = [np.linspace(-6, 6, 1201)]
     density = binned_gaussian_kde(X, np.array([[0.25]]), axes)
     assert density.sum() * (axes[0][1] - axes[0][0]) == pytest.approx(1.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("d", [1, 2])
+def test_linear_binning_against_brute_force(d, rng):
+    # Each point splits its unit mass between the 2^d surrounding nodes, by hand; mass and
+    # mean are preserved exactly (what makes the binned KDE's error second order).
+    X = rng.normal(size=(200, d))
+    axes = [np.linspace(-5, 5, 41)] * d
+    spacing = axes[0][1] - axes[0][0]
+    reference = np.zeros((41,) * d)
+    for x in X:
+        u = (x + 5) / spacing
+        i = np.floor(u).astype(int)
+        f = u - i
+        for corner in np.ndindex(*(2,) * d):
+            c = np.array(corner)
+            reference[tuple(i + c)] += np.prod(np.where(c == 1, f, 1 - f))
+    weights = linear_binning(X, axes)
+    np.testing.assert_allclose(weights, reference / 200, atol=1e-14)
+    nodes = np.meshgrid(*axes, indexing="ij")
+    for j in range(d):
+        assert (weights * nodes[j]).sum() == pytest.approx(X[:, j].mean(), abs=1e-12)

@@ -15,10 +15,6 @@ from ._bayes import BayesOptimalMIA, resolve_metric
 
 __all__ = ["GeneralizedMetricAttack"]
 
-# Alg. 3 searches t_ℓ over at most this many quantiles of η̂ on the second split.
-N_THRESHOLD_CANDIDATES = 256
-
-
 class GeneralizedMetricAttack(AttackerMixin, BaseEstimator):
     """Bayes-optimal attack and its advantage under a generalized metric (MACE §5.2).
 
@@ -32,7 +28,8 @@ class GeneralizedMetricAttack(AttackerMixin, BaseEstimator):
     * **Alg. 3** (no closed form, e.g. PPV, F1): ``t̂_ℓ`` maximizes the Eq. 20 measure on
       the second part and the rule is evaluated on a third.
 
-    ``advantage_`` is the empirical measure of Eq. 20 on the last part.
+    ``advantage_`` is the empirical measure of Eq. 20 on the last part (its ``TP_n`` and
+    ``γ_n`` reweighted to ``prior`` when the sample's member fraction differs from it).
 
     Parameters
     ----------
@@ -132,10 +129,22 @@ class GeneralizedMetricAttack(AttackerMixin, BaseEstimator):
         else:
             self.threshold_ = closed_form
         last = parts[-1]
-        self.advantage_ = self.metric_.empirical_measure(
-            m[last], self._predict_membership(X[last]), self.prior_
-        )
+        self.advantage_ = self._empirical_measure(m[last], self._predict_membership(X[last]))
         return self
+
+    def _empirical_measure(self, m, predicted):
+        """MACE Eq. 20 at ``prior_``, with ``TP_n`` and ``γ_n`` reweighted to that prior.
+
+        Under Experiment 2 (``N₁ = pN``) the weights are 1 and this is exactly Eq. 20; when
+        the prior is decoupled from the sample (a balanced sample, ``prior=0.01``), members
+        are weighted ``p/π`` and non-members ``(1−p)/(1−π)`` (``π`` = member fraction), so
+        ``TP_n`` estimates ``p·TPR`` as Eq. 20 assumes.
+        """
+        fraction = m.mean()
+        if fraction in (0.0, 1.0):
+            return self.metric_.empirical_measure(m, predicted, self.prior_)
+        weights = np.where(m == 1, self.prior_ / fraction, (1 - self.prior_) / (1 - fraction))
+        return self.metric_.score(m, predicted, sample_weight=weights, prior=self.prior_)
 
     def _base_estimator(self, X, m):
         """``estimator``, or the default: a KDE Bayes attack, or a histogram one when a class
@@ -167,22 +176,31 @@ class GeneralizedMetricAttack(AttackerMixin, BaseEstimator):
         return (self._log_odds(X) > logit(self.threshold_)).astype(int)
 
     def _search_threshold(self, X, m):
-        """Alg. 3 step 3: ``argmax_t`` of Eq. 20 for the rule ``η̂ > t`` on the second part."""
+        """Alg. 3 step 3: ``argmax_t`` of Eq. 20 for the rule ``η̂ > t`` on the second part.
+
+        Exact over every distinct ``η̂`` (the rule only changes there): with ``η̂`` sorted,
+        the weighted TP and FP of every cut are suffix sums, so the search is
+        ``O(n log n)``; the Eq. 8 ratio is then evaluated for all cuts at once.
+        """
         eta = expit(self._log_odds(X))
-        quantiles = np.linspace(0, 1, N_THRESHOLD_CANDIDATES)
-        candidates = np.unique(np.r_[0.0, np.quantile(eta, quantiles)])
-        candidates = candidates[candidates < 1.0]
-        best, best_value = None, -np.inf
-        for t in candidates:
-            try:
-                value = self.metric_.empirical_measure(m, (eta > t).astype(int), self.prior_)
-            except ValueError:  # undefined there (e.g. PPV with no member guesses)
-                continue
-            if value > best_value:
-                best, best_value = float(t), value
-        if best is None:
+        order = np.argsort(eta, kind="stable")
+        eta, m = eta[order], m[order]
+        fraction = m.mean()
+        w = np.where(m == 1, self.prior_ / fraction, (1 - self.prior_) / (1 - fraction)) / len(m)
+        candidates = np.unique(np.r_[0.0, eta[eta < 1.0]])
+        first_predicted = np.searchsorted(eta, candidates, side="right")
+        suffix = lambda v: np.r_[np.cumsum(v[::-1])[::-1], 0.0]  # noqa: E731
+        tp = suffix(w * m)[first_predicted]
+        fp = suffix(w * (1 - m))[first_predicted]
+        fn, tn = self.prior_ - tp, (1 - self.prior_) - fp
+        c = self.metric_.coefficients(self.prior_)
+        num = c["a0"] + c["a11"] * tp + c["a10"] * fp + c["a01"] * fn + c["a00"] * tn
+        den = c["b0"] + c["b11"] * tp + c["b10"] * fp + c["b01"] * fn + c["b00"] * tn
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = np.where(den != 0, num / den, -np.inf)
+        if not np.isfinite(value).any():
             raise ValueError(f"{self.metric_!r} is undefined for every threshold on the split.")
-        return best
+        return float(candidates[np.argmax(value)])
 
     def _validated(self, X):
         check_is_fitted(self)
@@ -210,10 +228,10 @@ class GeneralizedMetricAttack(AttackerMixin, BaseEstimator):
     def score(self, X, y, sample_weight=None):
         """The Eq. 20 empirical measure of this attack on ``(X, y)`` at ``prior_``.
 
-        ``sample_weight`` is not supported by Eq. 20 and must be None.
+        Reweighted to ``prior_`` as in ``fit``. ``sample_weight`` is not supported by
+        Eq. 20 and must be None.
         """
         if sample_weight is not None:
             raise ValueError("sample_weight is not supported by the Eq. 20 measure; pass None.")
         m = self._encode_membership(y)
-        return self.metric_.empirical_measure(m, self._predict_membership(self._validated(X)),
-                                              self.prior_)  # fmt: skip
+        return self._empirical_measure(m, self._predict_membership(self._validated(X)))

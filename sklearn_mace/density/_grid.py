@@ -47,22 +47,32 @@ def linear_binning(X, axes):
     distance from them; in 2-D the weights are the products (bilinear binning).
     """
     shape = tuple(len(a) for a in axes)
-    flat_index, weight = np.zeros(len(X), dtype=np.int64), np.ones(len(X))
-    parts = [(flat_index, weight)]
+    if len(axes) == 1:  # the hot path for U_N at N = 1e6: one weighted bincount
+        u = (X[:, 0] - axes[0][0]) * (1.0 / (axes[0][1] - axes[0][0]))
+        np.clip(u, 0, shape[0] - 1 - 1e-9, out=u)
+        below = u.astype(np.int64)
+        frac = u - below
+        upper_share = np.bincount(below, weights=frac, minlength=shape[0])
+        grid = np.bincount(below, minlength=shape[0]) - upper_share
+        grid[1:] += upper_share[:-1]
+        return grid / len(X)
+    lower, upper = [], []  # per axis: (flat offset, weight) of the node below / above
     for j, axis in enumerate(axes):
-        spacing = axis[1] - axis[0]
-        u = np.clip((X[:, j] - axis[0]) / spacing, 0, len(axis) - 1 - 1e-12)
-        lower = np.floor(u).astype(np.int64)
-        frac = u - lower
+        u = (X[:, j] - axis[0]) * (1.0 / (axis[1] - axis[0]))
+        np.clip(u, 0, len(axis) - 1 - 1e-9, out=u)
+        below = u.astype(np.int64)  # floor, as u >= 0
+        frac = u - below
         stride = int(np.prod(shape[j + 1 :]))
-        parts = [
-            piece
-            for index, w in parts
-            for piece in ((index + lower * stride, w * (1 - frac)),
-                          (index + (lower + 1) * stride, w * frac))  # fmt: skip
-        ]
+        lower.append((below * stride, 1.0 - frac))
+        upper.append(((below + 1) * stride, frac))
     size = int(np.prod(shape))
-    grid = sum(np.bincount(index, weights=w, minlength=size) for index, w in parts)
+    grid = np.zeros(size)
+    for corner in np.ndindex(*(2,) * len(axes)):
+        index, weight = 0, 1.0
+        for j, side in enumerate(corner):
+            offset, w = (upper if side else lower)[j]
+            index, weight = index + offset, weight * w
+        grid += np.bincount(index, weights=weight, minlength=size)
     return grid.reshape(shape) / len(X)
 
 

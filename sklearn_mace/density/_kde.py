@@ -73,20 +73,30 @@ def gaussian_kernel_squared_integral(n_features):
     return (2.0 * np.sqrt(np.pi)) ** (-n_features)
 
 
-def gaussian_log_kernel_sum(Z_query, Z_data, *, device="cpu", max_chunk_bytes=DEFAULT_CHUNK_BYTES):
+# Pairwise blocks on CPU stay cache-sized: the kernel sum is memory-bound, and 4 MiB blocks
+# run ~2-4x faster than 64 MiB ones on a 2-core machine. CUDA prefers large blocks.
+CPU_BLOCK_BYTES = 4 * 2**20
+
+
+def gaussian_log_kernel_sum(Z_query, Z_data, *, device="cpu", max_chunk_bytes=None):
     """``log Σ_i exp(−½‖z − z_i‖²)`` for every query row ``z`` (whitened coordinates).
 
-    Pairwise blocks of at most ``max_chunk_bytes``; squared distances by one matrix product
-    per block; ``logsumexp`` in float64 on torch (multi-threaded on CPU, CUDA when asked).
+    Pairwise blocks of at most ``max_chunk_bytes`` (default: 4 MiB on CPU, 64 MiB on CUDA).
+    Per block, one matrix product gives ``z·z_i − ½‖z_i‖²`` and ``logsumexp`` runs over it
+    in float64 on torch; the row constant ``−½‖z‖²`` is added after the reduction
+    (``logsumexp(a + c) = logsumexp(a) + c``), so each block is touched twice only.
     """
     dev = resolve_device(device)
+    if max_chunk_bytes is None:
+        max_chunk_bytes = CPU_BLOCK_BYTES if dev.type == "cpu" else DEFAULT_CHUNK_BYTES
     data = to_tensor(Z_data, dev)
-    data_sq = (data * data).sum(dim=1)
+    half_data_sq = (data * data).sum(dim=1).mul_(-0.5)
     out = np.empty(len(Z_query))
     for rows in row_chunks(len(Z_query), len(Z_data), max_bytes=max_chunk_bytes):
         z = to_tensor(Z_query[rows], dev)
-        d2 = torch.addmm(data_sq, z, data.T, alpha=-2.0).add_((z * z).sum(dim=1, keepdim=True))
-        out[rows] = to_numpy(torch.logsumexp(d2.clamp_(min=0.0).mul_(-0.5), dim=1))
+        exponent = torch.addmm(half_data_sq, z, data.T)
+        log_sum = torch.logsumexp(exponent, dim=1).sub_((z * z).sum(dim=1).mul_(0.5))
+        out[rows] = to_numpy(log_sum)
     return out
 
 
@@ -125,8 +135,9 @@ default="scott"
     >>> from sklearn_mace.density import GaussianKDE
     >>> X = np.random.default_rng(0).normal(size=(200, 2))
     >>> kde = GaussianKDE(bandwidth="scott", device="cpu").fit(X)
-    >>> kde.score_samples(np.array([[0.0, 0.0], [50.0, 50.0]])).round(1)
-    array([   -1.8, -4950.8])
+    >>> log_f = kde.score_samples(np.array([[0.0, 0.0], [50.0, 50.0]]))
+    >>> round(float(log_f[0]), 2), round(float(log_f[1]))  # scipy: -2.07, -12961 (exp: 0.0)
+    (-2.07, -12961)
     """
 
     _parameter_constraints = {
@@ -152,6 +163,7 @@ default="scott"
             self._cholesky = cholesky(self.bandwidth_matrix_, lower=True)
         except LinAlgError as exc:
             raise ValueError(f"bandwidth={self.bandwidth!r} gives a singular kernel.") from exc
+        self._inverse_cholesky = solve_triangular(self._cholesky, np.eye(d), lower=True)
         self._centre = X.mean(axis=0)
         self._data = X
         self._whitened = self._whiten(X)
@@ -162,7 +174,9 @@ default="scott"
         return self
 
     def _whiten(self, X):
-        return solve_triangular(self._cholesky, (X - self._centre).T, lower=True).T
+        # One matrix product with L⁻¹ (d × d, computed once in fit): a BLAS call, several
+        # times faster than a triangular solve with millions of right-hand sides.
+        return (X - self._centre) @ self._inverse_cholesky.T
 
     def score_samples(self, X):
         """Log density ``log f̂(x)`` of each row of ``X``, shape (n_samples,)."""

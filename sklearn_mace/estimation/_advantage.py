@@ -228,7 +228,11 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
             prior=self.prior,
             confidence=self.confidence,
             device=self.device,
-        ).fit(X, m)
+        )
+        # X and m are validated already: skip a second pass over a possibly large sample.
+        self.classifier_.n_features_in_ = X.shape[1]
+        self.classifier_.classes_ = np.array([0, 1])
+        self.classifier_._fit_validated(X, m)
         self.prior_ = p = self.classifier_.prior_
         r, q = self.classifier_.member_density_, self.classifier_.nonmember_density_
         if binned:

@@ -21,8 +21,9 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 install: $(STAMP)
 
+# the audit with no input files runs on the embedded default; the report lands in mace-output/demo
 demo: $(STAMP)
-	$(BIN)/python -m sklearn_mace demo
+	$(BIN)/python -m sklearn_mace audit
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

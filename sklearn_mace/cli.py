@@ -1,7 +1,44 @@
-"""Command line: ``sklearn-mace demo`` (also ``python -m sklearn_mace demo``)."""
+"""Command line: ``sklearn-mace audit …`` (also ``python -m sklearn_mace audit …``).
+
+``sklearn-mace audit`` with no input files, and ``sklearn-mace demo``, run the audit on the
+embedded default (bundled breast-cancer data, a leaky and a safer generator).
+"""
 
 import argparse
 import sys
+from pathlib import Path
+
+DEFAULT_OUT = Path("mace-output") / "audit"
+DEMO_OUT = Path("mace-output") / "demo"
+
+
+def _open_unit_interval(name):
+    def parse(text):
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number; got {text!r}") from None
+        if not 0.0 < value < 1.0:
+            raise argparse.ArgumentTypeError(f"{name} must be in (0, 1); got {text}")
+        return value
+
+    return parse
+
+
+def _non_negative(text):
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"--epsilon must be >= 0; got {text}")
+    return value
+
+
+def _release(text):
+    """``NAME=PATH`` or ``PATH`` (the name is then the file name without its suffixes)."""
+    name, sep, path = text.partition("=")
+    if not sep or not name or Path(text).exists():
+        path = text
+        name = Path(text).name.split(".")[0] or text
+    return name, path
 
 
 def build_parser():
@@ -9,17 +46,149 @@ def build_parser():
         prog="sklearn-mace", description="Membership-inference auditing with scikit-learn."
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    demo = commands.add_parser("demo", help="run the main job on the embedded default data")
+    audit = commands.add_parser(
+        "audit",
+        help="privacy report for synthetic data: HTML, CSV and PNG under --out",
+        description=(
+            "Audit synthetic data for membership leakage: DOMIAS (KDE, cross-validated "
+            "bandwidth), MACE's optimal advantage with its interval and implied ε on the "
+            "nearest-synthetic distance, per-record risk, and the MC and GAN-leaks CAL "
+            "baselines. Files are CSV or Parquet. Without input files it audits the "
+            "embedded demo data."
+        ),
+    )
+    inputs = audit.add_argument_group("inputs (CSV or Parquet; all three, or none for the demo)")
+    inputs.add_argument("--members", metavar="PATH", help="training rows of the generator")
+    inputs.add_argument("--non-members", metavar="PATH",
+                        help="hold-out rows from the same population, unseen by the generator")
+    inputs.add_argument("--synthetic", metavar="[NAME=]PATH", nargs="+", type=_release,
+                        help="released synthetic rows; several releases are compared side "
+                             "by side")
+    inputs.add_argument("--reference", metavar="PATH",
+                        help="further population rows for DOMIAS and GAN-leaks CAL "
+                             "(default: half of the non-members)")
+    options = audit.add_argument_group("audit options")
+    options.add_argument("--prior", type=_open_unit_interval("--prior"), default=None,
+                         help="P(member) for MACE's advantage, risks and ε (default: the "
+                              "fraction of members among the audited records)")
+    options.add_argument("--columns", action="append", metavar="A,B,…",
+                         help="audit only these comma-separated columns (default: all)")
+    options.add_argument("--out", metavar="DIR", type=Path, default=None,
+                         help=f"output folder (default: {DEFAULT_OUT}, or {DEMO_OUT} for the "
+                              "demo); nothing is written elsewhere")
+    options.add_argument("--group-by", metavar="COLUMN", default=None,
+                         help="a categorical column of the members and non-members that "
+                              "groups the records in the risk figure and records.csv")
+    options.add_argument("--confidence", type=_open_unit_interval("--confidence"),
+                         default=0.95, help="level of the intervals (default: 0.95)")
+    options.add_argument("--epsilon", type=_non_negative, default=1.0,
+                         help="ε whose DP bound the figures draw (default: 1)")
+    options.add_argument("--max-categories", type=int, default=20,
+                         help="text columns with more distinct values are dropped "
+                              "(default: 20)")
+    options.add_argument("--random-state", type=int, default=0)
+    options.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    demo = commands.add_parser("demo", help="the audit on the embedded default data")
+    demo.add_argument("--out", metavar="DIR", type=Path, default=DEMO_OUT)
     demo.add_argument("--random-state", type=int, default=0)
+    demo.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
 
 
-def main(argv=None):
-    args = build_parser().parse_args(argv)
-    if args.command == "demo":
+def print_summary(result, paths, file=None):
+    """The short summary table the command prints."""
+    import pandas as pd
+
+    file = sys.stdout if file is None else file
+    summary = result.summary
+    rows = []
+    for _, row in summary.iterrows():
+        adv = "" if pd.isna(row["advantage"]) else (
+            f"{row['advantage']:.3f} [{row['advantage_lower']:.3f}, "
+            f"{row['advantage_upper']:.3f}]")
+        eps = "" if pd.isna(row["epsilon_lower_bound"]) else f"{row['epsilon_lower_bound']:.2f}"
+        rows.append((row["release"], row["analysis"], f"{row['auc']:.3f}",
+                     f"{row['tpr_at_1pct_fpr']:.3f}", f"{row['tpr_at_0.1pct_fpr']:.3f}", adv,
+                     eps))
+    header = ("release", "analysis", "AUC", "TPR@1%FPR", "TPR@0.1%FPR",
+              "advantage [interval]", "ε ≥")
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    n_mem = int(result.membership.sum())
+    print(f"sklearn-mace audit: {n_mem} members, {len(result.membership) - n_mem} "
+          f"non-members, prior {result.prior:.3g}, {result.confidence:.0%} intervals",
+          file=file)
+    for r in [header, *rows]:
+        print("  ".join(str(v).ljust(w) if i < 2 else str(v).rjust(w)
+                        for i, (v, w) in enumerate(zip(r, widths, strict=True))), file=file)
+    for note in result.notes:
+        print(f"note: {note}", file=file)
+    dropped = result.column_report[result.column_report["features"] == 0]
+    for row in dropped.itertuples(index=False):
+        print(f"column {row.column!r} {row.treatment}", file=file)
+    print(f"report: {paths['report']}  (summary.csv, records.csv, figures/ beside it)",
+          file=file)
+
+
+def run_audit(args):
+    from .report import AuditInputError, audit, read_table, write_report
+
+    given = [args.members, args.non_members, args.synthetic]
+    if all(v is None for v in given) and args.reference is None:
         from ._demo import run_demo
 
-        run_demo(random_state=args.random_state)
+        print("No input files given: auditing the embedded demo data "
+              "(see `sklearn-mace audit --help`).")
+        return run_demo(out=args.out or DEMO_OUT, random_state=args.random_state,
+                        verbose=not args.quiet)
+    missing = [flag for flag, v in zip(("--members", "--non-members", "--synthetic"), given,
+                                       strict=True) if v is None]
+    if missing:
+        raise AuditInputError(f"the audit needs {', '.join(missing)} as well (or no input files "
+                         "at all for the demo).")
+    names = [name for name, _ in args.synthetic]
+    if len(set(names)) != len(names):
+        raise AuditInputError(f"synthetic release names must differ; got {names}. Name them "
+                         "with NAME=PATH.")
+    members = read_table(args.members, role="members")
+    non_members = read_table(args.non_members, role="non-members")
+    synthetic = {name: read_table(path, role=f"synthetic '{name}'")
+                 for name, path in args.synthetic}
+    reference = None if args.reference is None else read_table(args.reference,
+                                                                role="reference")
+    columns = None
+    if args.columns:
+        columns = [c.strip() for text in args.columns for c in text.split(",") if c.strip()]
+    result = audit(members, non_members, synthetic, reference, columns=columns,
+                   prior=args.prior, confidence=args.confidence, epsilon=args.epsilon,
+                   max_categories=args.max_categories, group_by=args.group_by,
+                   random_state=args.random_state,
+                   verbose=not args.quiet)
+    paths = write_report(result, args.out or DEFAULT_OUT)
+    print_summary(result, paths)
+    return result
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    from .report import AuditInputError
+
+    try:
+        import matplotlib  # noqa: F401  (the report's figures)
+    except ImportError:
+        parser.exit(2, f"sklearn-mace {args.command}: error: the report's figures need "
+                       'matplotlib: pip install "sklearn-mace[plot]"\n')
+
+    try:
+        if args.command == "audit":
+            run_audit(args)
+        else:
+            from ._demo import run_demo
+
+            run_demo(out=args.out, random_state=args.random_state, verbose=not args.quiet)
+    except AuditInputError as exc:
+        parser.exit(2, f"sklearn-mace {args.command}: error: {exc}\n")
     return 0
 
 

@@ -3,9 +3,13 @@
 from ._dp import advantage_bound, epsilon_lower_bound
 from ._generalized import METRIC_NAMES, GeneralizedMetric
 from ._membership import membership_advantage, top_quantile_precision, tpr_at_fpr
+from ._plot import AdvantageDisplay, IndividualRiskDisplay, MembershipRocDisplay
 from ._scorers import SCORERS, get_scorer, get_scorer_names
 
 __all__ = [
+    "AdvantageDisplay",
+    "IndividualRiskDisplay",
+    "MembershipRocDisplay",
     "METRIC_NAMES",
     "SCORERS",
     "GeneralizedMetric",

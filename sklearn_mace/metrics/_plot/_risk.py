@@ -1,0 +1,177 @@
+"""Individual privacy risks with their confidence intervals, most exposed records first."""
+
+import numpy as np
+
+from ._base import _as_1d, _check_interval, _get_ax
+
+__all__ = ["IndividualRiskDisplay"]
+
+
+class IndividualRiskDisplay:
+    """Individual privacy risk of each record with its interval, ranked, top records labelled.
+
+    The individual privacy risk of record ``z`` is ``|f_p(z)|`` (MACE Def. 3, Thm 1.1), with
+    the confidence interval of MACE Thm 2.2 (histogram) or Thm 3.2 (KDE). Records are drawn
+    in decreasing order of risk; the ``top_k`` most exposed are circled and named, and when
+    ``groups`` is given each group gets its own colour (e.g. members / non-members, or
+    subgroups as in DOMIAS §5.3). Build it with :meth:`from_estimator` or :meth:`from_predictions`.
+
+    Parameters
+    ----------
+    risk : ndarray of shape (n_records,)
+    lower, upper : ndarray of shape (n_records,), default=None
+        Confidence bounds of each risk.
+    groups : array-like of shape (n_records,), default=None
+        A group label per record.
+    record_ids : array-like of shape (n_records,), default=None
+        Names of the records for the labels; default: their positions.
+    name : str, default=None
+        Name of the estimator or query, for the title.
+
+    Attributes
+    ----------
+    order_ : ndarray of int
+        Record positions from most to least exposed.
+    top_text_ : matplotlib Text or None
+        The box naming the ``top_k`` most exposed records.
+    ax_ : matplotlib Axes
+    figure_ : matplotlib Figure
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from sklearn_mace.metrics import IndividualRiskDisplay
+    >>> disp = IndividualRiskDisplay.from_predictions([0.1, 0.9, 0.4], top_k=1)
+    >>> disp.order_.tolist()
+    [1, 2, 0]
+    """
+
+    def __init__(self, *, risk, lower=None, upper=None, groups=None, record_ids=None,
+                 name=None):
+        self.risk = risk
+        self.lower = lower
+        self.upper = upper
+        self.groups = groups
+        self.record_ids = record_ids
+        self.name = name
+
+    def plot(self, ax=None, *, top_k=10, max_records=None, **kwargs):
+        """Draw the ranked risks.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+        top_k : int, default=10
+            Number of most exposed records to circle and name.
+        max_records : int, default=None
+            Draw only the this many most exposed records (all when None).
+        **kwargs : dict
+            Passed to ``ax.scatter``.
+
+        Returns
+        -------
+        display : IndividualRiskDisplay
+        """
+        ax, fig = _get_ax(ax)
+        risk = _as_1d("risk", self.risk)
+        n = risk.shape[0]
+        lower = None if self.lower is None else _as_1d("lower", self.lower, n)
+        upper = None if self.upper is None else _as_1d("upper", self.upper, n)
+        ids = np.arange(n) if self.record_ids is None else np.asarray(self.record_ids)
+        self.order_ = np.argsort(-risk, kind="stable")
+        shown = self.order_ if max_records is None else self.order_[:max_records]
+        rank = np.arange(1, shown.size + 1)
+        if lower is not None and upper is not None:
+            ax.errorbar(rank, risk[shown],
+                        yerr=[risk[shown] - lower[shown], upper[shown] - risk[shown]],
+                        fmt="none", ecolor="0.65", elinewidth=1, zorder=1,
+                        label="confidence interval")
+        if self.groups is None:
+            ax.scatter(rank, risk[shown], s=12, zorder=2, label="record", **kwargs)
+        else:
+            groups = np.asarray(self.groups)[shown]
+            for group in dict.fromkeys(groups.tolist()):
+                sel = groups == group
+                ax.scatter(rank[sel], risk[shown][sel], s=12, zorder=2, label=str(group),
+                           **kwargs)
+        k = min(top_k, shown.size)
+        self.top_text_ = None
+        if k:
+            ax.scatter(rank[:k], risk[shown[:k]], s=60, facecolors="none", edgecolors="red",
+                       linewidths=1.5, zorder=3, label=f"top {k}")
+            # one box listing them: labels next to records of equal risk would overlap
+            self.top_text_ = ax.text(
+                0.02, 0.02, f"top {k}: " + ", ".join(str(ids[i]) for i in shown[:k]),
+                transform=ax.transAxes, fontsize="x-small", color="red", wrap=True,
+                bbox={"facecolor": "white", "edgecolor": "red", "alpha": 0.8},
+            )
+        ax.set_xlabel("Records ranked by individual privacy risk")
+        ax.set_ylabel("Individual privacy risk |f_p|")
+        ax.set_ylim(-0.02, 1.02)
+        if self.name:
+            ax.set_title(self.name)
+        ax.legend(loc="upper right", fontsize="small")
+        self.ax_, self.figure_ = ax, fig
+        return self
+
+    @classmethod
+    def from_predictions(cls, risk, *, lower=None, upper=None, groups=None, record_ids=None,
+                         name=None, ax=None, plot=True, **kwargs):
+        """Build (and draw) the display from risks and, optionally, their bounds.
+
+        Parameters
+        ----------
+        risk : array-like of shape (n_records,)
+            Individual privacy risks, in [0, 1].
+        lower, upper : array-like of shape (n_records,), default=None
+        groups, record_ids, name : see the class parameters.
+        ax : matplotlib Axes, default=None
+        plot : bool, default=True
+        **kwargs : dict
+            Passed to :meth:`plot` (e.g. ``top_k``).
+
+        Returns
+        -------
+        display : IndividualRiskDisplay
+        """
+        risk = _as_1d("risk", risk)
+        n = risk.shape[0]
+        lower, upper = _check_interval(risk, lower, upper)
+        for label, values in (("groups", groups), ("record_ids", record_ids)):
+            if values is not None and len(values) != n:
+                raise ValueError(f"{label} has {len(values)} entries; expected {n}.")
+        display = cls(risk=risk, lower=lower, upper=upper, groups=groups,
+                      record_ids=record_ids, name=name)
+        return display.plot(ax=ax, **kwargs) if plot else display
+
+    @classmethod
+    def from_estimator(cls, estimator, X, *, groups=None, record_ids=None, name=None,
+                       ax=None, plot=True, **kwargs):
+        """Build (and draw) the display from a fitted estimator with ``individual_risk``.
+
+        Calls ``estimator.individual_risk(X, return_interval=True)``, which returns
+        ``(risk, lower, upper)`` (e.g. :class:`~sklearn_mace.BayesOptimalMIA`).
+
+        Parameters
+        ----------
+        estimator : fitted estimator with ``individual_risk``
+        X : array-like of shape (n_records, n_features)
+            Query features of the records.
+        groups, record_ids, name, ax, plot, **kwargs
+            As in :meth:`from_predictions`; ``name`` defaults to the estimator's class name.
+
+        Returns
+        -------
+        display : IndividualRiskDisplay
+        """
+        if not hasattr(estimator, "individual_risk"):
+            raise TypeError(
+                f"{type(estimator).__name__} has no individual_risk method; pass an estimator "
+                "such as BayesOptimalMIA."
+            )
+        risk, lower, upper = estimator.individual_risk(X, return_interval=True)
+        name = type(estimator).__name__ if name is None else name
+        return cls.from_predictions(risk, lower=lower, upper=upper, groups=groups,
+                                    record_ids=record_ids, name=name, ax=ax, plot=plot,
+                                    **kwargs)

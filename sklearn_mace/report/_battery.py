@@ -1,0 +1,291 @@
+"""The default battery of the audit: which attacks run on which rows, and what is kept.
+
+For every synthetic release the battery scores the *target* records — the members and the
+hold-out non-members — with
+
+* DOMIAS, the density-ratio attack ``log p_G − log p_R`` with cross-validated KDE
+  bandwidths (DOMIAS Eq. 2);
+* the nearest-synthetic-distance query ``Q(z) = min_j ‖z − g_j‖`` (MACE Eq. 2), on which
+  MACE estimates the optimal membership advantage ``U_N`` with its McDiarmid interval and
+  the ε it implies (MACE Thm 6, Thm 1.4), and each record's individual privacy risk with
+  its interval (MACE Def. 3, Thm 3);
+* the MC baseline (Hilprecht et al.) and GAN-leaks CAL (Chen et al.), DOMIAS Table 1.
+
+DOMIAS and GAN-leaks CAL need reference rows from the population. When none are given,
+half of the hold-out rows (chosen at random) become the reference and the other half stay
+targets, as in the DOMIAS set-up where the reference set and the test non-members are
+disjoint draws from the population.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import roc_auc_score
+from sklearn.utils import check_random_state
+
+from ..base import check_prior
+from ..metrics import epsilon_lower_bound, tpr_at_fpr
+from ._attacks import ATTACKS, attack_scores, mace_nearest_distance, nearest_distance
+from ._encode import encode_tables
+from ._io import AuditInputError
+
+__all__ = ["AuditResult", "ReleaseResult", "audit"]
+
+MIN_TARGETS = 10  # per class: fewer leaves 5-fold cross-validation folds without a class
+SIZE_FRACTIONS = (0.1, 0.25, 0.5, 1.0)
+MACE_NAME = "MACE optimal (nearest-synthetic distance)"
+
+
+@dataclass
+class ReleaseResult:
+    """What the battery found for one synthetic release."""
+
+    name: str
+    n_synthetic: int
+    scores: dict  # analysis name -> membership score of every target (larger = member)
+    summary: pd.DataFrame
+    risk: np.ndarray
+    risk_lower: np.ndarray
+    risk_upper: np.ndarray
+    distance: np.ndarray
+    size_curve: pd.DataFrame  # synthetic rows -> advantage, lower, upper
+
+
+@dataclass
+class AuditResult:
+    """Everything the report shows: per-release results and how the inputs were used."""
+
+    releases: list
+    membership: np.ndarray  # 1 member, 0 non-member, one per target record
+    target_source: np.ndarray  # "members" / "non-members"
+    target_row: np.ndarray  # row number in its input table (0-based, header excluded)
+    prior: float
+    confidence: float
+    epsilon: float
+    column_report: pd.DataFrame
+    feature_names: list
+    n_rows: dict
+    target_group: np.ndarray = None  # value of the --group-by column, when one is given
+    group_by: str = None
+    notes: list = field(default_factory=list)
+
+    @property
+    def summary(self):
+        """One row per (release, analysis), the table printed and written to summary.csv."""
+        return pd.concat([r.summary for r in self.releases], ignore_index=True)
+
+    @property
+    def records(self):
+        """Per-record risk with its interval, ranked within each release (records.csv)."""
+        frames = []
+        for release in self.releases:
+            frame = pd.DataFrame({
+                "release": release.name,
+                "source": self.target_source,
+                "row": self.target_row,
+                "member": self.membership.astype(int),
+                **({} if self.group_by is None else {self.group_by: self.target_group}),
+                "nearest_synthetic_distance": release.distance,
+                "risk": release.risk,
+                "risk_lower": release.risk_lower,
+                "risk_upper": release.risk_upper,
+            })
+            for name, score in release.scores.items():
+                frame[f"score: {name}"] = score
+            frame = frame.sort_values(["risk", "risk_upper"], ascending=False, kind="stable")
+            frame.insert(1, "rank", np.arange(1, len(frame) + 1))
+            frames.append(frame)
+        return pd.concat(frames, ignore_index=True)
+
+
+def _attack_row(release, name, m, score):
+    """AUC and TPR at low FPR of an attack's scores on the target records.
+
+    The advantage columns are MACE's (optimal advantage, interval, ε) and stay empty for
+    the attacks: a thresholded attack's advantage depends on a threshold rule (the median
+    rule of DOMIAS App. A.1 breaks on tied scores such as MC's counts), while AUC and TPR at
+    low FPR compare attacks without one.
+    """
+    return {
+        "release": release, "analysis": name, "auc": roc_auc_score(m, score),
+        "tpr_at_1pct_fpr": tpr_at_fpr(m, score, fpr=0.01),
+        "tpr_at_0.1pct_fpr": tpr_at_fpr(m, score, fpr=0.001),
+        "advantage": np.nan, "advantage_lower": np.nan, "advantage_upper": np.nan,
+        "epsilon_lower_bound": np.nan, "epsilon_at_lower": np.nan,
+    }
+
+
+def _check_sizes(name, n_rows, n_features, minimum):
+    if n_rows < minimum:
+        raise AuditInputError(
+            f"Too few rows for the audit: the {name} table has {n_rows} row(s); it needs at "
+            f"least {minimum}."
+        )
+
+
+def _run_release(name, synthetic, reference, targets, m, *, prior, confidence, rng, progress):
+    scores, rows = {}, []
+    for attack_name, make_attack in ATTACKS.items():
+        progress.set_postfix_str(f"{name}: {attack_name}")
+        try:
+            scores[attack_name] = attack_scores(make_attack, synthetic, reference, targets, rng)
+        except ValueError as exc:  # e.g. a singular covariance: duplicated or constant data
+            raise AuditInputError(
+                f"{attack_name} cannot run on the synthetic release '{name}': {exc}"
+            ) from exc
+        progress.update()
+    progress.set_postfix_str(f"{name}: {MACE_NAME}")
+    distance = nearest_distance(targets, synthetic)
+    mace = mace_nearest_distance(distance, m, prior=prior, confidence=confidence,
+                                 random_state=rng)
+    scores = {MACE_NAME: mace["cv_score"], **scores}
+    rows.append({
+        **_attack_row(name, MACE_NAME, m, mace["cv_score"]),
+        "advantage": mace["advantage"], "advantage_lower": mace["lower"],
+        "advantage_upper": mace["upper"], "epsilon_lower_bound": mace["epsilon"],
+        # the ε that holds with the stated confidence: from the interval's lower end
+        "epsilon_at_lower": epsilon_lower_bound(mace["lower"], prior),
+    })
+    rows.extend(_attack_row(name, a, m, s) for a, s in scores.items() if a != MACE_NAME)
+    progress.update()
+    curve = []
+    for fraction in SIZE_FRACTIONS:
+        n = max(int(round(fraction * len(synthetic))), 1)
+        progress.set_postfix_str(f"{name}: advantage with {n} synthetic rows")
+        subset = synthetic[rng.choice(len(synthetic), n, replace=False)] if n < len(
+            synthetic) else synthetic
+        fit = mace if n == len(synthetic) else mace_nearest_distance(
+            nearest_distance(targets, subset), m, prior=prior, confidence=confidence,
+            random_state=rng, with_risk=False)
+        curve.append((n, fit["advantage"], fit["lower"], fit["upper"]))
+        progress.update()
+    return ReleaseResult(
+        name=name, n_synthetic=len(synthetic), scores=scores, summary=pd.DataFrame(rows),
+        risk=mace["risk"], risk_lower=mace["risk_lower"], risk_upper=mace["risk_upper"],
+        distance=distance,
+        size_curve=pd.DataFrame(curve, columns=["synthetic_rows", "advantage", "lower",
+                                                "upper"]),
+    )
+
+
+def _group_labels(group_by, members, non_members, max_categories):
+    for name, frame in (("members", members), ("non-members", non_members)):
+        if group_by not in frame.columns:
+            raise AuditInputError(
+                f"The {name} table has no column {group_by!r} to group by; it has "
+                f"{list(frame.columns)}."
+            )
+    labels = pd.concat([members[group_by], non_members[group_by]], ignore_index=True)
+    labels = labels.astype("string").fillna("<missing>").to_numpy(dtype=object)
+    if len(set(labels)) > max_categories:
+        raise AuditInputError(
+            f"--group-by {group_by!r} has {len(set(labels))} distinct values; pick a column "
+            f"with at most {max_categories} (a category, not an identifier or a measurement)."
+        )
+    return labels
+
+
+def audit(members, non_members, synthetic, reference=None, *, columns=None, prior=None,
+          confidence=0.95, epsilon=1.0, max_categories=20, group_by=None, random_state=0,
+          verbose=True):
+    """Run the default battery on one or more synthetic releases.
+
+    Parameters
+    ----------
+    members : DataFrame
+        The training rows of the generator.
+    non_members : DataFrame
+        Hold-out rows from the same population, never seen by the generator.
+    synthetic : DataFrame or dict of str -> DataFrame
+        The released synthetic rows; a dict audits several releases side by side.
+    reference : DataFrame, default=None
+        Further population rows for DOMIAS and GAN-leaks CAL; default: half the hold-out.
+    columns : list of str, default=None
+        Audit only these columns (default: all, which must match across the tables).
+    prior : float in (0, 1), default=None
+        P(member) at which MACE reports advantage, risk and ε; default: the fraction of
+        members among the target records.
+    confidence : float in (0, 1), default=0.95
+        Level of the advantage and risk intervals.
+    epsilon : float, default=1.0
+        The ε whose DP bound the figures draw.
+    max_categories : int, default=20
+        Text columns with more distinct values are dropped (see ``_encode``).
+    group_by : str, default=None
+        A column of the members and non-members whose values group the records in the risk
+        figure and in records.csv (subgroups, DOMIAS §5.3); it may or may not be audited.
+    random_state : int, default=0
+    verbose : bool, default=True
+        Show a progress bar on stderr.
+
+    Returns
+    -------
+    result : AuditResult
+    """
+    from tqdm.auto import tqdm
+
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1); got {confidence!r}.")
+    if prior is not None:
+        check_prior(prior)
+    if not isinstance(synthetic, dict):
+        synthetic = {"synthetic": synthetic}
+    if not synthetic:
+        raise AuditInputError("At least one synthetic table is needed.")
+    rng = check_random_state(random_state)
+    tables = {"members": members, "non-members": non_members}
+    tables.update({f"synthetic '{k}'": v for k, v in synthetic.items()})
+    if reference is not None:
+        tables["reference"] = reference
+    arrays, feature_names, column_report = encode_tables(tables, columns,
+                                                         max_categories=max_categories)
+    n_features = len(feature_names)
+    X_mem, X_non = arrays["members"], arrays["non-members"]
+    notes = []
+    groups = None if group_by is None else _group_labels(group_by, members, non_members,
+                                                         max_categories)
+    row_non = np.arange(len(X_non))
+    if reference is None:
+        _check_sizes("non-members", len(X_non), n_features, 2 * MIN_TARGETS)
+        perm = rng.permutation(len(X_non))
+        ref_idx, row_non = np.sort(perm[: len(perm) // 2]), np.sort(perm[len(perm) // 2:])
+        X_ref, X_non = X_non[ref_idx], X_non[row_non]
+        notes.append(
+            f"No reference rows were given: {len(ref_idx)} of the {len(perm)} hold-out rows "
+            "(chosen at random) serve as the population reference for DOMIAS and GAN-leaks "
+            f"CAL; the other {len(row_non)} are the non-member targets."
+        )
+    else:
+        X_ref = arrays["reference"]
+    _check_sizes("members", len(X_mem), n_features, MIN_TARGETS)
+    _check_sizes("non-member target", len(X_non), n_features, MIN_TARGETS)
+    # KDEs with a full-covariance bandwidth need more rows than features
+    _check_sizes("reference", len(X_ref), n_features, max(MIN_TARGETS, n_features + 1))
+    for key in synthetic:
+        _check_sizes(f"synthetic '{key}'", len(arrays[f"synthetic '{key}'"]), n_features,
+                     max(MIN_TARGETS, n_features + 1))
+    targets = np.vstack([X_mem, X_non])
+    m = np.r_[np.ones(len(X_mem), dtype=int), np.zeros(len(X_non), dtype=int)]
+    prior_value = float(m.mean()) if prior is None else float(prior)
+    steps = len(synthetic) * (len(ATTACKS) + 1 + len(SIZE_FRACTIONS))
+    releases = []
+    with tqdm(total=steps, desc="sklearn-mace audit", disable=not verbose,
+              unit="step") as progress:
+        for key in synthetic:
+            releases.append(_run_release(
+                key, arrays[f"synthetic '{key}'"], X_ref, targets, m, prior=prior_value,
+                confidence=confidence, rng=rng, progress=progress,
+            ))
+    n_rows = {name: len(frame) for name, frame in tables.items()}
+    return AuditResult(
+        releases=releases, membership=m,
+        target_source=np.r_[np.full(len(X_mem), "members"),
+                            np.full(len(X_non), "non-members")].astype(object),
+        target_row=np.r_[np.arange(len(X_mem)), row_non], prior=prior_value,
+        target_group=None if groups is None else groups[np.r_[np.arange(len(X_mem)),
+                                                               len(X_mem) + row_non]],
+        group_by=group_by,
+        confidence=confidence, epsilon=epsilon, column_report=column_report,
+        feature_names=feature_names, n_rows=n_rows, notes=notes,
+    )

@@ -258,7 +258,7 @@ class MonteCarloQuery(_SyntheticQueryMixin):
         if self.epsilon == "median":
             sq = nearest_sq_distances(X, synthetic, device=self.device,
                                       max_chunk_bytes=self.max_chunk_bytes)  # fmt: skip
-            self.epsilon_ = float(np.sqrt(np.median(sq)))
+            self.epsilon_ = float(np.median(np.sqrt(sq)))
             if self.epsilon_ == 0.0:
                 raise ValueError(
                     "epsilon='median' gives 0: most records passed to fit are copies of "

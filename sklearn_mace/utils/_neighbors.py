@@ -35,9 +35,11 @@ def nearest_sq_distances(
        ``u = 2⁻²⁴`` (float32 rounding of inputs, products and sums). A row is exact when the
        last candidate's screened value exceeds the ``k``-th one's by more than ``2β``: then no
        row of ``Y`` left out can be nearer. Rows without that certificate (near-ties) are
-       recomputed in float64 against all of ``Y``. For ``k = 1`` on torch the screen keeps
-       just the minimum and the runner-up (two cheap passes instead of ``topk``), and
-       re-ranks everything within ``2β`` of the minimum when the runner-up is that close.
+       recomputed against all of ``Y`` by the float64 expansion ``‖x‖² + ‖y‖² − 2·x·y``
+       (absolute error of order ``d·2⁻⁵³·(‖x‖ + max‖y‖)²`` in centred coordinates).
+       For ``k = 1`` on torch the screen keeps just the minimum and the runner-up (two cheap
+       passes instead of ``topk``), and re-ranks everything within ``2β`` of the minimum,
+       by direct differences, when the runner-up is that close.
 
     Parameters
     ----------

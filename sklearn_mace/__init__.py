@@ -8,10 +8,22 @@ Take-the-Typical, as estimators and transformers that compose with ``Pipeline``,
 """
 
 from .experiment import PriorSampler, membership_experiment
+from .queries import (
+    DiscriminatorQuery,
+    GeneratorReconstructionQuery,
+    MonteCarloQuery,
+    MultiDiscriminatorQuery,
+    NearestSyntheticDistance,
+)
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "DiscriminatorQuery",
+    "GeneratorReconstructionQuery",
+    "MonteCarloQuery",
+    "MultiDiscriminatorQuery",
+    "NearestSyntheticDistance",
     "PriorSampler",
     "membership_experiment",
 ]

@@ -7,8 +7,18 @@ Take-the-Typical, as estimators and transformers that compose with ``Pipeline``,
 ``GridSearchCV`` and ``cross_val_score``.
 """
 
+from .attacks import (
+    BayesOptimalMIA,
+    BTTAttack,
+    GeneralizedMetricAttack,
+    ShadowModelAttack,
+    ShadowModels,
+    TakeTheTypicalAttack,
+)
+from .estimation import KDEAdvantageEstimator
 from .experiment import PriorSampler, membership_experiment
 from .queries import (
+    ClassifierQuery,
     DiscriminatorQuery,
     GeneratorReconstructionQuery,
     MonteCarloQuery,
@@ -19,11 +29,19 @@ from .queries import (
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "BTTAttack",
+    "BayesOptimalMIA",
+    "ClassifierQuery",
     "DiscriminatorQuery",
+    "GeneralizedMetricAttack",
     "GeneratorReconstructionQuery",
+    "KDEAdvantageEstimator",
     "MonteCarloQuery",
     "MultiDiscriminatorQuery",
     "NearestSyntheticDistance",
     "PriorSampler",
+    "ShadowModelAttack",
+    "ShadowModels",
+    "TakeTheTypicalAttack",
     "membership_experiment",
 ]

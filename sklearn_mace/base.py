@@ -1,7 +1,10 @@
 """Shared machinery of every membership attacker: label handling, the prior, ``score``.
 
 Membership labels follow DESIGN.md: ``1`` is a member of the training set, ``0`` (or the
-papers' ``-1``) a non-member, booleans are accepted; ``classes_`` is always ``[0, 1]``.
+papers' ``-1``) a non-member, booleans are accepted; for these ``classes_`` is ``[0, 1]``.
+Attackers also accept any other pair of labels the scikit-learn way (``classes_`` = the sorted
+labels, the member class being ``classes_[1]``), so that they work wherever a binary
+classifier does.
 """
 
 from numbers import Real
@@ -9,11 +12,17 @@ from numbers import Real
 import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import column_or_1d
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .metrics import membership_advantage
 
-__all__ = ["AttackerMixin", "check_prior", "resolve_prior", "validate_membership"]
+__all__ = [
+    "AttackerMixin",
+    "check_prior",
+    "fit_membership_labels",
+    "resolve_prior",
+    "validate_membership",
+]
 
 MEMBERSHIP_CLASSES = np.array([0, 1])
 
@@ -53,13 +62,49 @@ def validate_membership(y, *, input_name="y", require_both_classes=True):
                 f"(non-member), or booleans; got labels {np.unique(y)!r}."
             )
     m = (labels == 1).astype(int)
-    if require_both_classes and m.min() == m.max():
+    if require_both_classes:
+        _check_both_classes(m, input_name)
+    return m
+
+
+def _check_both_classes(m, input_name):
+    if m.min() == m.max():
         which = "members" if m[0] == 1 else "non-members"
         raise ValueError(
             f"{input_name} contains only one class ({which}); both members (1) and "
             "non-members (0 or -1) are needed."
         )
-    return m
+
+
+def _is_membership_coded(y):
+    """Whether ``y`` uses the membership coding: booleans or numbers in {-1, 0, 1}."""
+    if y.dtype == bool:
+        return True
+    if y.dtype.kind not in "iuf":
+        return False
+    return bool(np.isin(y, (-1, 0, 1)).all())
+
+
+def fit_membership_labels(y, *, input_name="y"):
+    """Membership labels for ``fit``: ``(m, classes)`` with ``m`` in {0, 1}.
+
+    Membership-coded labels ({-1, 0, 1}, booleans) give ``classes = [0, 1]``. Any other pair
+    of labels is accepted as by scikit-learn classifiers: ``classes`` are the sorted labels
+    and ``classes[1]`` (the greater) is the member class.
+    """
+    y = column_or_1d(y, warn=True)
+    if y.size and not _is_membership_coded(y):
+        y_type = type_of_target(y, input_name=input_name, raise_unknown=True)
+        if y_type == "binary":
+            classes = np.unique(y)
+            m = (y == classes[-1]).astype(int)
+            if classes.size < 2:
+                raise ValueError(
+                    f"{input_name} contains only one class ({classes[0]!r}); both members "
+                    "and non-members are needed."
+                )
+            return m, classes
+    return validate_membership(y, input_name=input_name), MEMBERSHIP_CLASSES.copy()
 
 
 def check_prior(prior, *, name="prior"):
@@ -97,10 +142,23 @@ class AttackerMixin(ClassifierMixin):
         return tags
 
     def _fit_membership_labels(self, y):
-        """Validate ``y`` and set ``classes_``; return the 0/1 labels."""
-        m = validate_membership(y)
-        self.classes_ = MEMBERSHIP_CLASSES.copy()
+        """Validate ``y`` and set ``classes_``; return the 0/1 labels (1 = member)."""
+        m, self.classes_ = fit_membership_labels(y)
         return m
+
+    def _encode_membership(self, y, *, input_name="y"):
+        """Labels in the coding seen by ``fit`` as 0/1 (1 = member)."""
+        check_is_fitted(self)
+        if np.array_equal(self.classes_, MEMBERSHIP_CLASSES):
+            return validate_membership(y, input_name=input_name, require_both_classes=False)
+        y = column_or_1d(y)
+        unknown = ~np.isin(y, self.classes_)
+        if unknown.any():
+            raise ValueError(
+                f"{input_name} has labels {np.unique(y[unknown])!r} not seen in fit "
+                f"(classes_ = {self.classes_!r})."
+            )
+        return (y == self.classes_[1]).astype(int)
 
     def score(self, X, y, sample_weight=None):
         """Membership advantage ``2 * accuracy - 1`` of ``predict(X)`` (MACE Def. 1, Eq. 10).
@@ -110,7 +168,8 @@ class AttackerMixin(ClassifierMixin):
         X : array-like of shape (n_samples, n_features)
             Query features.
         y : array-like of shape (n_samples,)
-            Membership labels: 1 member, 0 or -1 non-member, or booleans.
+            Membership labels in the coding used in ``fit`` (1 member, 0 or -1 non-member,
+            booleans, or the two labels of ``classes_``).
         sample_weight : array-like of shape (n_samples,), default=None
             Sample weights.
 
@@ -119,5 +178,6 @@ class AttackerMixin(ClassifierMixin):
         advantage : float
             In [-1, 1]; 0 is random guessing.
         """
-        m = validate_membership(y, require_both_classes=False)
-        return membership_advantage(m, self.predict(X), sample_weight=sample_weight)
+        m_true = self._encode_membership(y)
+        m_pred = self._encode_membership(self.predict(X), input_name="predict(X)")
+        return membership_advantage(m_true, m_pred, sample_weight=sample_weight)

@@ -46,7 +46,7 @@ def advantage_bound(epsilon, prior=0.5):
 
 
 def epsilon_lower_bound(advantage, prior=0.5):
-    """Smallest ε whose Thm 1.4 bound reaches ``advantage``: the leakage implies ε-DP fails below it.
+    """Smallest ε whose Thm 1.4 bound reaches ``advantage``: ε-DP fails for every smaller ε.
 
     Inverts :func:`advantage_bound`. For ε >= 0 the bound equals ``tanh((ε + |λ|)/2)``, so
     ``ε = 2·artanh(advantage) − |λ|``; an advantage at or below the trivial ``|2p − 1|``
@@ -76,6 +76,9 @@ def epsilon_lower_bound(advantage, prior=0.5):
     adv = np.asarray(advantage, dtype=float)
     if np.isnan(adv).any() or (np.abs(adv) > 1).any():
         raise ValueError(f"advantage must be in [-1, 1]; got {advantage!r}.")
+    # |2p − 1| and tanh(|λ|/2) are equal in exact arithmetic; either rounding is "trivial".
+    trivial = max(abs(2 * float(prior) - 1), np.tanh(lam / 2))
     with np.errstate(divide="ignore"):
-        eps = np.maximum(2.0 * np.arctanh(np.clip(adv, -1, 1)) - lam, 0.0)
+        eps = np.where(adv <= trivial, 0.0, 2.0 * np.arctanh(adv) - lam)
+    eps = np.maximum(eps, 0.0)
     return float(eps) if eps.ndim == 0 else eps

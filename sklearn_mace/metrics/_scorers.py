@@ -13,9 +13,7 @@ _SCORE_RESPONSE = ("decision_function", "predict_proba")
 
 SCORERS = {
     "membership_advantage": make_scorer(membership_advantage),
-    "tpr_at_1pct_fpr": make_scorer(
-        partial(tpr_at_fpr, fpr=0.01), response_method=_SCORE_RESPONSE
-    ),
+    "tpr_at_1pct_fpr": make_scorer(partial(tpr_at_fpr, fpr=0.01), response_method=_SCORE_RESPONSE),
     "tpr_at_0.1pct_fpr": make_scorer(
         partial(tpr_at_fpr, fpr=0.001), response_method=_SCORE_RESPONSE
     ),

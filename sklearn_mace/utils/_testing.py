@@ -1,9 +1,9 @@
 """What every test module passes to ``parametrize_with_checks``.
 
-One documented deviation for attackers, nothing blanket: membership labels are normalised
-so that ``classes_`` is always ``[0, 1]`` (DESIGN.md) and string labels are rejected with
-an error, whereas ``check_classifiers_classes`` expects ``classes_`` to echo arbitrary
-labels such as ``["one", "two"]`` or ``[-1, 1]``.
+One documented deviation for attackers, nothing blanket: membership-coded labels are
+normalised so that ``[-1, 1]`` gives ``classes_ = [0, 1]`` (DESIGN.md), whereas
+``check_classifiers_classes`` expects ``classes_`` to echo ``[-1, 1]``. (Other label pairs,
+strings included, are echoed as scikit-learn does.)
 """
 
 from sklearn.base import is_classifier
@@ -12,8 +12,8 @@ __all__ = ["expected_failed_checks"]
 
 _ATTACKER_DEVIATIONS = {
     "check_classifiers_classes": (
-        "membership labels are normalised: classes_ is always [0, 1] and string labels "
-        "are rejected (DESIGN.md conventions)"
+        "membership labels -1/1 are normalised to classes_ = [0, 1] (DESIGN.md); the "
+        "check expects classes_ to echo [-1, 1]"
     ),
 }
 

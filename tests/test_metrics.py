@@ -1,0 +1,273 @@
+"""Membership metrics, generalized metrics and the DP link, against closed forms."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import (
+    accuracy_score,
+    balanced_accuracy_score,
+    f1_score,
+    precision_score,
+    recall_score,
+)
+from sklearn.model_selection import cross_val_predict, cross_val_score
+
+from sklearn_mace.metrics import (
+    GeneralizedMetric,
+    advantage_bound,
+    epsilon_lower_bound,
+    get_scorer,
+    get_scorer_names,
+    membership_advantage,
+    top_quantile_precision,
+    tpr_at_fpr,
+)
+
+# A hand-made confusion: 3 members, 7 non-members; TP=2, FN=1, FP=1, TN=6.
+Y_TRUE = np.array([1, 1, 1, 0, 0, 0, 0, 0, 0, 0])
+Y_PRED = np.array([1, 1, 0, 1, 0, 0, 0, 0, 0, 0])
+
+
+# --- Thm 1.4: the DP bound ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "epsilon, expected, decimals",
+    [(1.0, 0.462, 3), (1.0, 0.4621, 4), (2.0, 0.762, 3), (10.0, 0.99991, 5)],
+)
+def test_advantage_bound_paper_values(epsilon, expected, decimals):
+    # MACE Thm 1.4 text (ε=1 → 0.462) and App. G (ε=2 → 0.762, ε=10 → 0.99991).
+    assert round(advantage_bound(epsilon, 0.5), decimals) == expected
+
+
+def randomized_response_advantage(epsilon, prior):
+    """Optimal advantage ∑_j |p·r_j − (1−p)·q_j| of ε-randomized response (MACE Eq. 13)."""
+    keep = np.exp(epsilon) / (1 + np.exp(epsilon))
+    r, q = np.array([keep, 1 - keep]), np.array([1 - keep, keep])
+    return np.abs(prior * r - (1 - prior) * q).sum()
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 0.5, 1.0, 3.0])
+def test_randomized_response_meets_the_bound_at_half(epsilon):
+    # Randomized response is ε-DP and its advantage is exactly tanh(ε/2): the bound is tight.
+    assert advantage_bound(epsilon) == pytest.approx(np.tanh(epsilon / 2), rel=1e-12)
+    assert randomized_response_advantage(epsilon, 0.5) == pytest.approx(advantage_bound(epsilon))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    epsilon=st.floats(0, 10, allow_nan=False),
+    prior=st.floats(0.01, 0.99, allow_nan=False),
+)
+def test_randomized_response_never_exceeds_the_bound(epsilon, prior):
+    assert randomized_response_advantage(epsilon, prior) <= advantage_bound(epsilon, prior) + 1e-12
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    eps=st.lists(st.floats(0, 30, allow_nan=False), min_size=2, max_size=2),
+    prior=st.floats(0.001, 0.999, allow_nan=False),
+)
+def test_bound_is_monotone_in_epsilon(eps, prior):
+    low, high = sorted(eps)
+    assert advantage_bound(low, prior) <= advantage_bound(high, prior)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    epsilon=st.floats(0, 15, allow_nan=False),
+    prior=st.floats(0.01, 0.99, allow_nan=False),
+)
+def test_epsilon_lower_bound_inverts_the_bound(epsilon, prior):
+    # Exact inverse while tanh has not saturated (ε + |λ| ≤ 15 + 4.6 keeps 1 − tanh > 1e-8).
+    # The 1e-6 tolerance covers arctanh's conditioning near 1: d artanh / dx = 1 / (1 − x²).
+    recovered = epsilon_lower_bound(advantage_bound(epsilon, prior), prior)
+    trivial = abs(2 * prior - 1)
+    if advantage_bound(epsilon, prior) > trivial:
+        assert recovered == pytest.approx(epsilon, abs=1e-6)
+    assert advantage_bound(recovered, prior) == pytest.approx(
+        advantage_bound(epsilon, prior), abs=1e-12
+    )
+
+
+@settings(max_examples=100, deadline=None)
+@given(prior=st.floats(0.01, 0.99), fraction=st.floats(0, 1))
+def test_no_epsilon_is_implied_at_or_below_the_trivial_advantage(prior, fraction):
+    trivial = abs(2 * prior - 1)
+    assert advantage_bound(0.0, prior) == pytest.approx(trivial)
+    assert epsilon_lower_bound(fraction * trivial, prior) == 0.0
+
+
+def test_dp_functions_reject_bad_input():
+    with pytest.raises(ValueError, match="epsilon must be >= 0"):
+        advantage_bound(-1.0)
+    with pytest.raises(ValueError, match="prior"):
+        advantage_bound(1.0, prior=1.0)
+    with pytest.raises(ValueError, match=r"advantage must be in \[-1, 1\]"):
+        epsilon_lower_bound(1.5)
+    with pytest.raises(ValueError, match="advantage"):
+        epsilon_lower_bound(np.nan)
+    assert epsilon_lower_bound(1.0) == np.inf
+    np.testing.assert_allclose(advantage_bound([0.0, 1.0]), [0.0, np.tanh(0.5)])
+
+
+# --- Def. 1, low-FPR and high-precision metrics ------------------------------------------
+
+
+def test_membership_advantage_is_twice_accuracy_minus_one():
+    assert membership_advantage(Y_TRUE, Y_PRED) == pytest.approx(2 * 0.8 - 1)
+    # The papers' −1 convention and booleans give the same answer.
+    assert membership_advantage(2 * Y_TRUE - 1, Y_PRED.astype(bool)) == pytest.approx(0.6)
+    # At a balanced sample it equals TPR − FPR (MACE §3.1).
+    m = np.r_[np.ones(4), np.zeros(4)]
+    pred = np.array([1, 1, 1, 0, 1, 0, 0, 0])
+    assert membership_advantage(m, pred) == pytest.approx(3 / 4 - 1 / 4)
+    with pytest.raises(ValueError, match="y_true must hold membership labels"):
+        membership_advantage(["a", "b"], [1, 0])
+
+
+def brute_force_tpr_at_fpr(m, score, fpr):
+    best = 0.0
+    for t in np.r_[np.unique(score), np.inf]:
+        pred = score >= t
+        if pred[m == 0].mean() <= fpr:
+            best = max(best, pred[m == 1].mean())
+    return best
+
+
+@pytest.mark.parametrize("fpr", [0.0, 0.01, 0.1, 0.5])
+def test_tpr_at_fpr_matches_a_threshold_scan(rng, fpr):
+    m = rng.integers(0, 2, 300)
+    score = rng.normal(size=300) + m + np.round(rng.normal(size=300), 1) * (rng.random(300) < 0.3)
+    assert tpr_at_fpr(m, score, fpr=fpr) == pytest.approx(brute_force_tpr_at_fpr(m, score, fpr))
+
+
+def test_tpr_at_fpr_errors():
+    with pytest.raises(ValueError, match="fpr must be in"):
+        tpr_at_fpr([0, 1], [0.1, 0.2], fpr=2)
+    with pytest.raises(ValueError, match="only one class"):
+        tpr_at_fpr([1, 1], [0.1, 0.2])
+    with pytest.raises(ValueError, match="y_score contains NaN"):
+        tpr_at_fpr([0, 1], [np.nan, 0.2])
+
+
+def test_top_quantile_precision_by_hand():
+    m = np.array([1, 0, 1, 1, 0, 0, 1, 0])
+    score = np.array([8, 7, 6, 5, 4, 3, 2, 1])
+    assert top_quantile_precision(m, score, 0.125) == 1.0  # top 1: the member scored 8
+    assert top_quantile_precision(m, score, 0.25) == 0.5  # top 2
+    assert top_quantile_precision(m, score, 0.5) == 0.75  # top 4
+    assert top_quantile_precision(m, score, 1.0) == 0.5
+    # Ties at the cut-off are all admitted: result independent of row order.
+    tied = np.array([1.0, 1.0, 0.0, 0.0])
+    assert top_quantile_precision([1, 0, 1, 0], tied, 0.25) == 0.5
+    with pytest.raises(ValueError, match="q must be in"):
+        top_quantile_precision(m, score, 0.0)
+
+
+# --- Generalized metrics: Eq. 8, Lemma 2, Eq. 20 --------------------------------------------
+
+
+@pytest.mark.parametrize("prior", [0.01, 0.1, 0.3, 0.5, 0.9])
+def test_lemma2_thresholds(prior):
+    assert GeneralizedMetric.from_name("accuracy").optimal_threshold(prior) == 0.5
+    assert GeneralizedMetric.from_name("am").optimal_threshold(prior) == pytest.approx(prior)
+    assert GeneralizedMetric.from_name("tpr").optimal_threshold(prior) == 0.0
+    assert GeneralizedMetric.from_name("recall").optimal_threshold(prior) == 0.0
+    # PPV and F1 have no closed form (b11 ≠ b01): they need Alg. 3's search.
+    assert GeneralizedMetric.from_name("ppv").optimal_threshold(prior) is None
+    assert GeneralizedMetric.from_name("f1").optimal_threshold(prior) is None
+
+
+def test_weighted_accuracy_threshold_follows_elkan():
+    # WA with w3 = w2 and w4 = w1 meets Lemma 2's condition: t = w2 / (w1 + w2).
+    wa = GeneralizedMetric.from_name("wa", weights=(3.0, 1.0, 1.0, 3.0))
+    assert wa.optimal_threshold() == pytest.approx(1 / 4)
+    assert GeneralizedMetric.from_name("wa", weights=(1, 2, 3, 4)).optimal_threshold() is None
+
+
+@pytest.mark.parametrize(
+    "name, reference",
+    [
+        ("accuracy", accuracy_score),
+        ("ppv", precision_score),
+        ("tpr", recall_score),
+        ("tnr", lambda t, p: recall_score(t, p, pos_label=0)),
+        ("f1", f1_score),
+        ("am", balanced_accuracy_score),
+    ],
+)
+def test_generalized_score_matches_scikit_learn(rng, name, reference):
+    m = rng.integers(0, 2, 200)
+    pred = np.where(rng.random(200) < 0.7, m, 1 - m)
+    assert GeneralizedMetric.from_name(name).score(m, pred) == pytest.approx(reference(m, pred))
+
+
+def test_eq20_on_a_hand_computed_confusion_matrix():
+    # TP_n = 2/10, γ_n = 3/10. At p = 0.3 (the sample's own fraction) Eq. 20 reduces to the
+    # confusion matrix itself: TP = .2, FP = .1, FN = .1, TN = .6.
+    measure = {
+        name: GeneralizedMetric.from_name(name).empirical_measure(Y_TRUE, Y_PRED, prior=0.3)
+        for name in ["accuracy", "ppv", "tpr", "tnr", "f1", "am"]
+    }
+    assert measure["accuracy"] == pytest.approx(0.8)
+    assert measure["ppv"] == pytest.approx(2 / 3)
+    assert measure["tpr"] == pytest.approx(2 / 3)
+    assert measure["tnr"] == pytest.approx(6 / 7)
+    assert measure["f1"] == pytest.approx(4 / 6)
+    assert measure["am"] == pytest.approx((2 / 3 + 6 / 7) / 2)
+    # At p = 0.5 the class totals come from the prior: FN = p − TP = .3,
+    # TN = 1 − p − γ + TP = .4, so accuracy = .2 + .4 and TPR = .2 / .5.
+    acc = GeneralizedMetric.from_name("accuracy").empirical_measure(Y_TRUE, Y_PRED, prior=0.5)
+    tpr = GeneralizedMetric.from_name("tpr").empirical_measure(Y_TRUE, Y_PRED, prior=0.5)
+    assert acc == pytest.approx(0.6)
+    assert tpr == pytest.approx(0.4)
+
+
+def test_generalized_metric_errors_and_custom_coefficients():
+    with pytest.raises(ValueError, match="metric must be one of"):
+        GeneralizedMetric.from_name("auc")
+    with pytest.raises(ValueError, match="depends on the prior"):
+        GeneralizedMetric.from_name("am").optimal_threshold()
+    with pytest.raises(ValueError, match="denominator is 0"):
+        GeneralizedMetric.from_name("ppv").score([1, 0], [0, 0])
+    with pytest.raises(ValueError, match="Coefficient a11 must be finite"):
+        GeneralizedMetric(a11=np.inf)
+    # Custom coefficients: accuracy written by hand equals the preset.
+    custom = GeneralizedMetric(a11=1, a00=1, b11=1, b10=1, b01=1, b00=1)
+    assert custom.score(Y_TRUE, Y_PRED) == pytest.approx(0.8)
+    assert "a11=1" in repr(custom)
+
+
+# --- Scorers ---------------------------------------------------------------------------------
+
+
+def test_scorers_work_by_name_in_cross_validation(rng):
+    X = rng.normal(size=(300, 2))
+    m = (X[:, 0] + rng.normal(size=300) > 0).astype(int)
+    assert set(get_scorer_names()) >= {"membership_advantage", "tpr_at_1pct_fpr"}
+    model = LogisticRegression()
+    advantage = cross_val_score(model, X, m, cv=3, scoring=get_scorer("membership_advantage"))
+    pred = cross_val_predict(model, X, m, cv=3)
+    # Equal folds of 100: the mean of per-fold advantages is the pooled advantage exactly.
+    assert advantage.mean() == pytest.approx(2 * accuracy_score(m, pred) - 1, abs=1e-12)
+    tpr = cross_val_score(model, X, m, cv=3, scoring=get_scorer("tpr_at_1pct_fpr"))
+    assert np.all((tpr >= 0) & (tpr <= 1))
+    assert get_scorer("roc_auc") is not None  # scikit-learn's names still resolve
+
+
+def test_scorer_dict_is_multimetric_scoring_by_name(rng):
+    from sklearn.model_selection import GridSearchCV
+
+    from sklearn_mace.metrics import SCORERS
+
+    X = rng.normal(size=(300, 2))
+    m = (X[:, 0] + rng.normal(size=300) > 0).astype(int)
+    search = GridSearchCV(
+        LogisticRegression(), {"C": [0.01, 1.0]}, scoring=SCORERS, refit="membership_advantage"
+    ).fit(X, m)
+    assert {"mean_test_membership_advantage", "mean_test_tpr_at_1pct_fpr"} <= set(
+        search.cv_results_
+    )

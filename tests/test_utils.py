@@ -1,0 +1,70 @@
+"""Shared utilities: chunked neighbour primitives and the torch device choice."""
+
+from unittest import mock
+
+import numpy as np
+import pytest
+import torch
+
+from sklearn_mace.utils import (
+    count_within_radius,
+    nearest_sq_distances,
+    resolve_device,
+    row_chunks,
+)
+
+
+def pairwise_sq(X, Y):
+    return ((X[:, None, :] - Y[None, :, :]) ** 2).sum(-1)
+
+
+@pytest.mark.parametrize("chunk_bytes", [8 * 50 * 3, 64 * 2**20])
+def test_nearest_sq_distances_equal_brute_force(rng, chunk_bytes):
+    X, Y = rng.normal(size=(40, 5)) + 100.0, rng.normal(size=(50, 5)) + 100.0
+    ours = nearest_sq_distances(X, Y, k=3, device="cpu", max_chunk_bytes=chunk_bytes)
+    # Centring at Y's mean keeps cancellation small even with an offset of 100.
+    np.testing.assert_allclose(ours, np.sort(pairwise_sq(X, Y), axis=1)[:, :3], rtol=1e-10)
+
+
+def test_count_within_radius_equals_brute_force(rng):
+    X, Y = rng.normal(size=(40, 3)), rng.normal(size=(70, 3))
+    radius = rng.uniform(0.5, 2.0, size=40)
+    expected = (pairwise_sq(X, Y) <= radius[:, None] ** 2).sum(axis=1)
+    np.testing.assert_array_equal(
+        count_within_radius(X, Y, radius, max_chunk_bytes=8 * 70 * 7), expected
+    )
+
+
+def test_neighbour_primitives_reject_bad_input(rng):
+    with pytest.raises(ValueError, match="equal columns"):
+        nearest_sq_distances(np.ones((3, 2)), np.ones((4, 3)))
+    with pytest.raises(ValueError, match="k must be between 1 and len"):
+        nearest_sq_distances(np.ones((3, 2)), np.ones((4, 2)), k=5)
+    with pytest.raises(ValueError, match="radius must be finite"):
+        count_within_radius(np.ones((3, 2)), np.ones((4, 2)), -1.0)
+
+
+def test_row_chunks_cover_every_row_once():
+    slices = list(row_chunks(103, 10, max_bytes=8 * 10 * 7))
+    assert [s.stop - s.start for s in slices] == [7] * 14 + [5]
+
+
+def test_device_auto_falls_back_to_cpu():
+    with mock.patch.object(torch.cuda, "is_available", return_value=False):
+        assert resolve_device("auto") == torch.device("cpu")
+        with pytest.raises(ValueError, match="CUDA is not available"):
+            resolve_device("cuda")
+    with pytest.raises(ValueError, match="device must be"):
+        resolve_device("tpu")
+    with pytest.raises(TypeError, match="device must be"):
+        resolve_device(3)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_neighbours_on_cuda_match_cpu(rng):
+    X, Y = rng.normal(size=(30, 4)), rng.normal(size=(60, 4))
+    np.testing.assert_allclose(
+        nearest_sq_distances(X, Y, device="cuda"),
+        nearest_sq_distances(X, Y, device="cpu"),
+        rtol=1e-10,
+    )

@@ -70,6 +70,24 @@ def test_nearest_sq_distances_exact_under_near_ties_far_from_the_origin(backend,
     np.testing.assert_allclose(got, _brute_sq(X, Y, k), rtol=1e-12, atol=1e-13)
 
 
+@pytest.mark.skipif(not HAS_FAISS, reason="faiss not installed")
+def test_faiss_single_neighbour_is_within_the_documented_bound_under_near_ties(rng):
+    # Two synthetic rows whose squared distances to x differ by 1e-9, far below the float32
+    # screen's resolution: faiss may pick either. The documented guarantee is the exact
+    # float64 distance of the row it picked, at most 2β above the minimum, where
+    # β = 2·(d + 8)·2⁻²⁴·(‖x‖ + max‖y‖)² in coordinates centred at the mean of Y.
+    d = 4
+    x = np.zeros((1, d))
+    Y = np.vstack([np.eye(d)[:1] * 1.0, np.eye(d)[1:2] * np.sqrt(1.0 + 1e-9),
+                   rng.normal(size=(50, d)) + 6.0])  # fmt: skip
+    got = nearest_sq_distances(x, Y, k=1, backend="faiss")[0, 0]
+    centred_x, centred_y = x - Y.mean(axis=0), Y - Y.mean(axis=0)
+    beta = 2 * (d + 8) * 2.0**-24 * (np.linalg.norm(centred_x)
+                                     + np.linalg.norm(centred_y, axis=1).max()) ** 2
+    assert got == pytest.approx(1.0, abs=1e-15) or got == pytest.approx(1.0 + 1e-9, abs=1e-15)
+    assert got <= 1.0 + 2 * beta
+
+
 def test_nearest_sq_distances_bounded_block_size_gives_same_answer(rng):
     X, Y = rng.normal(size=(50, 3)), rng.normal(size=(400, 3))
     tiny = nearest_sq_distances(X, Y, max_chunk_bytes=1)  # one row per block

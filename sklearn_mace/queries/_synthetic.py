@@ -69,8 +69,11 @@ class NearestSyntheticDistance(_SyntheticQueryMixin):
         Number of nearest synthetic records; the query has ``k`` columns, ascending (the
         first is Eq. 2).
     backend : {"auto", "torch", "faiss"}, default="auto"
-        ``"auto"``: faiss when the optional ``faiss`` package is installed and the device is
-        the CPU, else torch.
+        ``"auto"``: faiss when the optional ``faiss`` package is installed, the device is
+        the CPU and ``k = 1``, else torch. The torch path is exact in float64; faiss
+        (``k = 1``) returns the exact distance to its float32 nearest candidate, off only for
+        near-ties and then by at most twice the float32 rounding bound (see
+        :func:`~sklearn_mace.utils.nearest_sq_distances`).
     device : {"auto", "cpu", "cuda", "cuda:N"} or torch.device, default="auto"
         Device of the torch backend (``"auto"``: CUDA when available).
     max_chunk_bytes : int, default=64 MiB
@@ -167,8 +170,9 @@ class NearestSyntheticDistance(_SyntheticQueryMixin):
                 "backend='faiss' needs the optional dependency faiss-cpu "
                 "(pip install 'sklearn-mace[faiss]'); use backend='auto' or 'torch'."
             )
-        if self.backend == "auto":
-            return "faiss" if has_faiss and device.type == "cpu" else "torch"
+        if self.backend == "auto":  # faiss is fast for the single nearest neighbour only
+            use_faiss = has_faiss and device.type == "cpu" and self.k == 1
+            return "faiss" if use_faiss else "torch"
         return self.backend
 
 

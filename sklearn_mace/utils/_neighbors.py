@@ -31,7 +31,7 @@ def nearest_sq_distances(
        (optional dependency), keeping the ``k + 8`` smallest as candidates;
     2. *re-rank* — ``‖x − y‖²`` for the candidates only, in float64 by direct differences
        (no cancellation);
-    3. *certify* — the screen is off by at most ``β = 2·(d + 8)·u·(‖x‖ + max‖y‖)²`` with
+    3. *certify* (``backend="torch"``, or ``k >= 2``) — the screen is off by at most ``β = 2·(d + 8)·u·(‖x‖ + max‖y‖)²`` with
        ``u = 2⁻²⁴`` (float32 rounding of inputs, products and sums). A row is exact when the
        last candidate's screened value exceeds the ``k``-th one's by more than ``2β``: then no
        row of ``Y`` left out can be nearer. Rows without that certificate (near-ties) are
@@ -40,6 +40,11 @@ def nearest_sq_distances(
        For ``k = 1`` on torch the screen keeps just the minimum and the runner-up (two cheap
        passes instead of ``topk``), and re-ranks everything within ``2β`` of the minimum,
        by direct differences, when the runner-up is that close.
+
+    With ``backend="faiss"`` and ``k = 1`` there is no runner-up to certify with (asking faiss
+    for two neighbours costs 15 times more than for one): the result is the exact float64
+    distance to faiss's nearest candidate, which is the minimum unless another row of ``Y``
+    is within ``2β`` of it (a near-tie), and then exceeds the minimum by at most ``2β``.
 
     Parameters
     ----------
@@ -67,7 +72,9 @@ def nearest_sq_distances(
     y_sq = y64.square().sum(dim=1)
     y_norm_max = float(y_sq.max()) ** 0.5
     slack = 2.0 * (X.shape[1] + 8) * _FLOAT32_ROUNDOFF
-    n_cand = min(len(Y), k + _EXTRA_CANDIDATES)
+    # faiss has a fast path for k = 1 only (k >= 2 keeps a heap per query, ~15x slower): for
+    # k = 1 it screens one candidate, for k >= 2 the k + 8 needed by the certificate.
+    n_cand = min(len(Y), k if backend == "faiss" and k == 1 else k + _EXTRA_CANDIDATES)
     if backend == "faiss":
         screen_rows = _faiss_screen(Y - centre, n_cand)
         chunks = row_chunks(len(X), n_cand * X.shape[1], max_bytes=max_chunk_bytes)
@@ -129,7 +136,7 @@ def _rerank(screened, cand, bound, x, y, y_sq, k):
     """Exact float64 distances to the candidates; uncertified rows recomputed against all ``y``."""
     exact = (y[cand] - x.unsqueeze(1)).square_().sum(dim=2)
     nearest = torch.sort(exact, dim=1).values[:, :k]
-    if cand.shape[1] < len(y):
+    if k < cand.shape[1] < len(y):  # no certificate for faiss at k = 1 (see the docstring)
         gap = screened[:, -1].double() - screened[:, k - 1].double()
         uncertain = torch.nonzero(gap <= 2.0 * bound).flatten()
         if len(uncertain):

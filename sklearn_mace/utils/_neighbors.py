@@ -31,8 +31,9 @@ def nearest_sq_distances(
        (optional dependency), keeping the ``k + 8`` smallest as candidates;
     2. *re-rank* — ``‖x − y‖²`` for the candidates only, in float64 by direct differences
        (no cancellation);
-    3. *certify* (``backend="torch"``, or ``k >= 2``) — the screen is off by at most ``β = 2·(d + 8)·u·(‖x‖ + max‖y‖)²`` with
-       ``u = 2⁻²⁴`` (float32 rounding of inputs, products and sums). A row is exact when the
+    3. *certify* (``backend="torch"``, or ``k >= 2``) — the screen is off by at most
+       ``β = 2·(d + 8)·u·(‖x‖ + max‖y‖)²`` with ``u = 2⁻²⁴`` (float32 rounding of inputs,
+       products and sums). A row is exact when the
        last candidate's screened value exceeds the ``k``-th one's by more than ``2β``: then no
        row of ``Y`` left out can be nearer. Rows without that certificate (near-ties) are
        recomputed against all of ``Y`` by the float64 expansion ``‖x‖² + ‖y‖² − 2·x·y``

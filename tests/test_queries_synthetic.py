@@ -197,3 +197,26 @@ def test_monte_carlo_median_of_copies_is_an_error():
     synthetic = np.arange(12.0).reshape(4, 3)
     with pytest.raises(ValueError, match="pass a float epsilon"):
         MonteCarloQuery(synthetic).fit(synthetic)
+
+
+def test_queries_compose_with_the_mace_estimators_in_a_pipeline(rng):
+    # In 10-D, members are noisy synthetic copies (distance about 0.05·sqrt(10) = 0.16) and
+    # non-members independent draws (nearest of 300 synthetic rows about 2 away): the
+    # nearest-synthetic query separates them perfectly, so U_N and the held-out advantage
+    # of the pipeline's Bayes classifier are close to 1.
+    from sklearn.model_selection import cross_val_score
+
+    from sklearn_mace import BayesOptimalMIA, KDEAdvantageEstimator
+
+    synthetic = rng.normal(size=(300, 10))
+    members = synthetic[:100] + rng.normal(scale=0.05, size=(100, 10))
+    others = rng.normal(size=(100, 10))
+    X, m = np.vstack([members, others]), np.r_[np.ones(100), np.zeros(100)]
+    hybrid = FeatureUnion([("d", DiscriminatorQuery(RowMean())),
+                           ("nn", NearestSyntheticDistance(synthetic))])  # fmt: skip
+    audit = make_pipeline(hybrid, KDEAdvantageEstimator(random_state=0, device="cpu"))
+    assert audit.fit(X, m)[-1].advantage_ > 0.8
+    assert cross_val_score(audit, X, m, cv=3).mean() > 0.8
+    attack = make_pipeline(NearestSyntheticDistance(synthetic), BayesOptimalMIA(device="cpu"))
+    risk = attack.fit(X, m)[-1].individual_risk(attack[0].transform(X))
+    assert risk.shape == (200,) and np.all((risk >= 0) & (risk <= 1))

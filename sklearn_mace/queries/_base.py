@@ -19,7 +19,7 @@ from tqdm.auto import tqdm
 
 from ..utils import resolve_device, to_numpy
 
-__all__ = ["TorchQueryMixin", "as_module"]
+__all__ = ["QueryFeatureNamesMixin", "TorchQueryMixin", "as_module"]
 
 
 def as_module(model, name):
@@ -77,7 +77,20 @@ def evaluation_mode(modules):
             m.training = training
 
 
-class TorchQueryMixin(TransformerMixin, BaseEstimator):
+class QueryFeatureNamesMixin:
+    """``get_feature_names_out`` for queries: ``<classname>0``, ``<classname>1``, …
+
+    Needs ``_n_features_out`` (set in ``fit``); lets ``FeatureUnion`` name hybrid queries.
+    """
+
+    def get_feature_names_out(self, input_features=None):
+        """Names ``<classname>0``, ``<classname>1``, … of the query features."""
+        check_is_fitted(self)
+        prefix = type(self).__name__.lower()
+        return np.asarray([f"{prefix}{i}" for i in range(self._n_features_out)], dtype=object)
+
+
+class TorchQueryMixin(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
     """Shared behaviour of the torch-backed query transformers (not used directly).
 
     Subclasses implement ``_modules()`` (the modules the query evaluates) and
@@ -174,12 +187,6 @@ class TorchQueryMixin(TransformerMixin, BaseEstimator):
                 f"got {getattr(out, 'shape', type(out).__name__)} for {len(batch)} records."
             )
         return out.reshape(len(batch), -1)
-
-    def get_feature_names_out(self, input_features=None):
-        """Names ``<classname>0``, ``<classname>1``, … of the query features."""
-        check_is_fitted(self)
-        prefix = type(self).__name__.lower()
-        return np.asarray([f"{prefix}{i}" for i in range(self._n_features_out)], dtype=object)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

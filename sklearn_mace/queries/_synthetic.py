@@ -18,11 +18,12 @@ from ..utils import (
     to_numpy,
     to_tensor,
 )
+from ._base import QueryFeatureNamesMixin
 
 __all__ = ["MonteCarloQuery", "NearestSyntheticDistance"]
 
 
-class _SyntheticQueryMixin(TransformerMixin, BaseEstimator):
+class _SyntheticQueryMixin(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
     """Validation shared by the queries against a synthetic data set (not used directly)."""
 
     def _validated_synthetic(self, n_features):
@@ -42,11 +43,6 @@ class _SyntheticQueryMixin(TransformerMixin, BaseEstimator):
             )
         return synthetic
 
-    def get_feature_names_out(self, input_features=None):
-        """Names ``<classname>0``, ``<classname>1``, … of the query features."""
-        check_is_fitted(self)
-        prefix = type(self).__name__.lower()
-        return np.asarray([f"{prefix}{i}" for i in range(self._n_features_out)], dtype=object)
 
 
 class NearestSyntheticDistance(_SyntheticQueryMixin):

@@ -187,9 +187,3 @@ class TorchQueryMixin(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
                 f"got {getattr(out, 'shape', type(out).__name__)} for {len(batch)} records."
             )
         return out.reshape(len(batch), -1)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.requires_fit = True
-        tags.non_deterministic = False
-        return tags

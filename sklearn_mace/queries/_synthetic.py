@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from ..utils import (
     DEFAULT_CHUNK_BYTES,
+    count_within_radius,
     nearest_sq_distances,
     resolve_device,
     row_chunks,
@@ -283,6 +284,14 @@ class MonteCarloQuery(_SyntheticQueryMixin):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         synthetic = self._validated_synthetic(X.shape[1])
+        if self.weighting == "count":  # Hilprecht et al.'s plain Monte-Carlo estimate
+            counts = count_within_radius(X, synthetic, self.epsilon_, device=self.device,
+                                         max_chunk_bytes=self.max_chunk_bytes)  # fmt: skip
+            return (counts / len(synthetic)).reshape(-1, 1)
+        return self._log_weighted_ball_sum(X, synthetic) / len(synthetic)
+
+    def _log_weighted_ball_sum(self, X, synthetic):
+        """``Σ_i 1[d(g_i, z) ≤ ε] · (−log d(g_i, z))`` per row, in bounded pairwise blocks."""
         dev = resolve_device(self.device)
         centre = synthetic.mean(axis=0)
         g = to_tensor(synthetic - centre, dev)
@@ -293,10 +302,7 @@ class MonteCarloQuery(_SyntheticQueryMixin):
             x = to_tensor(X[rows] - centre, dev)
             d2 = torch.addmm(g_sq, x, g.T, alpha=-2.0).add_(x.square().sum(dim=1, keepdim=True))
             inside = d2 <= eps_sq
-            if self.weighting == "count":
-                score = inside.sum(dim=1, dtype=torch.float64)
-            else:  # −log d = −½ log d², summed over the ball
-                score = torch.where(inside, d2.clamp_(min=floor_sq).log_().mul_(-0.5), 0.0)
-                score = score.sum(dim=1)
-            out[rows, 0] = to_numpy(score) / len(g)
+            # −log d = −½ log d², with d floored at min_distance
+            log_d = d2.clamp_(min=floor_sq).log_().mul_(-0.5)
+            out[rows, 0] = to_numpy(torch.where(inside, log_d, 0.0).sum(dim=1))
         return out

@@ -233,3 +233,14 @@ def test_non_finite_generator_and_discriminator_outputs_are_errors(rng):
         GeneratorReconstructionQuery(NaNGenerator(3), 2).fit(X)
     with pytest.raises(ValueError, match="non-finite"):
         DiscriminatorQuery(NaNGenerator(1)).fit(rng.normal(size=(4, 2)))
+
+
+def test_progress_bar_follows_verbose(rng, capsys):
+    X = rng.normal(size=(6, 4))
+    query = GeneratorReconstructionQuery(torch.nn.Linear(2, 4), 2, n_steps=3, random_state=0)
+    query.fit_transform(X)
+    assert "GeneratorReconstructionQuery" not in capsys.readouterr().err
+    query.set_params(verbose=1).fit_transform(X)
+    assert "GeneratorReconstructionQuery" in capsys.readouterr().err
+    DiscriminatorQuery(RowMean(), verbose=1).fit_transform(X)
+    assert "DiscriminatorQuery" in capsys.readouterr().err

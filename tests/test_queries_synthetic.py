@@ -30,6 +30,7 @@ BACKENDS = ["torch", pytest.param("faiss", marks=pytest.mark.skipif(not HAS_FAIS
 
 @parametrize_with_checks(
     [NearestSyntheticDistance(synthetic_of_width(3), backend="torch"),
+     NearestSyntheticDistance(synthetic_of_width(3)),  # faiss when installed
      NearestSyntheticDistance(synthetic_of_width(3), k=2, metric="sqeuclidean"),
      MonteCarloQuery(synthetic_of_width(3)),
      MonteCarloQuery(synthetic_of_width(3), epsilon=1.5, weighting="count")],

@@ -17,7 +17,14 @@ from .attacks import (
 )
 from .estimation import KDEAdvantageEstimator
 from .experiment import PriorSampler, membership_experiment
-from .queries import ClassifierQuery
+from .queries import (
+    ClassifierQuery,
+    DiscriminatorQuery,
+    GeneratorReconstructionQuery,
+    MonteCarloQuery,
+    MultiDiscriminatorQuery,
+    NearestSyntheticDistance,
+)
 
 __version__ = "0.1.0.dev0"
 
@@ -25,8 +32,13 @@ __all__ = [
     "BTTAttack",
     "BayesOptimalMIA",
     "ClassifierQuery",
+    "DiscriminatorQuery",
     "GeneralizedMetricAttack",
+    "GeneratorReconstructionQuery",
     "KDEAdvantageEstimator",
+    "MonteCarloQuery",
+    "MultiDiscriminatorQuery",
+    "NearestSyntheticDistance",
     "PriorSampler",
     "ShadowModelAttack",
     "ShadowModels",

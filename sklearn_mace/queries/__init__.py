@@ -1,5 +1,19 @@
-"""Query transformers: what an adversary observes about a record (MACE §2.2)."""
+"""Query transformers: what an adversary observes about a record (MACE §2.2).
+
+Each query is a scikit-learn transformer ``records -> (n, q)`` whose output feeds the attack
+and estimation estimators. Hybrid queries (MACE Eq. 4) are a ``FeatureUnion`` of these.
+"""
 
 from ._classifier import ClassifierQuery
+from ._discriminator import DiscriminatorQuery, MultiDiscriminatorQuery
+from ._generator import GeneratorReconstructionQuery
+from ._synthetic import MonteCarloQuery, NearestSyntheticDistance
 
-__all__ = ["ClassifierQuery"]
+__all__ = [
+    "ClassifierQuery",
+    "DiscriminatorQuery",
+    "GeneratorReconstructionQuery",
+    "MonteCarloQuery",
+    "MultiDiscriminatorQuery",
+    "NearestSyntheticDistance",
+]

@@ -3,19 +3,49 @@
 import numpy as np
 import torch
 
-from ._chunks import DEFAULT_CHUNK_BYTES, row_chunks
+from ._chunks import DEFAULT_CHUNK_BYTES, chunk_rows, row_chunks
 from ._torch import resolve_device, to_numpy, to_tensor
 
-__all__ = ["count_within_radius", "nearest_sq_distances"]
+__all__ = ["NEAREST_BACKENDS", "count_within_radius", "nearest_sq_distances"]
 
 
-def nearest_sq_distances(X, Y, *, k=1, device="auto", max_chunk_bytes=DEFAULT_CHUNK_BYTES):
+# Float32 has a 24-bit significand: unit roundoff 2**-24.
+_FLOAT32_ROUNDOFF = 2.0**-24
+# Candidates beyond k kept from a float32 screen; more makes the exactness certificate
+# succeed for more rows (near-ties), fewer makes the exact re-ranking cheaper.
+_EXTRA_CANDIDATES = 8
+NEAREST_BACKENDS = ("torch", "faiss")
+
+
+def nearest_sq_distances(
+    X, Y, *, k=1, device="auto", max_chunk_bytes=DEFAULT_CHUNK_BYTES, backend="torch"
+):
     """Squared Euclidean distances from each row of ``X`` to its ``k`` nearest rows of ``Y``.
 
-    Works in row blocks of at most ``max_chunk_bytes`` so that memory stays bounded for any
-    ``len(X) × len(Y)``; the expansion ``‖x‖² + ‖y‖² − 2·x·y`` runs as one matrix product
-    per block (BLAS on CPU, cuBLAS on GPU) on data centred at the mean of ``Y`` to limit
-    cancellation.
+    Exact in float64, at float32 matrix-product speed, on data centred at the mean of ``Y``:
+
+    1. *screen* — float32 squared distances (up to a per-row constant) to all of ``Y``:
+       ``backend="torch"`` by one matrix product per block of rows of ``X`` (BLAS on CPU,
+       cuBLAS on GPU; at most ``max_chunk_bytes`` per ``rows × len(Y)`` block, so memory stays
+       bounded for any ``len(X) × len(Y)``); ``backend="faiss"`` by ``faiss.IndexFlatL2``
+       (optional dependency), keeping the ``k + 8`` smallest as candidates;
+    2. *re-rank* — ``‖x − y‖²`` for the candidates only, in float64 by direct differences
+       (no cancellation);
+    3. *certify* (``backend="torch"``, or ``k >= 2``) — the screen is off by at most
+       ``β = 2·(d + 8)·u·(‖x‖ + max‖y‖)²`` with ``u = 2⁻²⁴`` (float32 rounding of inputs,
+       products and sums). A row is exact when the
+       last candidate's screened value exceeds the ``k``-th one's by more than ``2β``: then no
+       row of ``Y`` left out can be nearer. Rows without that certificate (near-ties) are
+       recomputed against all of ``Y`` by the float64 expansion ``‖x‖² + ‖y‖² − 2·x·y``
+       (absolute error of order ``d·2⁻⁵³·(‖x‖ + max‖y‖)²`` in centred coordinates).
+       For ``k = 1`` on torch the screen keeps just the minimum and the runner-up (two cheap
+       passes instead of ``topk``), and re-ranks everything within ``2β`` of the minimum,
+       by direct differences, when the runner-up is that close.
+
+    With ``backend="faiss"`` and ``k = 1`` there is no runner-up to certify with (asking faiss
+    for two neighbours costs 15 times more than for one): the result is the exact float64
+    distance to faiss's nearest candidate, which is the minimum unless another row of ``Y``
+    is within ``2β`` of it (a near-tie), and then exceeds the minimum by at most ``2β``.
 
     Parameters
     ----------
@@ -24,6 +54,7 @@ def nearest_sq_distances(X, Y, *, k=1, device="auto", max_chunk_bytes=DEFAULT_CH
     k : int, default=1
     device : {"auto", "cpu", "cuda"}, default="auto"
     max_chunk_bytes : int, default=64 MiB
+    backend : {"torch", "faiss"}, default="torch"
 
     Returns
     -------
@@ -34,17 +65,121 @@ def nearest_sq_distances(X, Y, *, k=1, device="auto", max_chunk_bytes=DEFAULT_CH
         raise ValueError(f"X and Y must be 2-D with equal columns; got {X.shape} and {Y.shape}.")
     if not 1 <= k <= len(Y):
         raise ValueError(f"k must be between 1 and len(Y)={len(Y)}; got {k}.")
+    if backend not in NEAREST_BACKENDS:
+        raise ValueError(f"backend must be one of {NEAREST_BACKENDS}; got {backend!r}.")
     dev = resolve_device(device)
     centre = Y.mean(axis=0)
-    y = to_tensor(Y - centre, dev)
-    y_sq = (y * y).sum(dim=1)
+    y64 = to_tensor(Y - centre, dev)
+    y_sq = y64.square().sum(dim=1)
+    y_norm_max = float(y_sq.max()) ** 0.5
+    slack = 2.0 * (X.shape[1] + 8) * _FLOAT32_ROUNDOFF
+    # faiss has a fast path for k = 1 only (k >= 2 keeps a heap per query, ~15x slower): for
+    # k = 1 it screens one candidate, for k >= 2 the k + 8 needed by the certificate.
+    n_cand = min(len(Y), k if backend == "faiss" and k == 1 else k + _EXTRA_CANDIDATES)
+    if backend == "faiss":
+        screen_rows = _faiss_screen(Y - centre, n_cand)
+        chunks = row_chunks(len(X), n_cand * X.shape[1], max_bytes=max_chunk_bytes)
+    else:
+        screen_rows = _torch_screen(y64, y_sq, len(X), max_chunk_bytes)
+        chunks = row_chunks(len(X), len(Y), itemsize=4, max_bytes=max_chunk_bytes)
     out = np.empty((len(X), k))
-    for rows in row_chunks(len(X), len(Y), max_bytes=max_chunk_bytes):
+    for rows in chunks:
         x = to_tensor(X[rows] - centre, dev)
-        d2 = torch.addmm(y_sq, x, y.T, alpha=-2.0).add_((x * x).sum(dim=1, keepdim=True))
-        nearest = torch.topk(d2, k, dim=1, largest=False).values.clamp_(min=0.0)
+        bound = slack * (x.square().sum(dim=1).sqrt_() + y_norm_max).square_()
+        screen = screen_rows(x)
+        if backend == "torch" and k == 1:
+            nearest = _nearest_certified(screen, bound.float(), x, y64, y_sq)
+        else:
+            if backend == "torch":
+                screen = torch.topk(screen, n_cand, dim=1, largest=False, sorted=True)
+            nearest = _rerank(*screen, bound, x, y64, y_sq, k)
         out[rows] = to_numpy(nearest)
     return out
+
+
+def _torch_screen(y, y_sq, n_rows, max_chunk_bytes):
+    """``x ↦ ‖y‖² − 2·x·y`` (float32) for all of ``y``, in one reused block.
+
+    One product of ``[x, 1]`` with ``[−2y, ‖y‖²]`` (no bias copy); reusing the block matters:
+    allocating a fresh one per chunk costs as much as the product itself (page faults).
+    """
+    y_aug = torch.cat([-2.0 * y, y_sq.unsqueeze(1)], dim=1).float()
+    rows = min(n_rows, chunk_rows(len(y), itemsize=4, max_bytes=max_chunk_bytes))
+    block = torch.empty((rows, len(y)), dtype=torch.float32, device=y.device)
+
+    def screen(x):
+        ones = torch.ones((len(x), 1), dtype=torch.float32, device=x.device)
+        return torch.mm(torch.cat([x.float(), ones], dim=1), y_aug.T, out=block[: len(x)])
+
+    return screen
+
+
+def _faiss_screen(Y_centred, n_cand):
+    """``x ↦ (squared distances, indices)`` of the ``n_cand`` nearest by ``faiss.IndexFlatL2``."""
+    try:
+        import faiss
+    except ImportError as exc:
+        raise ImportError(
+            "backend='faiss' needs the optional dependency faiss-cpu "
+            "(pip install 'sklearn-mace[faiss]')."
+        ) from exc
+    index = faiss.IndexFlatL2(Y_centred.shape[1])
+    index.add(np.ascontiguousarray(Y_centred, dtype=np.float32))
+
+    def screen(x):
+        dist, ind = index.search(np.ascontiguousarray(to_numpy(x), dtype=np.float32), n_cand)
+        return torch.as_tensor(dist, device=x.device), torch.as_tensor(ind, device=x.device)
+
+    return screen
+
+
+def _rerank(screened, cand, bound, x, y, y_sq, k):
+    """Exact float64 distances to the candidates; uncertified rows recomputed against all ``y``."""
+    exact = (y[cand] - x.unsqueeze(1)).square_().sum(dim=2)
+    nearest = torch.sort(exact, dim=1).values[:, :k]
+    if k < cand.shape[1] < len(y):  # no certificate for faiss at k = 1 (see the docstring)
+        gap = screened[:, -1].double() - screened[:, k - 1].double()
+        uncertain = torch.nonzero(gap <= 2.0 * bound).flatten()
+        if len(uncertain):
+            nearest[uncertain] = _exact_nearest(x[uncertain], y, y_sq, k)
+    return nearest
+
+
+def _nearest_certified(screen, bound, x, y, y_sq):
+    """k = 1: re-rank the screened minimum in float64; certified when the runner-up is far.
+
+    Two cheap passes (``min``, then ``amin`` with the minimum masked) instead of ``topk``.
+    Rows whose runner-up lies within ``2·bound`` of the minimum go to
+    :func:`_nearest_within_bound`.
+    """
+    lowest, arg = screen.min(dim=1)
+    nearest = (y[arg] - x).square_().sum(dim=1)
+    screen.scatter_(1, arg.unsqueeze(1), torch.inf)
+    uncertain = torch.nonzero(screen.amin(dim=1) - lowest <= 2.0 * bound).flatten()
+    if len(uncertain):
+        screen.scatter_(1, arg.unsqueeze(1), lowest.unsqueeze(1))
+        nearest[uncertain] = _nearest_within_bound(
+            screen[uncertain], bound[uncertain], x[uncertain], y, y_sq
+        )
+    return nearest.unsqueeze(1)
+
+
+def _nearest_within_bound(screen, bound, x, y, y_sq):
+    """k = 1: the float64 minimum over every row of ``y`` screened within ``2·bound`` of the
+    screened minimum — all rows that can be the nearest, so the result is exact."""
+    threshold = screen.amin(dim=1).add_(2.0 * bound)
+    row, col = torch.nonzero(screen <= threshold.unsqueeze(1), as_tuple=True)
+    if len(row) > 64 * len(x):  # massive near-ties: plain float64 for these rows
+        return _exact_nearest(x, y, y_sq, 1)[:, 0]
+    pair_sq = (y[col] - x[row]).square_().sum(dim=1)
+    nearest = torch.full((len(x),), torch.inf, dtype=x.dtype, device=x.device)
+    return nearest.scatter_reduce_(0, row, pair_sq, reduce="amin")
+
+
+def _exact_nearest(x, y, y_sq, k):
+    """The float64 expansion against all of ``y`` (for the few rows the screen cannot certify)."""
+    d2 = torch.addmm(y_sq, x, y.T, alpha=-2.0).add_(x.square().sum(dim=1, keepdim=True))
+    return torch.topk(d2, k, dim=1, largest=False).values.clamp_(min=0.0)
 
 
 def count_within_radius(X, Y, radius, *, device="auto", max_chunk_bytes=DEFAULT_CHUNK_BYTES):

@@ -1,0 +1,189 @@
+"""The torch query base: a stateless transformer that runs a wrapped module on records.
+
+Every query that evaluates a torch model (a discriminator, a generator) shares the same
+plumbing: ``device="auto"``, batches of ``batch_size`` rows under ``torch.inference_mode()``,
+float64 NumPy out, and a ``fit`` that learns nothing from the data — it only validates the
+records and checks, on one row, that the module accepts them.
+"""
+
+import contextlib
+import copy
+from numbers import Integral
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted, validate_data
+from tqdm.auto import tqdm
+
+from ..utils import resolve_device, to_numpy
+
+__all__ = ["QueryFeatureNamesMixin", "TorchQueryMixin", "as_module"]
+
+
+def as_module(model, name):
+    """The ``torch.nn.Module`` behind ``model``: the module itself, or a skorch net's ``module_``.
+
+    Raises a ``TypeError`` naming the parameter ``name`` for anything else, including a skorch
+    net that was never initialized (``sklearn.clone`` re-creates skorch nets uninitialized, so
+    inside ``GridSearchCV`` or ``cross_val_score`` pass ``net.module_`` rather than ``net``).
+    """
+    if isinstance(model, torch.nn.Module):
+        return model
+    module = getattr(model, "module_", None)
+    if isinstance(module, torch.nn.Module):
+        return module
+    if hasattr(model, "initialize") and hasattr(model, "module"):
+        raise TypeError(
+            f"{name} is a skorch net that has not been initialized (no module_); pass a "
+            f"fitted net or its module_ (sklearn.clone re-creates skorch nets uninitialized)."
+        )
+    raise TypeError(
+        f"{name} must be a torch.nn.Module or a fitted skorch net (with module_); "
+        f"got {type(model).__name__}."
+    )
+
+
+def module_dtype(module):
+    """The floating dtype of the module's parameters (float32 when it has none)."""
+    for tensor in module.parameters():
+        if tensor.is_floating_point():
+            return tensor.dtype
+    return torch.float32
+
+
+def module_on(module, device):
+    """``module`` itself when all its tensors are on ``device``, else a copy moved there.
+
+    The user's module is never moved (``nn.Module.to`` works in place).
+    """
+    tensors = list(module.parameters()) + list(module.buffers())
+    if all(t.device == device for t in tensors):
+        return module
+    return copy.deepcopy(module).to(device)
+
+
+@contextlib.contextmanager
+def evaluation_mode(modules):
+    """Put modules in ``eval()`` mode (dropout off, batch-norm running stats) and restore after."""
+    saved = [(m, m.training) for module in modules for m in module.modules()]
+    try:
+        for module in modules:
+            module.eval()
+        yield
+    finally:
+        for m, training in saved:
+            m.training = training
+
+
+class QueryFeatureNamesMixin:
+    """``get_feature_names_out`` for queries: ``<classname>0``, ``<classname>1``, …
+
+    Needs ``_n_features_out`` (set in ``fit``); lets ``FeatureUnion`` name hybrid queries.
+    """
+
+    def get_feature_names_out(self, input_features=None):
+        """Names ``<classname>0``, ``<classname>1``, … of the query features."""
+        check_is_fitted(self)
+        prefix = type(self).__name__.lower()
+        return np.asarray([f"{prefix}{i}" for i in range(self._n_features_out)], dtype=object)
+
+
+class TorchQueryMixin(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
+    """Shared behaviour of the torch-backed query transformers (not used directly).
+
+    Subclasses implement ``_modules()`` (the modules the query evaluates) and
+    ``_query_batch(batch, modules)`` (a float tensor of shape ``(b, n_features)`` on the device
+    → a tensor of shape ``(b, q)``), or override ``_query`` and ``_check_query`` entirely.
+    Records are rows of ``X`` (images flattened); with ``input_shape`` they are reshaped to
+    ``(b, *input_shape)`` before reaching a module.
+    """
+
+    _parameter_constraints = {
+        "input_shape": [tuple, None],
+        "device": [str, torch.device],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "verbose": ["verbose"],
+    }
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Validate ``X`` and check on one row that the query accepts it; learns nothing.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Records, one per row (images flattened).
+        y : ignored
+
+        Returns
+        -------
+        self : object
+        """
+        X = validate_data(self, X, dtype=np.float64)
+        resolve_device(self.device)
+        self._n_features_out = self._check_query(X)
+        return self
+
+    def transform(self, X):
+        """Evaluate the query on every row of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        Q : ndarray of shape (n_samples, n_query_features), float64
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self._query(X, progress=bool(self.verbose))
+
+    def _check_query(self, X):
+        """Run the query on the first record: the module must accept it (clear errors if not)."""
+        return self._query(X[:1], progress=False).shape[1]
+
+    def _query(self, X, *, progress):
+        device = resolve_device(self.device)
+        modules = [module_on(m, device) for m in self._modules()]
+        dtype = module_dtype(modules[0])
+        out = []
+        batches = range(0, len(X), self.batch_size)
+        with evaluation_mode(modules), torch.inference_mode():
+            for start in tqdm(batches, disable=not progress, desc=type(self).__name__):
+                batch = torch.tensor(X[start : start + self.batch_size], dtype=dtype)
+                out.append(to_numpy(self._query_batch(batch.to(device), modules)))
+        Q = np.concatenate(out).astype(np.float64, copy=False)
+        if not np.all(np.isfinite(Q)):
+            raise ValueError(f"{type(self).__name__}: the module returned non-finite values.")
+        return Q
+
+    def _to_module_input(self, batch):
+        """A batch of flattened rows, reshaped to ``(b, *input_shape)`` when that is set."""
+        if self.input_shape is None:
+            return batch
+        n_cells = int(np.prod(self.input_shape))
+        if n_cells != batch.shape[1]:
+            raise ValueError(
+                f"input_shape={self.input_shape} holds {n_cells} values per record but X has "
+                f"{batch.shape[1]} features."
+            )
+        return batch.reshape(len(batch), *self.input_shape)
+
+    def _run_module(self, module, batch, name):
+        """``module(batch)`` as ``(b, q)``, with a clear error when the shapes do not fit."""
+        try:
+            out = module(self._to_module_input(batch))
+        except RuntimeError as exc:  # shape mismatches surface as RuntimeError in torch
+            raise ValueError(
+                f"{name} cannot be applied to records with {batch.shape[1]} features "
+                f"(input_shape={self.input_shape}): {exc}"
+            ) from exc
+        if not isinstance(out, torch.Tensor) or out.ndim == 0 or len(out) != len(batch):
+            raise ValueError(
+                f"{name} must return one output per record (a tensor of shape (n,) or (n, q)); "
+                f"got {getattr(out, 'shape', type(out).__name__)} for {len(batch)} records."
+            )
+        return out.reshape(len(batch), -1)

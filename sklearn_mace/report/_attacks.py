@@ -10,7 +10,7 @@ from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
 from ..attacks import BayesOptimalMIA, DOMIASAttack, GANLeaksAttack, MonteCarloAttack
 from ..estimation import KDEAdvantageEstimator
-from ..utils import nearest_sq_distances
+from ..queries import NearestSyntheticDistance
 
 __all__ = ["ATTACKS", "mace_nearest_distance", "nearest_distance"]
 
@@ -33,7 +33,7 @@ def attack_scores(make_attack, synthetic, reference, targets, random_state):
 
 def nearest_distance(targets, synthetic):
     """MACE Eq. 2: Euclidean distance from each target to its nearest synthetic row."""
-    return np.sqrt(nearest_sq_distances(targets, synthetic, k=1)[:, 0])
+    return NearestSyntheticDistance(synthetic).fit_transform(targets)[:, 0]
 
 
 def mace_nearest_distance(distance, m, *, prior, confidence, random_state=None, with_risk=True):

@@ -1,6 +1,7 @@
 """Membership-inference attacks as scikit-learn classifiers."""
 
 from ._baselines import GANLeaksAttack, LOGANAttack, MonteCarloAttack, SyntheticDensityAttack
+from ._compare import compare_attacks
 from ._domias import DOMIASAttack
 from ._synthetic import SyntheticDataAttack, stack_synthetic_reference
 
@@ -11,5 +12,6 @@ __all__ = [
     "MonteCarloAttack",
     "SyntheticDataAttack",
     "SyntheticDensityAttack",
+    "compare_attacks",
     "stack_synthetic_reference",
 ]

@@ -7,11 +7,25 @@ Take-the-Typical, as estimators and transformers that compose with ``Pipeline``,
 ``GridSearchCV`` and ``cross_val_score``.
 """
 
+from .attacks import (
+    DOMIASAttack,
+    GANLeaksAttack,
+    LOGANAttack,
+    MonteCarloAttack,
+    SyntheticDensityAttack,
+    compare_attacks,
+)
 from .experiment import PriorSampler, membership_experiment
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "DOMIASAttack",
+    "GANLeaksAttack",
+    "LOGANAttack",
+    "MonteCarloAttack",
     "PriorSampler",
+    "SyntheticDensityAttack",
+    "compare_attacks",
     "membership_experiment",
 ]

@@ -8,24 +8,40 @@ Take-the-Typical, as estimators and transformers that compose with ``Pipeline``,
 """
 
 from .attacks import (
+    BayesOptimalMIA,
+    BTTAttack,
     DOMIASAttack,
     GANLeaksAttack,
+    GeneralizedMetricAttack,
     LOGANAttack,
     MonteCarloAttack,
+    ShadowModelAttack,
+    ShadowModels,
     SyntheticDensityAttack,
+    TakeTheTypicalAttack,
     compare_attacks,
 )
+from .estimation import KDEAdvantageEstimator
 from .experiment import PriorSampler, membership_experiment
+from .queries import ClassifierQuery
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "BTTAttack",
+    "BayesOptimalMIA",
+    "ClassifierQuery",
     "DOMIASAttack",
     "GANLeaksAttack",
+    "GeneralizedMetricAttack",
+    "KDEAdvantageEstimator",
     "LOGANAttack",
     "MonteCarloAttack",
     "PriorSampler",
+    "ShadowModelAttack",
+    "ShadowModels",
     "SyntheticDensityAttack",
+    "TakeTheTypicalAttack",
     "compare_attacks",
     "membership_experiment",
 ]

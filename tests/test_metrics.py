@@ -256,3 +256,18 @@ def test_scorers_work_by_name_in_cross_validation(rng):
     tpr = cross_val_score(model, X, m, cv=3, scoring=get_scorer("tpr_at_1pct_fpr"))
     assert np.all((tpr >= 0) & (tpr <= 1))
     assert get_scorer("roc_auc") is not None  # scikit-learn's names still resolve
+
+
+def test_scorer_dict_is_multimetric_scoring_by_name(rng):
+    from sklearn.model_selection import GridSearchCV
+
+    from sklearn_mace.metrics import SCORERS
+
+    X = rng.normal(size=(300, 2))
+    m = (X[:, 0] + rng.normal(size=300) > 0).astype(int)
+    search = GridSearchCV(
+        LogisticRegression(), {"C": [0.01, 1.0]}, scoring=SCORERS, refit="membership_advantage"
+    ).fit(X, m)
+    assert {"mean_test_membership_advantage", "mean_test_tpr_at_1pct_fpr"} <= set(
+        search.cv_results_
+    )

@@ -76,6 +76,9 @@ def epsilon_lower_bound(advantage, prior=0.5):
     adv = np.asarray(advantage, dtype=float)
     if np.isnan(adv).any() or (np.abs(adv) > 1).any():
         raise ValueError(f"advantage must be in [-1, 1]; got {advantage!r}.")
+    # |2p − 1| and tanh(|λ|/2) are equal in exact arithmetic; either rounding is "trivial".
+    trivial = max(abs(2 * float(prior) - 1), np.tanh(lam / 2))
     with np.errstate(divide="ignore"):
-        eps = np.maximum(2.0 * np.arctanh(np.clip(adv, -1, 1)) - lam, 0.0)
+        eps = np.where(adv <= trivial, 0.0, 2.0 * np.arctanh(adv) - lam)
+    eps = np.maximum(eps, 0.0)
     return float(eps) if eps.ndim == 0 else eps

@@ -31,7 +31,6 @@ import numpy as np
 import pandas as pd
 import torch
 from scipy.stats import gaussian_kde
-from sklearn.metrics import roc_auc_score
 from sklearn.mixture import GaussianMixture
 
 from sklearn_mace.attacks import (

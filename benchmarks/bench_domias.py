@@ -14,7 +14,7 @@ Reference rows of the table:
 * ``reference KDE, log space`` — the same scipy densities as ``logpdf_G − logpdf_R``.
 * ``reference MC / GAN-leaks / GAN-leaks CAL`` — ``domias.baselines`` functions, if installed.
 
-Run: ``python benchmarks/bench_domias.py`` (about 5 minutes on 2 busy cores);
+Run: ``python benchmarks/bench_domias.py`` (3-4 minutes on 2 shared cores);
 ``--bnaf-epochs 0`` skips BNAF (run at <= 8-D only; 10 epochs by default, Table 3 says
 50), ``--quick`` shrinks the data, ``--threads`` sets torch's threads (default 1, the same
 as scipy's single-threaded KDE). Install the optional extra

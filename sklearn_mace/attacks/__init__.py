@@ -3,6 +3,7 @@
 from ._baselines import GANLeaksAttack, LOGANAttack, MonteCarloAttack, SyntheticDensityAttack
 from ._bayes import BayesOptimalMIA
 from ._btta import BTTAttack, TakeTheTypicalAttack, btta_expected_metrics
+from ._compare import compare_attacks
 from ._domias import DOMIASAttack
 from ._generalized import GeneralizedMetricAttack
 from ._shadow import ShadowModelAttack, ShadowModels
@@ -22,5 +23,6 @@ __all__ = [
     "SyntheticDensityAttack",
     "TakeTheTypicalAttack",
     "btta_expected_metrics",
+    "compare_attacks",
     "stack_synthetic_reference",
 ]

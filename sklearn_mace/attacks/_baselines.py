@@ -132,8 +132,6 @@ class SyntheticDensityAttack(_ThresholdedScoreAttack):
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
-    population_mean = population_cov = None  # read by fit_log_density, unused here
-
     def __init__(
         self, density="kde", *, bandwidth="scott", cv=5, device="auto", random_state=None,
         verbose=0,

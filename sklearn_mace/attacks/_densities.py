@@ -149,7 +149,8 @@ def fit_log_density(attack, X, *, role):
     """Fit the density ``attack.density`` names on ``X``; ``role`` is "synthetic"/"reference".
 
     Reads ``density``, ``bandwidth``, ``cv``, ``device``, ``random_state``, ``verbose`` and,
-    for ``density="gaussian"``, ``population_mean`` / ``population_cov`` from ``attack``.
+    for ``density="gaussian"`` (DOMIASAttack only), ``population_mean`` / ``population_cov``
+    from ``attack``.
     """
     density, bandwidth = attack.density, attack.bandwidth
     if density == "gaussian" and role == "reference":

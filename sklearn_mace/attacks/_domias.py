@@ -110,11 +110,12 @@ class DOMIASAttack(SyntheticDataAttack):
     >>> from sklearn.metrics import roc_auc_score
     >>> from sklearn_mace.attacks import DOMIASAttack
     >>> from sklearn_mace.datasets import make_planted_leak
-    >>> data = make_planted_leak(n_synthetic=2000, n_reference=2000, random_state=0)
+    >>> data = make_planted_leak(n_synthetic=2000, n_reference=2000, leak_fraction=0.5,
+    ...                          noise=0.2, random_state=0)
     >>> attack = DOMIASAttack().fit_synthetic_reference(data.synthetic, data.reference)
-    >>> auc = roc_auc_score(data.membership, attack.decision_function(data.X_test))
-    >>> bool(auc > 0.6)
-    True
+    >>> score = attack.decision_function(data.X_test)  # log p_G(x) - log p_R(x)
+    >>> round(roc_auc_score(data.membership, score), 2)
+    0.86
     """
 
     _parameter_constraints = {

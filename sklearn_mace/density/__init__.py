@@ -1,10 +1,11 @@
 """Density estimators used by the attacks.
 
 Gaussian KDE in log space (:class:`GaussianKDE`, exact pointwise path, Chen-2017
-intervals, a binned/FFT grid path for d ≤ 2) and histogram densities with
-Clopper–Pearson intervals (:class:`HistogramDensity`).
+intervals, a binned/FFT grid path for d ≤ 2), histogram densities with Clopper–Pearson
+intervals (:class:`HistogramDensity`) and the BNAF normalizing flow (:class:`BNAFDensity`).
 """
 
+from ._bnaf import BNAFDensity
 from ._grid import binned_gaussian_kde, kde_grid_axes, linear_binning
 from ._histogram import HistogramDensity, clopper_pearson_interval, histogram_edges
 from ._kde import (
@@ -17,6 +18,7 @@ from ._kde import (
 
 __all__ = [
     "BANDWIDTH_RULES",
+    "BNAFDensity",
     "GaussianKDE",
     "HistogramDensity",
     "bandwidth_matrix",

@@ -1,0 +1,66 @@
+"""compare_attacks on hand-computed scores, and the fit path on planted data."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_mace.attacks import DOMIASAttack, GANLeaksAttack, compare_attacks
+from sklearn_mace.datasets import make_planted_leak
+
+M = np.array([1, 1, 1, 0, 0, 0, 1, 0])
+SCORE = np.array([0.9, 0.8, 0.3, 0.7, 0.2, 0.1, 0.6, 0.4])
+GROUPS = np.array(["a", "a", "a", "a", "b", "b", "b", "b"])
+X = np.zeros((8, 1))
+
+
+def test_metrics_on_hand_computed_scores():
+    table = compare_attacks({"s": SCORE}, X, M, groups=GROUPS, fpr=(0.25,), top_q=(0.25,))
+    overall = table[table.group == "all"].iloc[0]
+    # Pairs (member, non-member) ranked correctly: 0.9 and 0.8 beat all 4 non-members, 0.6
+    # beats 0.4, 0.2, 0.1, and 0.3 beats 0.2, 0.1 → (4 + 4 + 3 + 2) / 16.
+    assert overall.auc == pytest.approx(13 / 16)
+    # Median 0.5: guesses members 0.9, 0.8, 0.7, 0.6 → wrong on 0.7 and 0.3 → 6/8.
+    assert overall.accuracy_median == pytest.approx(6 / 8)
+    # FPR <= 1/4 allows one false positive (0.7): TPR 3/4 at threshold 0.6.
+    assert overall["tpr_at_25%_fpr"] == pytest.approx(3 / 4)
+    assert overall["precision_top_25%"] == pytest.approx(1.0)  # 0.9, 0.8
+    a = table[table.group == "a"].iloc[0]
+    # Group a: members 0.9, 0.8, 0.3, non-member 0.7: AUC 2/3; global median 0.5 → 0.3
+    # missed, 0.7 wrong → 2/4.
+    assert (a.n_samples, a.n_members) == (4, 3)
+    assert a.auc == pytest.approx(2 / 3)
+    assert a.accuracy_median == pytest.approx(0.5)
+    assert np.isnan(a.fit_time)
+
+
+def test_groups_lacking_a_class_get_nan_auc():
+    table = compare_attacks({"s": SCORE}, X, M, groups=np.r_[np.zeros(3), np.ones(5)])
+    assert np.isnan(table[table.group == 0].auc.iloc[0])
+    assert table[table.group == 1].auc.notna().all()
+
+
+def test_fits_estimators_and_calls_oracles():
+    data = make_planted_leak(100, 100, 800, 800, n_features=3, random_state=0)
+    table = compare_attacks(
+        {"oracle": data.oracle, "DOMIAS": DOMIASAttack(device="cpu"),
+         "GAN-leaks": GANLeaksAttack(device="cpu")},
+        data.X_test, data.membership, synthetic=data.synthetic, reference=data.reference,
+    )  # fmt: skip
+    assert isinstance(table, pd.DataFrame)
+    assert list(table.attack) == ["oracle", "DOMIAS", "GAN-leaks"]
+    assert table.auc.between(0, 1).all()
+    assert table.set_index("attack").loc["oracle", "auc"] == pytest.approx(
+        np.mean(data.oracle_score[:100, None] > data.oracle_score[None, 100:])
+    )
+    assert table.fit_time.iloc[1:].notna().all() and np.isnan(table.fit_time.iloc[0])
+
+
+def test_bad_inputs():
+    with pytest.raises(TypeError, match="non-empty dict"):
+        compare_attacks([SCORE], X, M)
+    with pytest.raises(ValueError, match="7 labels for 8 rows"):
+        compare_attacks({"s": SCORE}, X, M[:7])
+    with pytest.raises(ValueError, match="both synthetic and reference"):
+        compare_attacks({"s": SCORE}, X, M, synthetic=X)
+    with pytest.raises(ValueError, match="NaN"):
+        compare_attacks({"s": np.r_[SCORE[:7], np.nan]}, X, M)

@@ -107,3 +107,11 @@ def test_logan_sees_both_classes(rng):
 def test_distance_baselines_need_two_rows_per_class(attack):
     with pytest.raises(ValueError, match="at least 2 reference rows"):
         attack.fit_synthetic_reference(np.zeros((3, 2)), np.ones((1, 2)))
+
+
+def test_monte_carlo_median_radius_of_zero_is_an_error(rng):
+    # Reference rows that are copies of synthetic rows put the median nearest distance at 0:
+    # an ε-ball of radius 0 would count exact copies only (and its self-count rounds).
+    synthetic = rng.normal(size=(10, 2))
+    with pytest.raises(ValueError, match="pass a radius > 0"):
+        MonteCarloAttack(device="cpu").fit_synthetic_reference(synthetic, synthetic[:6])

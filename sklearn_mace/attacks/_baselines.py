@@ -203,6 +203,13 @@ class MonteCarloAttack(_ThresholdedScoreAttack):
         self.synthetic_ = synthetic
         if self.radius is None:
             self.radius_ = float(np.median(_nearest_distance(reference, synthetic, self.device)))
+            if self.radius_ == 0.0:
+                # An ε-ball of radius 0 counts only exact copies: a degenerate score.
+                raise ValueError(
+                    "radius=None takes the median distance from the reference rows to their "
+                    "nearest synthetic row, which is 0 here (at least half of the reference "
+                    "rows are also synthetic rows); pass a radius > 0."
+                )
         else:
             self.radius_ = float(self.radius)
         n = len(synthetic)

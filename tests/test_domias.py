@@ -169,6 +169,13 @@ def test_fewer_rows_than_features_for_a_covariance(rng):
         )
 
 
+def test_a_constant_column_names_the_rows_that_have_it(rng):
+    # A generator that collapsed a feature: Scott's rule needs a non-singular covariance.
+    synthetic = np.c_[rng.normal(size=50), np.ones(50)]
+    with pytest.raises(ValueError, match="density of the synthetic rows: .*singular"):
+        DOMIASAttack(device="cpu").fit_synthetic_reference(synthetic, rng.normal(size=(50, 2)))
+
+
 def test_a_class_with_no_rows(rng):
     with pytest.raises(ValueError, match="only one class"):
         DOMIASAttack().fit(rng.normal(size=(10, 2)), np.ones(10))

@@ -161,7 +161,10 @@ def fit_log_density(attack, X, *, role):
                                   random_state=attack.random_state)
         if isinstance(bandwidth, str):
             _need_rows(X, role, f"bandwidth={bandwidth!r}")
-        return GaussianKDE(bandwidth, device=attack.device).fit(X)
+        try:
+            return GaussianKDE(bandwidth, device=attack.device).fit(X)
+        except ValueError as exc:  # e.g. a constant column: say which rows have it
+            raise ValueError(f"fitting the density of the {role} rows: {exc}") from exc
     if density == "bnaf":
         from ..density import BNAFDensity
 

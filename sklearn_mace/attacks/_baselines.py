@@ -333,8 +333,9 @@ class LOGANAttack(SyntheticDataAttack):
     def predict_proba(self, X):
         """``[P(reference | x), P(synthetic | x)]`` from the classifier."""
         X = self._validate_query(X)
-        proba = self.classifier_.predict_proba(X)
-        return proba[:, list(self.classifier_.classes_).index(1.0)][:, None] * [-1, 1] + [1, 0]
+        synthetic = list(self.classifier_.classes_).index(1.0)
+        p = self.classifier_.predict_proba(X)[:, synthetic]
+        return np.column_stack([1.0 - p, p])
 
     def decision_function(self, X):
         """Log-odds ``log P(synthetic | x) − log P(reference | x)`` of the classifier."""

@@ -9,6 +9,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_mace.attacks import DOMIASAttack, stack_synthetic_reference
+from sklearn_mace.attacks._densities import GaussianPrior
 from sklearn_mace.datasets import make_planted_leak
 from sklearn_mace.utils._testing import expected_failed_checks
 
@@ -22,6 +23,12 @@ from sklearn_mace.utils._testing import expected_failed_checks
     expected_failed_checks=expected_failed_checks,
 )
 def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@parametrize_with_checks([GaussianPrior()])
+def test_gaussian_prior_is_sklearn_compatible(estimator, check):
+    # The App. C reference density is exposed as density_reference_.
     check(estimator)
 
 

@@ -132,16 +132,12 @@ def run(name, data, bnaf_epochs, random_state):
             "fit+score s", "time / ref KDE"]  # fmt: skip
     print(f"\n## {name}: {len(syn)} synthetic, {len(ref)} reference, {len(X)} test rows, {d}-D")
     print(table[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    finite = np.isfinite(attacks["ours KDE scott (default)"].fit(
-        *_stack(syn, ref)).decision_function(X)).all()  # fmt: skip
+    finite = np.isfinite(attacks["ours KDE scott (default)"].fit_synthetic_reference(
+        syn, ref).decision_function(X)).all()  # fmt: skip
     plain = scores["reference KDE p_G/(p_R+1e-10)"][0]
     print(f"ours finite: {finite}; reference plain score == 0 for {np.mean(plain == 0):.0%} "
           f"and p_R < 1e-10 for {np.mean(gaussian_kde(ref.T)(X.T) < 1e-10):.0%} of test rows")
     return table
-
-
-def _stack(syn, ref):
-    return np.vstack([syn, ref]), np.r_[np.ones(len(syn)), np.zeros(len(ref))]
 
 
 def main():

@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.naive_bayes import GaussianNB
 
 from sklearn_mace.attacks import DOMIASAttack, GANLeaksAttack, compare_attacks
 from sklearn_mace.datasets import make_planted_leak
@@ -34,8 +35,13 @@ def test_metrics_on_hand_computed_scores():
 
 
 def test_groups_lacking_a_class_get_nan_auc():
-    table = compare_attacks({"s": SCORE}, X, M, groups=np.r_[np.zeros(3), np.ones(5)])
-    assert np.isnan(table[table.group == 0].auc.iloc[0])
+    # NaN marks the cells that do not apply (documented), the rest of the row is filled in.
+    table = compare_attacks({"s": SCORE}, X, M, groups=np.r_[np.zeros(3), np.ones(5)], fpr=0.25)
+    members_only = table[table.group == 0].iloc[0]
+    assert np.isnan(members_only.auc) and np.isnan(members_only["tpr_at_25%_fpr"])
+    # Global median 0.5: of 0.9, 0.8, 0.3 (all members) two are guessed right.
+    assert members_only.accuracy_median == pytest.approx(2 / 3)
+    assert members_only["precision_top_10%"] == pytest.approx(1.0)
     assert table[table.group == 1].auc.notna().all()
 
 
@@ -62,5 +68,11 @@ def test_bad_inputs():
         compare_attacks({"s": SCORE}, X, M[:7])
     with pytest.raises(ValueError, match="both synthetic and reference"):
         compare_attacks({"s": SCORE}, X, M, synthetic=X)
-    with pytest.raises(ValueError, match="NaN"):
+    with pytest.raises(ValueError, match="'s' gave 8 scores \\(not finite: 1\\)"):
         compare_attacks({"s": np.r_[SCORE[:7], np.nan]}, X, M)
+    with pytest.raises(ValueError, match="not finite: 1"):
+        compare_attacks({"s": np.r_[SCORE[:7], np.inf]}, X, M)
+    with pytest.raises(TypeError, match="'nb' is an estimator without decision_function"):
+        compare_attacks({"nb": GaussianNB()}, X, M)
+    with pytest.raises(ValueError, match="fpr and top_q"):
+        compare_attacks({"s": SCORE}, X, M, top_q=0.0)

@@ -203,6 +203,13 @@ class MonteCarloAttack(_ThresholdedScoreAttack):
         self.synthetic_ = synthetic
         if self.radius is None:
             self.radius_ = float(np.median(_nearest_distance(reference, synthetic, self.device)))
+            if self.radius_ == 0.0:
+                # An ε-ball of radius 0 counts only exact copies: a degenerate score.
+                raise ValueError(
+                    "radius=None takes the median distance from the reference rows to their "
+                    "nearest synthetic row, which is 0 here (at least half of the reference "
+                    "rows are also synthetic rows); pass a radius > 0."
+                )
         else:
             self.radius_ = float(self.radius)
         n = len(synthetic)
@@ -326,8 +333,9 @@ class LOGANAttack(SyntheticDataAttack):
     def predict_proba(self, X):
         """``[P(reference | x), P(synthetic | x)]`` from the classifier."""
         X = self._validate_query(X)
-        proba = self.classifier_.predict_proba(X)
-        return proba[:, list(self.classifier_.classes_).index(1.0)][:, None] * [-1, 1] + [1, 0]
+        synthetic = list(self.classifier_.classes_).index(1.0)
+        p = self.classifier_.predict_proba(X)[:, synthetic]
+        return np.column_stack([1.0 - p, p])
 
     def decision_function(self, X):
         """Log-odds ``log P(synthetic | x) − log P(reference | x)`` of the classifier."""

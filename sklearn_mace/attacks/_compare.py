@@ -70,9 +70,9 @@ def compare_attacks(
         Rows to fit estimator attacks on.
     groups : array-like of shape (n_samples,), default=None
         Subgroup of each record; adds one row per attack and group.
-    fpr : sequence of float, default=(0.01, 0.001)
+    fpr : float or sequence of float, default=(0.01, 0.001)
         False-positive rates for the TPR columns.
-    top_q : sequence of float, default=(0.1,)
+    top_q : float or sequence of float, default=(0.1,)
         Fractions ``q`` for the top-``q`` precision columns.
 
     Returns
@@ -80,8 +80,10 @@ def compare_attacks(
     table : pandas.DataFrame
         One row per attack (group ``"all"``) and per attack and subgroup, with columns
         ``attack, group, n_samples, n_members, auc, accuracy_median, tpr_at_…_fpr,
-        precision_top_…%, fit_time, score_time`` (seconds; NaN for precomputed scores).
-        Metrics that need both classes are NaN in a group that lacks one.
+        precision_top_…%, fit_time, score_time`` (seconds). NaN marks a cell that does not
+        apply, never a failure: ``auc`` and ``tpr_at_…_fpr`` in a group that lacks members
+        or non-members; ``fit_time`` where nothing was fitted (callables, precomputed
+        scores, estimators used as fitted); ``score_time`` for precomputed scores.
 
     References
     ----------
@@ -112,6 +114,7 @@ def compare_attacks(
         groups = column_or_1d(groups)
         if len(groups) != len(X):
             raise ValueError(f"groups has {len(groups)} entries for {len(X)} rows of X.")
+    fpr, top_q = tuple(np.atleast_1d(fpr)), tuple(np.atleast_1d(top_q))
     for value in (*fpr, *top_q):
         if not isinstance(value, Real) or not 0 < value <= 1:
             raise ValueError(f"fpr and top_q values must lie in (0, 1]; got {value!r}.")
@@ -132,12 +135,16 @@ def compare_attacks(
             start = time.perf_counter()
             score = attack(X)
             score_time = time.perf_counter() - start
+        elif hasattr(attack, "fit"):
+            raise TypeError(f"attack {name!r} is an estimator without decision_function; "
+                            "pass its scores or a callable f(X) -> scores.")  # fmt: skip
         else:
             score = attack
         score = np.asarray(score, dtype=float).ravel()
-        if score.shape != (len(X),) or np.isnan(score).any():
-            raise ValueError(f"attack {name!r} gave {score.shape[0]} scores (NaN: "
-                             f"{int(np.isnan(score).sum())}) for {len(X)} rows.")  # fmt: skip
+        if score.shape != (len(X),) or not np.all(np.isfinite(score)):
+            raise ValueError(f"attack {name!r} gave {score.shape[0]} scores (not finite: "
+                             f"{int(np.sum(~np.isfinite(score)))}) for {len(X)} rows; one "
+                             "finite score per row of X is needed.")  # fmt: skip
         tau = np.median(score)
         parts = [("all", np.ones(len(X), dtype=bool))]
         if groups is not None:

@@ -104,7 +104,10 @@ class GaussianPrior(DensityMixin, BaseEstimator):
         self.covariance = covariance
 
     def fit(self, X, y=None):
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=1)
+        """Fix the Gaussian: the given statistics, or the moments of ``X``; ``y`` is ignored."""
+        # Estimating a covariance needs two rows; given statistics need none beyond the shape.
+        min_rows = 2 if self.covariance is None else 1
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=min_rows)
         d = X.shape[1]
         mean = X.mean(axis=0) if self.mean is None else np.asarray(self.mean, dtype=float)
         if mean.shape != (d,) or not np.all(np.isfinite(mean)):
@@ -144,6 +147,18 @@ class GaussianPrior(DensityMixin, BaseEstimator):
         log_det = np.log(np.diag(self.chol_)).sum()
         return -0.5 * (z * z).sum(axis=1) - log_det - 0.5 * k.sum() * np.log(2 * np.pi)
 
+    def score(self, X, y=None):
+        """Total log-likelihood of ``X`` (``DensityMixin.score`` would return None)."""
+        return float(self.score_samples(X).sum())
+
+
+def _fit_naming_role(estimator, X, role):
+    """``estimator.fit(X)``; a ValueError (e.g. a constant column) says which rows caused it."""
+    try:
+        return estimator.fit(X)
+    except ValueError as exc:
+        raise ValueError(f"fitting the density of the {role} rows: {exc}") from exc
+
 
 def fit_log_density(attack, X, *, role):
     """Fit the density ``attack.density`` names on ``X``; ``role`` is "synthetic"/"reference".
@@ -154,14 +169,15 @@ def fit_log_density(attack, X, *, role):
     """
     density, bandwidth = attack.density, attack.bandwidth
     if density == "gaussian" and role == "reference":
-        return GaussianPrior(attack.population_mean, attack.population_cov).fit(X)
+        return _fit_naming_role(GaussianPrior(attack.population_mean, attack.population_cov),
+                                X, role)  # fmt: skip
     if density in ("kde", "gaussian"):
         if bandwidth == "cv":
             return CVBandwidthKDE(X, cv=attack.cv, device=attack.device,
                                   random_state=attack.random_state)
         if isinstance(bandwidth, str):
             _need_rows(X, role, f"bandwidth={bandwidth!r}")
-        return GaussianKDE(bandwidth, device=attack.device).fit(X)
+        return _fit_naming_role(GaussianKDE(bandwidth, device=attack.device), X, role)
     if density == "bnaf":
         from ..density import BNAFDensity
 

@@ -74,11 +74,13 @@ def _source_labels(y):
 class SyntheticDataAttack(AttackerMixin, BaseEstimator):
     """Base class: fit on stacked synthetic + reference rows, predict membership of records.
 
-    Subclasses implement ``_fit(X_synthetic, X_reference)`` and ``decision_function``;
-    ``decision_function(X) > 0`` is the membership guess of ``predict`` (the threshold the
-    class documents). ``classes_`` is ``[0, 1]`` for 0/1 labels (any other label pair is
-    echoed, the greater one meaning synthetic); in ``fit`` the classes mean reference /
-    synthetic, at prediction time non-member / member.
+    Subclasses implement ``fit(X, y)``, starting with
+    ``synthetic, reference = self._fit_sources(X, y)``, and ``decision_function``, whose
+    queries go through ``self._validate_query(X)``; ``decision_function(X) > 0`` is the
+    membership guess of ``predict`` (the threshold the class documents). ``classes_`` is
+    ``[0, 1]`` for 0/1 labels (any other label pair is echoed, the greater one meaning
+    synthetic); in ``fit`` the classes mean reference / synthetic, at prediction time
+    non-member / member.
     """
 
     def _fit_sources(self, X, y):

@@ -115,7 +115,8 @@ def make_planted_leak(
         ``members``, ``non_members``, ``synthetic``, ``reference`` (2-D arrays);
         ``X_test`` (members stacked on non-members), ``membership`` (1 member / 0 not),
         ``groups`` (population component of each test row), ``oracle_score`` (the oracle
-        on ``X_test``), and callables ``oracle`` (``log p_G − log p_R``),
+        on ``X_test``), ``synthetic_is_copy`` (which synthetic rows are noisy copies of
+        members), and callables ``oracle`` (``log p_G − log p_R``),
         ``log_density_population`` and ``log_density_generator``.
 
     References

@@ -142,8 +142,8 @@ class BNAFDensity(DensityMixin, BaseEstimator):
     hidden_dim : int, default=32
         Hidden units per input dimension ``h`` (Table 3 "hidden-dim").
     batch_size : int, default=512
-        Rows per step. Table 3 uses 50; 512 gives the same epochs at ~10× fewer steps, which
-        is what makes training on 10 000 rows take seconds rather than hours on a CPU.
+        Rows per step. Table 3 uses 50; 512 runs the same epochs in ~10× fewer optimizer
+        steps.
     max_epochs : int, default=50
         Table 3 "epochs".
     learning_rate : float, default=1e-2

@@ -176,6 +176,7 @@ def test_advantage_from_estimator_refits_clones_per_value():
         (([1, 2], [0.1]), {}, "same non-zero length"),
         (([1, 2], [0.1, 1.5]), {}, r"in \[-1, 1\]"),
         (([1, 2], [0.1, 0.2]), dict(epsilon=-1.0), "epsilon"),
+        (([1, 2], [0.1, 0.2]), dict(prior=1.5), "prior"),  # even without epsilon
         (([1, 2], [0.1, 0.2]), dict(lower=[0, 0]), "both lower and upper"),
     ],
 )

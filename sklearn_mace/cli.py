@@ -151,6 +151,15 @@ def run_audit(args):
     if all(v is None for v in given) and args.reference is None:
         from ._demo import run_demo
 
+        ignored = [flag for flag, value, default in (
+            ("--prior", args.prior, None), ("--columns", args.columns, None),
+            ("--group-by", args.group_by, None), ("--confidence", args.confidence, 0.95),
+            ("--epsilon", args.epsilon, 1.0), ("--max-categories", args.max_categories, 20),
+        ) if value != default]
+        if ignored:  # the demo has its own settings; running it would silently drop these
+            raise AuditInputError(f"{', '.join(ignored)} need input files (--members, "
+                                  "--non-members, --synthetic); the demo takes only --out, "
+                                  "--random-state and --quiet.")
         print("No input files given: auditing the embedded demo data "
               "(see `sklearn-mace audit --help`).")
         return run_demo(out=args.out or DEMO_OUT, random_state=args.random_state,

@@ -161,6 +161,9 @@ def test_incomplete_inputs_and_bad_options(inputs, tmp_path, capsys):
            tmp_path / "out")
     _fails(capsys, _args(inputs, tmp_path / "out", "--group-by", "record_id"),
            "distinct values", tmp_path / "out")
+    # without input files the audit is the demo, which would ignore --prior: an error instead
+    _fails(capsys, ["audit", "--prior", "0.01", "--out", str(tmp_path / "out")],
+           "--prior need input files", tmp_path / "out")
     _fails(capsys, _args(inputs, tmp_path / "out", "--epsilon", "abc"),
            "--epsilon must be a number", tmp_path / "out")
     _fails(capsys, _args(inputs, tmp_path / "out", "--max-categories", "0"),

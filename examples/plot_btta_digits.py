@@ -31,12 +31,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest
 from sklearn.datasets import load_digits
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_mace.attacks import BayesOptimalMIA, BTTAttack, ShadowModelAttack, ShadowModels
+from sklearn_mace.density import clopper_pearson_interval
 from sklearn_mace.estimation import KDEAdvantageEstimator
 from sklearn_mace.metrics import epsilon_lower_bound
 from sklearn_mace.queries import ClassifierQuery
@@ -139,8 +139,8 @@ optimal = KDEAdvantageEstimator(prior=0.5, random_state=SEED).fit(Q_target[:, [3
 # ---------
 def interval(successes, trials):
     """Estimate and Clopper-Pearson 95 % interval."""
-    ci = binomtest(int(successes), int(trials)).proportion_ci(0.95, method="exact")
-    return successes / trials, ci.low, ci.high
+    low, high = clopper_pearson_interval(successes, trials, confidence=0.95)
+    return successes / trials, float(low), float(high)
 
 
 def show(estimate, low, high):
@@ -201,9 +201,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 fig, ax = plt.subplots(figsize=(7, 4))
 estimates = []
 for name, reported in predictions.items():
-    hits = int(np.sum(reported == m_target))
-    ci = binomtest(hits, m_target.size).proportion_ci(0.95, method="exact")
-    estimates.append((name, hits / m_target.size, ci.low, ci.high))
+    estimates.append((name, *interval(np.sum(reported == m_target), m_target.size)))
 estimates.append(("optimal, U_N (McDiarmid)", (1 + optimal.advantage_) / 2,
                   (1 + low) / 2, (1 + high) / 2))
 names, values, lows, highs = zip(*estimates, strict=True)

@@ -26,9 +26,23 @@ def _open_unit_interval(name):
 
 
 def _non_negative(text):
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--epsilon must be a number; got {text!r}") from None
     if not value >= 0:
         raise argparse.ArgumentTypeError(f"--epsilon must be >= 0; got {text}")
+    return value
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"--max-categories must be an integer >= 1; got {text!r}")
     return value
 
 
@@ -83,7 +97,7 @@ def build_parser():
                          default=0.95, help="level of the intervals (default: 0.95)")
     options.add_argument("--epsilon", type=_non_negative, default=1.0,
                          help="ε whose DP bound the figures draw (default: 1)")
-    options.add_argument("--max-categories", type=int, default=20,
+    options.add_argument("--max-categories", type=_positive_int, default=20,
                          help="text columns with more distinct values are dropped "
                               "(default: 20)")
     options.add_argument("--random-state", type=int, default=0)
@@ -137,6 +151,15 @@ def run_audit(args):
     if all(v is None for v in given) and args.reference is None:
         from ._demo import run_demo
 
+        ignored = [flag for flag, value, default in (
+            ("--prior", args.prior, None), ("--columns", args.columns, None),
+            ("--group-by", args.group_by, None), ("--confidence", args.confidence, 0.95),
+            ("--epsilon", args.epsilon, 1.0), ("--max-categories", args.max_categories, 20),
+        ) if value != default]
+        if ignored:  # the demo has its own settings; running it would silently drop these
+            raise AuditInputError(f"{', '.join(ignored)} need input files (--members, "
+                                  "--non-members, --synthetic); the demo takes only --out, "
+                                  "--random-state and --quiet.")
         print("No input files given: auditing the embedded demo data "
               "(see `sklearn-mace audit --help`).")
         return run_demo(out=args.out or DEMO_OUT, random_state=args.random_state,

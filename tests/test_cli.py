@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from sklearn_mace.cli import main
-from sklearn_mace.report import AuditInputError, encode_tables
+from sklearn_mace.report import AuditInputError, audit, encode_tables
 from tests.audit_data import audit_tables
 
 RELEASES = ("leaky", "safe")
@@ -161,6 +161,26 @@ def test_incomplete_inputs_and_bad_options(inputs, tmp_path, capsys):
            tmp_path / "out")
     _fails(capsys, _args(inputs, tmp_path / "out", "--group-by", "record_id"),
            "distinct values", tmp_path / "out")
+    # without input files the audit is the demo, which would ignore --prior: an error instead
+    _fails(capsys, ["audit", "--prior", "0.01", "--out", str(tmp_path / "out")],
+           "--prior need input files", tmp_path / "out")
+    _fails(capsys, _args(inputs, tmp_path / "out", "--epsilon", "abc"),
+           "--epsilon must be a number", tmp_path / "out")
+    _fails(capsys, _args(inputs, tmp_path / "out", "--max-categories", "0"),
+           "--max-categories must be an integer >= 1", tmp_path / "out")
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(epsilon=-1.0), "epsilon must be >= 0"),
+    (dict(max_categories=0), "max_categories must be an int >= 1"),
+    (dict(confidence=1.0), "confidence must be in"),
+])
+def test_audit_rejects_bad_options_before_any_work(kwargs, match):
+    # the Python entry point checks what argparse checks for the CLI: a negative ε used to
+    # fail only when the figures were drawn, after summary.csv and records.csv were written
+    members, non_members, releases = audit_tables()
+    with pytest.raises(ValueError, match=match):
+        audit(members, non_members, releases, verbose=False, **kwargs)
 
 
 # ----------------------------------------------------------------------------- encoding

@@ -110,6 +110,7 @@ def test_risk_from_estimator_calls_individual_risk_with_interval():
     "kwargs, match",
     [
         (dict(risk=[0.2, np.nan]), "NaN"),
+        (dict(risk=[0.2, 1.7]), r"risk must be in \[0, 1\]"),  # was drawn off the axis
         (dict(risk=[0.2, 0.4], lower=[0.1, 0.1]), "both lower and upper"),
         (dict(risk=[0.2, 0.4], lower=[0.3, 0.1], upper=[0.5, 0.5]), "contain its estimate"),
         (dict(risk=[0.2, 0.4], groups=["a"]), "groups has 1 entries"),
@@ -176,6 +177,7 @@ def test_advantage_from_estimator_refits_clones_per_value():
         (([1, 2], [0.1]), {}, "same non-zero length"),
         (([1, 2], [0.1, 1.5]), {}, r"in \[-1, 1\]"),
         (([1, 2], [0.1, 0.2]), dict(epsilon=-1.0), "epsilon"),
+        (([1, 2], [0.1, 0.2]), dict(prior=1.5), "prior"),  # even without epsilon
         (([1, 2], [0.1, 0.2]), dict(lower=[0, 0]), "both lower and upper"),
     ],
 )

@@ -18,6 +18,7 @@ disjoint draws from the population.
 """
 
 from dataclasses import dataclass, field
+from numbers import Integral
 
 import numpy as np
 import pandas as pd
@@ -25,7 +26,7 @@ from sklearn.metrics import roc_auc_score
 from sklearn.utils import check_random_state
 
 from ..base import check_prior
-from ..metrics import epsilon_lower_bound, tpr_at_fpr
+from ..metrics import advantage_bound, epsilon_lower_bound, tpr_at_fpr
 from ._attacks import ATTACKS, attack_scores, mace_nearest_distance, nearest_distance
 from ._encode import encode_tables
 from ._io import AuditInputError
@@ -116,7 +117,7 @@ def _attack_row(release, name, m, score):
     }
 
 
-def _check_sizes(name, n_rows, n_features, minimum):
+def _check_sizes(name, n_rows, minimum):
     if n_rows < minimum:
         raise AuditInputError(
             f"Too few rows for the audit: the {name} table has {n_rows} row(s); it needs at "
@@ -208,9 +209,9 @@ def audit(members, non_members, synthetic, reference=None, *, columns=None, prio
         members among the target records.
     confidence : float in (0, 1), default=0.95
         Level of the advantage and risk intervals.
-    epsilon : float, default=1.0
+    epsilon : float >= 0, default=1.0
         The ε whose DP bound the figures draw.
-    max_categories : int, default=20
+    max_categories : int >= 1, default=20
         Text columns with more distinct values are dropped (see ``_encode``).
     group_by : str, default=None
         A column of the members and non-members whose values group the records in the risk
@@ -229,6 +230,10 @@ def audit(members, non_members, synthetic, reference=None, *, columns=None, prio
         raise ValueError(f"confidence must be in (0, 1); got {confidence!r}.")
     if prior is not None:
         check_prior(prior)
+    advantage_bound(epsilon)  # epsilon >= 0, checked before anything is computed or written
+    if isinstance(max_categories, bool) or not isinstance(max_categories, Integral) or (
+            max_categories < 1):
+        raise ValueError(f"max_categories must be an int >= 1; got {max_categories!r}.")
     if not isinstance(synthetic, dict):
         synthetic = {"synthetic": synthetic}
     if not synthetic:
@@ -247,7 +252,7 @@ def audit(members, non_members, synthetic, reference=None, *, columns=None, prio
                                                          max_categories)
     row_non = np.arange(len(X_non))
     if reference is None:
-        _check_sizes("non-members", len(X_non), n_features, 2 * MIN_TARGETS)
+        _check_sizes("non-members", len(X_non), 2 * MIN_TARGETS)
         perm = rng.permutation(len(X_non))
         ref_idx, row_non = np.sort(perm[: len(perm) // 2]), np.sort(perm[len(perm) // 2:])
         X_ref, X_non = X_non[ref_idx], X_non[row_non]
@@ -258,12 +263,12 @@ def audit(members, non_members, synthetic, reference=None, *, columns=None, prio
         )
     else:
         X_ref = arrays["reference"]
-    _check_sizes("members", len(X_mem), n_features, MIN_TARGETS)
-    _check_sizes("non-member target", len(X_non), n_features, MIN_TARGETS)
+    _check_sizes("members", len(X_mem), MIN_TARGETS)
+    _check_sizes("non-member target", len(X_non), MIN_TARGETS)
     # KDEs with a full-covariance bandwidth need more rows than features
-    _check_sizes("reference", len(X_ref), n_features, max(MIN_TARGETS, n_features + 1))
+    _check_sizes("reference", len(X_ref), max(MIN_TARGETS, n_features + 1))
     for key in synthetic:
-        _check_sizes(f"synthetic '{key}'", len(arrays[f"synthetic '{key}'"]), n_features,
+        _check_sizes(f"synthetic '{key}'", len(arrays[f"synthetic '{key}'"]),
                      max(MIN_TARGETS, n_features + 1))
     targets = np.vstack([X_mem, X_non])
     m = np.r_[np.ones(len(X_mem), dtype=int), np.zeros(len(X_non), dtype=int)]

@@ -204,7 +204,8 @@ Written to summary.csv.</p>
 <h2>Most exposed records</h2>
 {''.join(top_tables)}
 <p class="muted">row: the member's row in the members file (0-based, header excluded).
-All records, members and hold-out, ranked by risk with every attack's score: records.csv.</p>
+All target records (members and the hold-out rows not used as the reference), ranked by
+risk with every attack's score: records.csv.</p>
 {_how_to_read(result)}
 <h2>Columns</h2>
 {_table(_grouped_columns(result.column_report), text_columns=("columns", "treatment"))}

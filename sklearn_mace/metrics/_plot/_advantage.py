@@ -146,8 +146,8 @@ class AdvantageDisplay:
         if not (np.isfinite(x).all() and np.isfinite(adv).all()) or np.any(np.abs(adv) > 1):
             raise ValueError("advantage must be finite and in [-1, 1]; param_values finite.")
         lower, upper = _check_interval(adv, lower, upper)
-        if epsilon is not None:
-            advantage_bound(epsilon, prior)  # validates epsilon and prior
+        # validates epsilon and prior (the trivial |2p − 1| line needs a valid prior too)
+        advantage_bound(0.0 if epsilon is None else epsilon, prior)
         display = cls(param_values=x, advantage=adv, lower=lower, upper=upper,
                       param_name=param_name, epsilon=epsilon, prior=prior, name=name)
         return display.plot(ax=ax, **kwargs) if plot else display

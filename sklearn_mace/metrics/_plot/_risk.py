@@ -136,6 +136,9 @@ class IndividualRiskDisplay:
         display : IndividualRiskDisplay
         """
         risk = _as_1d("risk", risk)
+        if np.any((risk < 0) | (risk > 1)):  # |f_p| (MACE Def. 3); the axis is drawn on [0, 1]
+            raise ValueError(f"risk must be in [0, 1]; got values in [{risk.min():g}, "
+                             f"{risk.max():g}].")
         n = risk.shape[0]
         lower, upper = _check_interval(risk, lower, upper)
         for label, values in (("groups", groups), ("record_ids", record_ids)):

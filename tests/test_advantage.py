@@ -8,7 +8,13 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_mace import KDEAdvantageEstimator
-from sklearn_mace.estimation import max_query_advantage, mcdiarmid_half_width
+from sklearn_mace.density import GaussianKDE
+from sklearn_mace.estimation import (
+    histogram_advantage,
+    kde_advantage,
+    max_query_advantage,
+    mcdiarmid_half_width,
+)
 from sklearn_mace.utils._testing import expected_failed_checks
 
 
@@ -218,3 +224,32 @@ def test_max_query_advantage_remark_1(rng):
 def test_bad_input_errors_name_the_parameter(params, Q, y, match):
     with pytest.raises(ValueError, match=match):
         KDEAdvantageEstimator(device="cpu", **params).fit(np.asarray(Q, dtype=float), y)
+
+
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        ((100, 100, 0.5, 1.5), "confidence"),
+        ((100, 100, 1.0), "prior"),
+        ((0, 100, 0.5), "n_members"),
+    ],
+)
+def test_mcdiarmid_half_width_bad_input_is_an_error_not_nan(args, match):
+    with pytest.raises(ValueError, match=match):
+        mcdiarmid_half_width(*args)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"prior": 1.5}, "prior"),
+        ({"prior": 0.5, "integration": "gird"}, "integration"),
+        ({"prior": 0.5, "n_mc_samples": 1}, "n_mc_samples"),
+    ],
+)
+def test_kde_advantage_bad_input_is_an_error_not_nan(kwargs, match, rng):
+    kde = GaussianKDE(device="cpu").fit(rng.normal(size=(50, 1)))
+    with pytest.raises(ValueError, match=match):
+        kde_advantage(kde, kde, **kwargs)
+    with pytest.raises(ValueError, match="prior"):
+        histogram_advantage(None, None, 0.0)

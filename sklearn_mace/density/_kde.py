@@ -16,7 +16,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..base import check_prior
 from ..utils import DEFAULT_CHUNK_BYTES, resolve_device, row_chunks, to_numpy, to_tensor
+from ._grid import binned_gaussian_kde
 
 __all__ = [
     "GaussianKDE",
@@ -199,8 +201,7 @@ default="scott"
         -------
         log_density, log_lower, log_upper : ndarrays of shape (n_samples,)
         """
-        if not 0.0 < confidence < 1.0:
-            raise ValueError(f"confidence must be in the open interval (0, 1); got {confidence!r}.")
+        confidence = check_prior(confidence, name="confidence")
         log_density = self.score_samples(X)
         d = self.n_features_in_
         log_h_d = np.log(np.diag(self._cholesky)).sum()
@@ -223,8 +224,6 @@ default="scott"
         ``tuple(len(a) for a in axes)`` of densities (not logs).
         """
         check_is_fitted(self)
-        from ._grid import binned_gaussian_kde
-
         return binned_gaussian_kde(self._data, self.bandwidth_matrix_, axes)
 
     def score(self, X, y=None):

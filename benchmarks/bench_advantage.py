@@ -22,7 +22,12 @@ G grid nodes; N·M in 8-D), marked "extrap.", and its estimate is shown as nan. 
 the best of ``--repeats`` runs, a baseline's the best of 2 when under 10 s, else 1 run:
 the machine may be shared, which inflates single runs.
 
-Run: ``python benchmarks/bench_advantage.py`` (add ``--quick`` for a smoke run).
+A second table (``--kernel``) backs two choices inside ``GaussianKDE``: pairwise blocks of
+4 MiB on CPU (baseline: the 64 MiB default of ``row_chunks``) and whitening by one matrix
+product with ``L⁻¹`` (baseline: a triangular solve per call).
+
+Run: ``python benchmarks/bench_advantage.py`` (add ``--quick`` for a smoke run,
+``--kernel`` for the second table only).
 """
 
 import argparse
@@ -31,11 +36,13 @@ import time
 
 import numpy as np
 import torch
+from scipy.linalg import cholesky, solve_triangular
 from scipy.stats import gaussian_kde, norm
 from sklearn.neighbors import KernelDensity
 
 from sklearn_mace import KDEAdvantageEstimator
-from sklearn_mace.density import kde_grid_axes
+from sklearn_mace.density import gaussian_log_kernel_sum, kde_grid_axes
+from sklearn_mace.utils import DEFAULT_CHUNK_BYTES
 
 PRIOR = 0.5
 
@@ -103,6 +110,35 @@ def mc_u_n(log_densities, X, Y, samples):
     return PRIOR * parts[0].mean() + (1 - PRIOR) * parts[1].mean()
 
 
+# --- GaussianKDE internals ------------------------------------------------------------------
+
+
+def kernel_table(repeats):
+    """Block size of the pairwise log-kernel sum, and whitening by matmul vs solve."""
+    rng = np.random.default_rng(0)
+    print(f"{'what':<34} {'d':>3} {'ours s':>8} {'baseline s':>11} {'ratio':>6}")
+
+    def row(what, d, ours_fn, base_fn):
+        ours, _ = best_time(ours_fn, repeats)
+        base, _ = best_time(base_fn, repeats)
+        print(f"{what:<34} {d:>3} {ours:8.3f} {base:11.3f} {base / ours:6.2f}")
+
+    # whitening first: torch's idle OpenMP threads would slow the BLAS product after it
+    for d in (1, 8, 64):
+        X = rng.normal(size=(1_000_000, d))
+        L = cholesky(np.atleast_2d(np.cov(X[:1000], rowvar=False)) * 0.1, lower=True)
+        L_inv, Xc = solve_triangular(L, np.eye(d), lower=True), X - X.mean(axis=0)
+        row("whiten 1e6 rows, matmul vs solve", d,
+            lambda Xc=Xc, L_inv=L_inv: Xc @ L_inv.T,
+            lambda Xc=Xc, L=L: solve_triangular(L, Xc.T, lower=True).T)  # fmt: skip
+
+    for d in (1, 8, 64):
+        Zq, Zd = rng.normal(size=(5_000, d)), rng.normal(size=(20_000, d))
+        row("kernel sum 5e3x2e4, 4 vs 64 MiB", d,
+            lambda Zq=Zq, Zd=Zd: gaussian_log_kernel_sum(Zq, Zd, device="cpu"),
+            lambda Zq=Zq, Zd=Zd: gaussian_log_kernel_sum(
+                Zq, Zd, device="cpu", max_chunk_bytes=DEFAULT_CHUNK_BYTES))  # fmt: skip
+
 # --- the table ------------------------------------------------------------------------------
 
 
@@ -129,9 +165,15 @@ def main():
     parser.add_argument("--threads", type=int, default=None,
                         help="torch threads (default: torch's choice); on an oversubscribed "
                              "machine 1 thread avoids OpenMP threads waiting")  # fmt: skip
+    parser.add_argument("--kernel", action="store_true",
+                        help="only the GaussianKDE block-size / whitening table")  # fmt: skip
     args = parser.parse_args()
     if args.threads is not None:
         torch.set_num_threads(args.threads)
+    if args.kernel:
+        print(f"torch threads: {torch.get_num_threads()}, CPUs: {os.cpu_count()}")
+        kernel_table(args.repeats)
+        return
     sizes_1d = [10_000, 100_000] if args.quick else [10_000, 100_000, 1_000_000]
     sizes_8d = [2_000] if args.quick else [10_000, 30_000]
     n_mc = 2_000 if args.quick else args.mc

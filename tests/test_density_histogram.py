@@ -75,3 +75,23 @@ def test_explicit_edges_and_outside_points():
 def test_bad_bins(bins, match):
     with pytest.raises(ValueError, match=match):
         HistogramDensity(bins=bins).fit(np.arange(10.0).reshape(-1, 2))
+
+
+@pytest.mark.parametrize(
+    "counts, n, confidence, match",
+    [
+        ([3], 10, 1.5, "confidence"),
+        ([3], 10, 0.0, "confidence"),
+        ([12], 10, 0.9, "counts"),
+        ([-1], 10, 0.9, "counts"),
+        ([0], 0, 0.9, "counts"),
+    ],
+)
+def test_clopper_pearson_bad_input_is_an_error_not_nan(counts, n, confidence, match):
+    with pytest.raises(ValueError, match=match):
+        clopper_pearson_interval(np.array(counts), n, confidence)
+
+
+def test_histogram_edges_reject_non_finite_values():
+    with pytest.raises(ValueError, match="finite"):
+        histogram_edges(np.array([[0.0], [np.nan]]))

@@ -23,7 +23,7 @@ def resolve_metric(metric):
     return GeneralizedMetric.from_name(metric)
 
 
-def _eq18(metric, prior, threshold, eta, predicted_member):
+def _eq18(metric, prior, eta, predicted_member):
     """MACE Eq. 18 in terms of ``η``: the estimate is homogeneous of degree 0 in
     ``(p·r̂, (1−p)·q̂)``, so ``(η, 1 − η)`` can stand in for them."""
     c = metric.coefficients(prior)
@@ -50,17 +50,17 @@ def generalized_individual_risk(metric, prior, threshold, eta, eta_lower=None, e
     bounds on ``r`` and ``q``) its extremes lie at the two ends or at the two one-sided
     limits at ``t_ℓ`` (Thm 4.2, the optimisation solved exactly).
     """
-    risk = _eq18(metric, prior, threshold, eta, eta > threshold)
+    risk = _eq18(metric, prior, eta, eta > threshold)
     if eta_lower is None:
         return risk
     candidates = [
-        _eq18(metric, prior, threshold, eta_lower, eta_lower > threshold),
-        _eq18(metric, prior, threshold, eta_upper, eta_upper > threshold),
+        _eq18(metric, prior, eta_lower, eta_lower > threshold),
+        _eq18(metric, prior, eta_upper, eta_upper > threshold),
     ]
     crosses = (eta_lower < threshold) & (eta_upper > threshold)
     at_t = np.full_like(eta, threshold)
     for side in (False, True):
-        value = _eq18(metric, prior, threshold, at_t, np.full(eta.shape, side))
+        value = _eq18(metric, prior, at_t, np.full(eta.shape, side))
         candidates.append(np.where(crosses, value, candidates[0]))
     stacked = np.stack(candidates)
     return risk, stacked.min(axis=0), stacked.max(axis=0)

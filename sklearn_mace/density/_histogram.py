@@ -14,6 +14,8 @@ from sklearn.base import BaseEstimator, DensityMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..base import check_prior
+
 __all__ = ["HistogramDensity", "clopper_pearson_interval", "histogram_edges"]
 
 # "auto" gives one bin per distinct value when a column has at most this many distinct
@@ -78,6 +80,8 @@ def histogram_edges(X, bins="auto"):
     edges : list of ``n_features`` 1-D arrays
     """
     X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or not np.all(np.isfinite(X)):
+        raise ValueError("X must be a 2-D array of finite values to compute bin edges.")
     n, d = X.shape
     if isinstance(bins, str):
         if bins not in ("auto", "discrete"):
@@ -105,9 +109,13 @@ def clopper_pearson_interval(counts, n, confidence=0.95):
     Returns ``(lower, upper)`` with ``lower = Beta⁻¹(α/2; k, n − k + 1)`` (0 when
     ``k = 0``) and ``upper = Beta⁻¹(1 − α/2; k + 1, n − k)`` (1 when ``k = n``),
     ``α = 1 − confidence``. MACE Thm 2 uses it at level ``1 − δ/2`` for each class.
+    Raises a ``ValueError`` for ``n < 1``, counts outside ``[0, n]`` or ``confidence``
+    outside (0, 1).
     """
+    alpha = 1.0 - check_prior(confidence, name="confidence")
     k = np.asarray(counts, dtype=float)
-    alpha = 1.0 - confidence
+    if not n >= 1 or np.any(~np.isfinite(k)) or np.any((k < 0) | (k > n)):
+        raise ValueError(f"counts must lie in [0, n] with n >= 1; got n={n!r}.")
     with np.errstate(invalid="ignore"):
         lower = np.where(k > 0, beta.ppf(alpha / 2, np.maximum(k, 1), n - k + 1), 0.0)
         upper = np.where(k < n, beta.ppf(1 - alpha / 2, k + 1, np.maximum(n - k, 1)), 1.0)
@@ -211,8 +219,6 @@ class HistogramDensity(DensityMixin, BaseEstimator):
         volume. Outside the grid there is no cell: the density is 0 and the bounds are
         ``(-inf, inf)`` (nothing is known there).
         """
-        if not 0.0 < confidence < 1.0:
-            raise ValueError(f"confidence must be in the open interval (0, 1); got {confidence!r}.")
         counts, inside = self.cell_counts(X)
         X = np.asarray(X, dtype=float)
         lower, upper = clopper_pearson_interval(counts, self.n_samples_fit_, confidence)

@@ -16,7 +16,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..base import check_prior
 from ..utils import DEFAULT_CHUNK_BYTES, resolve_device, row_chunks, to_numpy, to_tensor
+from ._grid import binned_gaussian_kde
 
 __all__ = [
     "GaussianKDE",
@@ -74,7 +76,8 @@ def gaussian_kernel_squared_integral(n_features):
 
 
 # Pairwise blocks on CPU stay cache-sized: the kernel sum is memory-bound, and 4 MiB blocks
-# run ~2-4x faster than 64 MiB ones on a 2-core machine. CUDA prefers large blocks.
+# ran 1.9-3.8x faster than 64 MiB ones on a 2-core machine (d = 1, 8, 64; the table of
+# ``benchmarks/bench_advantage.py --kernel``). CUDA prefers large blocks.
 CPU_BLOCK_BYTES = 4 * 2**20
 
 
@@ -174,8 +177,8 @@ default="scott"
         return self
 
     def _whiten(self, X):
-        # One matrix product with L⁻¹ (d × d, computed once in fit): a BLAS call, several
-        # times faster than a triangular solve with millions of right-hand sides.
+        # One matrix product with L⁻¹ (d × d, computed once in fit): a BLAS call, 1.3-3x
+        # faster than a triangular solve on 1e6 rows (bench_advantage.py --kernel).
         return (X - self._centre) @ self._inverse_cholesky.T
 
     def score_samples(self, X):
@@ -199,8 +202,7 @@ default="scott"
         -------
         log_density, log_lower, log_upper : ndarrays of shape (n_samples,)
         """
-        if not 0.0 < confidence < 1.0:
-            raise ValueError(f"confidence must be in the open interval (0, 1); got {confidence!r}.")
+        confidence = check_prior(confidence, name="confidence")
         log_density = self.score_samples(X)
         d = self.n_features_in_
         log_h_d = np.log(np.diag(self._cholesky)).sum()
@@ -223,8 +225,6 @@ default="scott"
         ``tuple(len(a) for a in axes)`` of densities (not logs).
         """
         check_is_fitted(self)
-        from ._grid import binned_gaussian_kde
-
         return binned_gaussian_kde(self._data, self.bandwidth_matrix_, axes)
 
     def score(self, X, y=None):

@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..attacks import BayesOptimalMIA
-from ..base import AttackerMixin
+from ..base import AttackerMixin, check_prior
 from ..density import kde_grid_axes
 from ..metrics import epsilon_lower_bound, membership_advantage
 
@@ -30,7 +30,12 @@ def mcdiarmid_half_width(n_members, n_nonmembers, prior, confidence=0.95):
     the paper's ``sqrt(2/N · log(2/δ))`` when ``N₁ = pN`` (Experiment 2) and stays valid
     when the prior is decoupled from the sample.
     """
-    delta = 1.0 - confidence
+    delta = 1.0 - check_prior(confidence, name="confidence")
+    prior = check_prior(prior)
+    if not (n_members >= 1 and n_nonmembers >= 1):
+        raise ValueError(
+            f"n_members and n_nonmembers must be >= 1; got {n_members!r} and {n_nonmembers!r}."
+        )
     variance_proxy = prior**2 / n_members + (1 - prior) ** 2 / n_nonmembers
     return float(np.sqrt(2.0 * variance_proxy * np.log(2.0 / delta)))
 
@@ -40,6 +45,7 @@ def histogram_advantage(member_density, nonmember_density, prior):
 
     Both densities must share their bin edges (cells absent from one count as 0 there).
     """
+    prior = check_prior(prior)
     keys_r, freq_r = member_density.cell_frequencies()
     keys_q, freq_q = nonmember_density.cell_frequencies()
     keys = np.union1d(keys_r, keys_q)
@@ -71,6 +77,13 @@ def kde_advantage(member_density, nonmember_density, prior, *, integration="auto
     standard_error : float
         0 for the grid; the Monte Carlo standard error otherwise.
     """
+    prior = check_prior(prior)
+    if integration not in ("auto", "grid", "monte_carlo"):
+        raise ValueError(
+            f"integration must be 'auto', 'grid' or 'monte_carlo'; got {integration!r}."
+        )
+    if isinstance(n_mc_samples, bool) or not isinstance(n_mc_samples, Integral) or n_mc_samples < 2:
+        raise ValueError(f"n_mc_samples must be an int >= 2; got {n_mc_samples!r}.")
     r, q = member_density, nonmember_density
     if integration in ("auto", "grid"):
         axes = kde_grid_axes([r._data, q._data], [r.bandwidth_matrix_, q.bandwidth_matrix_])

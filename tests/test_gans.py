@@ -89,6 +89,8 @@ def test_white_box_corrupts_the_centre_of_a_fraction_of_images(rng):
         add_white_box(X, (8, 8), box_size=9)
     with pytest.raises(ValueError, match=r"shape \(n_images, 64\)"):
         add_white_box(X[:, :10], (8, 8))
+    with pytest.raises(ValueError, match=r"image_shape must be \(height, width\)"):
+        add_white_box(X, (1, 8, 8))  # a channel axis is not an image shape here
 
 
 # ---------------------------------------------------------------- GANs

@@ -43,9 +43,11 @@ def nearest_sq_distances(
        by direct differences, when the runner-up is that close.
 
     With ``backend="faiss"`` and ``k = 1`` there is no runner-up to certify with (asking faiss
-    for two neighbours costs 15 times more than for one): the result is the exact float64
-    distance to faiss's nearest candidate, which is the minimum unless another row of ``Y``
-    is within ``2β`` of it (a near-tie), and then exceeds the minimum by at most ``2β``.
+    for two neighbours cost 17 times more than for one at d = 16, 1e4 × 1e5, though about
+    the same at d = 64: row ``faiss k=2`` of ``benchmarks/bench_queries.py``): the result is
+    the exact float64 distance to faiss's nearest candidate, which is the minimum unless
+    another row of ``Y`` is within ``2β`` of it (a near-tie), and then exceeds the minimum by
+    at most ``2β``.
 
     Parameters
     ----------
@@ -73,8 +75,9 @@ def nearest_sq_distances(
     y_sq = y64.square().sum(dim=1)
     y_norm_max = float(y_sq.max()) ** 0.5
     slack = 2.0 * (X.shape[1] + 8) * _FLOAT32_ROUNDOFF
-    # faiss has a fast path for k = 1 only (k >= 2 keeps a heap per query, ~15x slower): for
-    # k = 1 it screens one candidate, for k >= 2 the k + 8 needed by the certificate.
+    # faiss has a fast path for k = 1 only (k >= 2 keeps a heap per query: 17x slower at d = 16
+    # in benchmarks/bench_queries.py, row "faiss k=2"): for k = 1 it screens one candidate,
+    # for k >= 2 the k + 8 needed by the certificate.
     n_cand = min(len(Y), k if backend == "faiss" and k == 1 else k + _EXTRA_CANDIDATES)
     if backend == "faiss":
         screen_rows = _faiss_screen(Y - centre, n_cand)

@@ -226,6 +226,24 @@ def test_torch_module_runs_in_eval_mode_and_each_submodule_mode_is_restored():
     assert net.training and not net[0].training and net[1].training
 
 
+class _Constant(torch.nn.Module):
+    def __init__(self, value):
+        super().__init__()
+        self.value = value
+
+    def forward(self, x):
+        return torch.full((len(x), 3), self.value, dtype=x.dtype)
+
+
+@pytest.mark.parametrize("value, torch_output", [(float("nan"), "logits"), (2.0, "proba")])
+def test_non_finite_or_out_of_range_probabilities_are_errors(value, torch_output):
+    # NaN logits, or "probabilities" above 1, used to flow silently into every output
+    X, y = load_iris(return_X_y=True)
+    query = ClassifierQuery(_Constant(value), ("loss",), torch_output=torch_output)
+    with pytest.raises(ValueError, match="not finite numbers in \\[0, 1\\].*torch_output"):
+        query.fit(np.column_stack([X, y]))
+
+
 def test_device_auto_falls_back_to_cpu_in_place(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     net = _torch_net()

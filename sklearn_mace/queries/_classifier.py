@@ -29,6 +29,7 @@ OUTPUTS = (
 DEFAULT_OUTPUTS = OUTPUTS[:5]
 
 _EPS = np.finfo(float).eps
+_PROBA_SLACK = 1e-6
 
 
 def _model_kind(model):
@@ -275,6 +276,15 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
         finally:
             if handle is not None:
                 handle.remove()
+        # float32 nets round probabilities to ~1e-7: only errors beyond _PROBA_SLACK count
+        if not np.all(np.isfinite(proba)) or np.any(np.abs(proba - 0.5) > 0.5 + _PROBA_SLACK):
+            hint = "" if self._kind != "torch" else (
+                f" (torch_output={self.torch_output!r}: does the module return "
+                f"{'logits' if self.torch_output == 'logits' else 'probabilities'}?)"
+            )  # fmt: skip
+            raise ValueError(
+                f"model returned probabilities that are not finite numbers in [0, 1]{hint}."
+            )
         activations = np.concatenate(captured).astype(float) if want_activations else None
         return proba, activations
 

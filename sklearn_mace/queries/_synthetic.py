@@ -15,16 +15,12 @@ from ..utils import (
     count_within_radius,
     nearest_sq_distances,
     resolve_device,
-    row_chunks,
+    sq_distance_blocks,
     to_numpy,
-    to_tensor,
 )
 from ._base import QueryFeatureNamesMixin
 
 __all__ = ["MonteCarloQuery", "NearestSyntheticDistance"]
-
-# Pairs with d² below this fraction of (‖x‖ + max‖g‖)² get exact distances in MonteCarloQuery.
-_NEAR_FRACTION = 1e-6
 
 
 class _SyntheticQueryMixin(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
@@ -296,30 +292,15 @@ class MonteCarloQuery(_SyntheticQueryMixin):
     def _log_weighted_ball_sum(self, X, synthetic):
         """``Σ_i 1[d(g_i, z) ≤ ε] · (−log d(g_i, z))`` per row, in bounded pairwise blocks.
 
-        Squared distances come from the expansion ``‖x‖² + ‖g‖² − 2·x·g`` (one matrix product
-        per block), which is off by up to about ``d·2⁻⁵³·(‖x‖ + max‖g‖)²``. That is harmless
-        except for near-copies, where it is all there is: a copy of a synthetic record would
-        score ``−log`` of rounding noise. Pairs closer than ``_NEAR_FRACTION`` of that scale
-        are therefore recomputed by direct differences (exact: a copy has ``d = 0``, floored
-        at ``min_distance``); for the others the relative error of ``d²`` is below
-        ``d·2⁻⁵³ / _NEAR_FRACTION``.
+        Near-copies get exact distances (see :func:`~sklearn_mace.utils.sq_distance_blocks`):
+        a copy of a synthetic record has ``d = 0``, floored at ``min_distance``, not rounding
+        noise.
         """
-        dev = resolve_device(self.device)
-        centre = synthetic.mean(axis=0)
-        g = to_tensor(synthetic - centre, dev)
-        g_sq = g.square().sum(dim=1)
-        g_norm_max = float(g_sq.max()) ** 0.5
         out = np.empty((len(X), 1))
         eps_sq, floor_sq = self.epsilon_**2, self.min_distance**2
-        for rows in row_chunks(len(X), len(g), max_bytes=self.max_chunk_bytes):
-            x = to_tensor(X[rows] - centre, dev)
-            x_sq = x.square().sum(dim=1, keepdim=True)
-            d2 = torch.addmm(g_sq, x, g.T, alpha=-2.0).add_(x_sq)
-            near_sq = _NEAR_FRACTION * (x_sq.sqrt() + g_norm_max).square()
-            row, col = torch.nonzero(d2 <= near_sq, as_tuple=True)
-            for pairs in row_chunks(len(row), X.shape[1], max_bytes=self.max_chunk_bytes):
-                r, c = row[pairs], col[pairs]
-                d2[r, c] = (g[c] - x[r]).square().sum(dim=1)
+        blocks = sq_distance_blocks(X, synthetic, device=self.device,
+                                    max_chunk_bytes=self.max_chunk_bytes)  # fmt: skip
+        for rows, d2 in blocks:
             inside = d2 <= eps_sq
             # −log d = −½ log d², with d floored at min_distance
             log_d = d2.clamp_(min=floor_sq).log_().mul_(-0.5)

@@ -205,6 +205,45 @@ def test_skorch_net():
     assert (Q[:, 4:] >= 0).all()  # ReLU activations
 
 
+def test_uninitialized_skorch_net_is_rejected_naming_model():
+    skorch = pytest.importorskip("skorch")
+    net = skorch.NeuralNetClassifier(torch.nn.Linear(4, 3), criterion=torch.nn.CrossEntropyLoss)
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(TypeError, match="model is a skorch net that has not been initialized"):
+        ClassifierQuery(net).fit(np.column_stack([X, y]))
+
+
+def test_torch_module_runs_in_eval_mode_and_each_submodule_mode_is_restored():
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Dropout(0.9)).double()
+    net.train()
+    net[0].eval()  # a mixed state: restored submodule by submodule, not from the parent's
+    X, y = load_iris(return_X_y=True)
+    Q = ClassifierQuery(net, ("proba",), device="cpu").fit_transform(np.column_stack([X, y]))
+    with torch.no_grad():
+        proba = torch.softmax(net[0](torch.as_tensor(X)), dim=1).numpy()
+    np.testing.assert_allclose(Q, proba, rtol=1e-12)  # dropout was off
+    assert net.training and not net[0].training and net[1].training
+
+
+class _Constant(torch.nn.Module):
+    def __init__(self, value):
+        super().__init__()
+        self.value = value
+
+    def forward(self, x):
+        return torch.full((len(x), 3), self.value, dtype=x.dtype)
+
+
+@pytest.mark.parametrize("value, torch_output", [(float("nan"), "logits"), (2.0, "proba")])
+def test_non_finite_or_out_of_range_probabilities_are_errors(value, torch_output):
+    # NaN logits, or "probabilities" above 1, used to flow silently into every output
+    X, y = load_iris(return_X_y=True)
+    query = ClassifierQuery(_Constant(value), ("loss",), torch_output=torch_output)
+    with pytest.raises(ValueError, match="not finite numbers in \\[0, 1\\].*torch_output"):
+        query.fit(np.column_stack([X, y]))
+
+
 def test_device_auto_falls_back_to_cpu_in_place(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     net = _torch_net()

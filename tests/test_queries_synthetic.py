@@ -136,6 +136,17 @@ def test_monte_carlo_exact_copy_scores_finite():
     np.testing.assert_allclose(Q[:, 0], [-np.log(1e-12) / 2, 0.0])
 
 
+def test_monte_carlo_copies_and_near_copies_get_exact_distances(rng):
+    # Copies of synthetic records are what a memorising generator leaks: their -log d must
+    # come from d = 0 (floored at min_distance), not from the rounding noise of the
+    # ||x||^2 + ||g||^2 - 2 x.g expansion (which gave -log d of 17 to 28 for these copies).
+    synthetic = rng.normal(loc=3.0, size=(200, 4))
+    X = np.vstack([synthetic[:20], synthetic[20:40] + 1e-6, rng.normal(loc=3.0, size=(20, 4))])
+    Q = MonteCarloQuery(synthetic, epsilon=0.5, max_chunk_bytes=4_000).fit_transform(X)
+    np.testing.assert_allclose(Q[:, 0], _monte_carlo_truth(X, synthetic, 0.5, "log"),
+                               rtol=1e-9)  # fmt: skip
+
+
 # ---------------------------------------------------------------- composition (Eq. 4)
 
 

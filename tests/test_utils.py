@@ -35,6 +35,16 @@ def test_count_within_radius_equals_brute_force(rng):
     )
 
 
+@pytest.mark.parametrize("radius", [0.0, 1e-9])
+def test_count_within_radius_counts_copies_at_any_radius(rng, radius):
+    # Every row of Y is within radius 0 of itself. The ||x||^2 + ||y||^2 - 2 x.y expansion
+    # alone left some copies at d^2 ~ +1e-15 and missed them (count 0 instead of 1), which
+    # made the DCR baseline's "own" counts (count - 1) negative.
+    Y = rng.normal(loc=3.0, size=(200, 4))
+    counts = count_within_radius(Y, Y, radius, max_chunk_bytes=8 * 200 * 7)
+    np.testing.assert_array_equal(counts, 1)
+
+
 def test_neighbour_primitives_reject_bad_input(rng):
     with pytest.raises(ValueError, match="equal columns"):
         nearest_sq_distances(np.ones((3, 2)), np.ones((4, 3)))

@@ -14,12 +14,7 @@ from sklearn.base import BaseEstimator, _fit_context, clone
 from sklearn.neural_network import MLPClassifier
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval
-from sklearn.utils.validation import (
-    check_array,
-    check_consistent_length,
-    check_is_fitted,
-    validate_data,
-)
+from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
 from ..base import AttackerMixin
@@ -75,6 +70,8 @@ class ShadowModels(BaseEstimator):
         Accuracy of every shadow on its training part and on its held-out part.
     feature_names_out_ : ndarray of str
         Names of the query columns.
+    n_features_in_ : int
+        Number of population features seen in ``fit``.
 
     References
     ----------
@@ -156,9 +153,8 @@ class ShadowModels(BaseEstimator):
         -------
         self : ShadowModels
         """
-        X = check_array(X, dtype=None)
-        y = np.asarray(y)
-        check_consistent_length(X, y)
+        # at least one member and one non-member in each of the n_shadow parts
+        X, y = validate_data(self, X, y, dtype=None, ensure_min_samples=2 * self.n_shadow)
         rng = check_random_state(self.random_state)
         parts = np.array_split(rng.permutation(X.shape[0]), self.n_shadow)
         n_train = [self._split_sizes(len(part)) for part in parts]

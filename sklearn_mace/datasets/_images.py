@@ -138,6 +138,10 @@ def add_white_box(X, image_shape, *, fraction=0.1, box_size=2, value=None, rando
     is_corrupted : ndarray of shape (n_images,), bool
     """
     X = np.array(X, dtype=np.float64)
+    if len(image_shape) != 2 or not all(isinstance(n, Integral) and n > 0 for n in image_shape):
+        raise ValueError(
+            f"image_shape must be (height, width) of positive ints; got {image_shape!r}."
+        )
     height, width = image_shape
     if X.ndim != 2 or X.shape[1] != height * width:
         raise ValueError(f"X must have shape (n_images, {height * width}) for "

@@ -19,7 +19,13 @@ from tqdm.auto import tqdm
 
 from ..utils import resolve_device, to_numpy
 
-__all__ = ["QueryFeatureNamesMixin", "TorchQueryMixin", "as_module"]
+__all__ = [
+    "QueryFeatureNamesMixin",
+    "TorchQueryMixin",
+    "as_module",
+    "evaluate_in_batches",
+    "module_on",
+]
 
 
 def as_module(model, name):
@@ -75,6 +81,24 @@ def evaluation_mode(modules):
     finally:
         for m, training in saved:
             m.training = training
+
+
+def evaluate_in_batches(modules, X, forward, *, device, batch_size, progress=False, desc=None):
+    """``forward(batch, modules)`` over batches of ``batch_size`` rows of ``X``, as float64 NumPy.
+
+    The one place where queries run torch modules: in ``eval()`` mode (restored after), under
+    ``torch.inference_mode()``, each batch a fresh tensor (never a view of ``X``) of the first
+    module's floating dtype on ``device``, where ``modules`` must already be (see
+    :func:`module_on`: the caller places them, so that hooks it registers stay attached).
+    """
+    dtype = module_dtype(modules[0])
+    out = []
+    batches = range(0, len(X), batch_size)
+    with evaluation_mode(modules), torch.inference_mode():
+        for start in tqdm(batches, disable=not progress, desc=desc):
+            batch = torch.tensor(X[start : start + batch_size], dtype=dtype, device=device)
+            out.append(to_numpy(forward(batch, modules)))
+    return np.concatenate(out).astype(np.float64, copy=False)
 
 
 class QueryFeatureNamesMixin:
@@ -148,14 +172,11 @@ class TorchQueryMixin(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
     def _query(self, X, *, progress):
         device = resolve_device(self.device)
         modules = [module_on(m, device) for m in self._modules()]
-        dtype = module_dtype(modules[0])
-        out = []
-        batches = range(0, len(X), self.batch_size)
-        with evaluation_mode(modules), torch.inference_mode():
-            for start in tqdm(batches, disable=not progress, desc=type(self).__name__):
-                batch = torch.tensor(X[start : start + self.batch_size], dtype=dtype)
-                out.append(to_numpy(self._query_batch(batch.to(device), modules)))
-        Q = np.concatenate(out).astype(np.float64, copy=False)
+        Q = evaluate_in_batches(
+            modules, X, self._query_batch, device=device, batch_size=self.batch_size,
+            progress=progress,
+            desc=type(self).__name__,
+        )  # fmt: skip
         if not np.all(np.isfinite(Q)):
             raise ValueError(f"{type(self).__name__}: the module returned non-finite values.")
         return Q

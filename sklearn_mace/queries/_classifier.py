@@ -1,6 +1,5 @@
 """What an adversary observes of a classifier on a labelled record (MACE §2.2, App. I)."""
 
-import copy
 import warnings
 from numbers import Integral
 
@@ -10,7 +9,8 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..utils import resolve_device, to_numpy, to_tensor
+from ..utils import resolve_device, to_numpy
+from ._base import as_module, evaluate_in_batches, module_on
 
 __all__ = ["ClassifierQuery"]
 
@@ -29,6 +29,7 @@ OUTPUTS = (
 DEFAULT_OUTPUTS = OUTPUTS[:5]
 
 _EPS = np.finfo(float).eps
+_PROBA_SLACK = 1e-6
 
 
 def _model_kind(model):
@@ -94,7 +95,7 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
         logit). Ignored for scikit-learn and skorch models, which have ``predict_proba``.
     batch_size : int, default=1024
         Rows per forward pass of a torch module.
-    device : str, default="auto"
+    device : {"auto", "cpu", "cuda", "cuda:N"} or torch.device, default="auto"
         Where a torch module runs ("auto": CUDA when available). A module whose parameters
         live elsewhere is copied there once in ``fit``; the user's module is not moved.
 
@@ -130,7 +131,7 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
         "layer": [None, str],
         "torch_output": [StrOptions({"logits", "proba"})],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "device": [str],
+        "device": [str, torch.device],
     }
 
     def __init__(
@@ -232,12 +233,11 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
         if self._kind == "sklearn":
             check_is_fitted(self.model)
             self.classes_ = np.asarray(self.model.classes_)
-        elif self._kind == "skorch":
-            if not getattr(self.model, "initialized_", False):
-                raise ValueError("The skorch net is not initialized; fit it first.")
+        elif self._kind == "skorch":  # skorch places and runs its own module
+            self.module_ = as_module(self.model, "model")
         else:
             self.device_ = resolve_device(self.device)
-            self.module_ = self._module_on_device()
+            self.module_ = module_on(self.model, self.device_)
         features, _ = self._split(X_original, X)
         proba, activations = self._forward(features[:1] if not hasattr(features, "iloc")
                                            else features.iloc[:1])
@@ -249,19 +249,13 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
         self.n_activations_ = 0 if activations is None else activations.shape[1]
         return self
 
-    def _module_on_device(self):
-        parameter = next(iter(self.model.parameters()), None)
-        if parameter is None or parameter.device == self.device_:
-            return self.model
-        return copy.deepcopy(self.model).to(self.device_)
-
     # ------------------------------------------------------------------ forward passes
     def _forward(self, features):
         """(probabilities (n, k), flattened layer activations (n, d) or None)."""
         want_activations = "activations" in self._check_outputs()
         if self._kind == "sklearn":
             return np.asarray(self.model.predict_proba(features), dtype=float), None
-        module = self.model.module_ if self._kind == "skorch" else self.module_
+        module = self.module_
         captured = []
         handle = None
         if want_activations:
@@ -282,24 +276,23 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
         finally:
             if handle is not None:
                 handle.remove()
+        # float32 nets round probabilities to ~1e-7: only errors beyond _PROBA_SLACK count
+        if not np.all(np.isfinite(proba)) or np.any(np.abs(proba - 0.5) > 0.5 + _PROBA_SLACK):
+            hint = "" if self._kind != "torch" else (
+                f" (torch_output={self.torch_output!r}: does the module return "
+                f"{'logits' if self.torch_output == 'logits' else 'probabilities'}?)"
+            )  # fmt: skip
+            raise ValueError(
+                f"model returned probabilities that are not finite numbers in [0, 1]{hint}."
+            )
         activations = np.concatenate(captured).astype(float) if want_activations else None
         return proba, activations
 
     def _torch_proba(self, module, features):
-        parameter = next(iter(module.parameters()), None)
-        dtype = parameter.dtype if parameter is not None else torch.float32
-        was_training = module.training
-        module.eval()
-        outputs = []
-        try:
-            with torch.no_grad():
-                for start in range(0, features.shape[0], self.batch_size):
-                    batch = to_tensor(features[start : start + self.batch_size], self.device_,
-                                      dtype=dtype)
-                    outputs.append(to_numpy(module(batch)).astype(float))
-        finally:
-            module.train(was_training)
-        out = np.concatenate(outputs)
+        out = evaluate_in_batches(
+            [module], features, lambda batch, modules: modules[0](batch),
+            device=self.device_, batch_size=self.batch_size,
+        )  # fmt: skip
         if out.ndim == 1 or out.shape[1] == 1:  # one logit / probability for class 1
             out = out.reshape(-1)
             positive = 1 / (1 + np.exp(-out)) if self.torch_output == "logits" else out

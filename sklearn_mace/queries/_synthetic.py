@@ -15,9 +15,8 @@ from ..utils import (
     count_within_radius,
     nearest_sq_distances,
     resolve_device,
-    row_chunks,
+    sq_distance_blocks,
     to_numpy,
-    to_tensor,
 )
 from ._base import QueryFeatureNamesMixin
 
@@ -291,16 +290,17 @@ class MonteCarloQuery(_SyntheticQueryMixin):
         return self._log_weighted_ball_sum(X, synthetic) / len(synthetic)
 
     def _log_weighted_ball_sum(self, X, synthetic):
-        """``Σ_i 1[d(g_i, z) ≤ ε] · (−log d(g_i, z))`` per row, in bounded pairwise blocks."""
-        dev = resolve_device(self.device)
-        centre = synthetic.mean(axis=0)
-        g = to_tensor(synthetic - centre, dev)
-        g_sq = g.square().sum(dim=1)
+        """``Σ_i 1[d(g_i, z) ≤ ε] · (−log d(g_i, z))`` per row, in bounded pairwise blocks.
+
+        Near-copies get exact distances (see :func:`~sklearn_mace.utils.sq_distance_blocks`):
+        a copy of a synthetic record has ``d = 0``, floored at ``min_distance``, not rounding
+        noise.
+        """
         out = np.empty((len(X), 1))
         eps_sq, floor_sq = self.epsilon_**2, self.min_distance**2
-        for rows in row_chunks(len(X), len(g), max_bytes=self.max_chunk_bytes):
-            x = to_tensor(X[rows] - centre, dev)
-            d2 = torch.addmm(g_sq, x, g.T, alpha=-2.0).add_(x.square().sum(dim=1, keepdim=True))
+        blocks = sq_distance_blocks(X, synthetic, device=self.device,
+                                    max_chunk_bytes=self.max_chunk_bytes)  # fmt: skip
+        for rows, d2 in blocks:
             inside = d2 <= eps_sq
             # −log d = −½ log d², with d floored at min_distance
             log_d = d2.clamp_(min=floor_sq).log_().mul_(-0.5)

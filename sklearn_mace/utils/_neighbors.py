@@ -6,7 +6,12 @@ import torch
 from ._chunks import DEFAULT_CHUNK_BYTES, chunk_rows, row_chunks
 from ._torch import resolve_device, to_numpy, to_tensor
 
-__all__ = ["NEAREST_BACKENDS", "count_within_radius", "nearest_sq_distances"]
+__all__ = [
+    "NEAREST_BACKENDS",
+    "count_within_radius",
+    "nearest_sq_distances",
+    "sq_distance_blocks",
+]
 
 
 # Float32 has a 24-bit significand: unit roundoff 2**-24.
@@ -15,6 +20,9 @@ _FLOAT32_ROUNDOFF = 2.0**-24
 # succeed for more rows (near-ties), fewer makes the exact re-ranking cheaper.
 _EXTRA_CANDIDATES = 8
 NEAREST_BACKENDS = ("torch", "faiss")
+# Pairs with d² below this fraction of (‖x‖ + max‖y‖)² get exact distances in
+# sq_distance_blocks (near-copies, where the expansion's rounding is all there is).
+_NEAR_FRACTION = 1e-6
 
 
 def nearest_sq_distances(
@@ -43,9 +51,11 @@ def nearest_sq_distances(
        by direct differences, when the runner-up is that close.
 
     With ``backend="faiss"`` and ``k = 1`` there is no runner-up to certify with (asking faiss
-    for two neighbours costs 15 times more than for one): the result is the exact float64
-    distance to faiss's nearest candidate, which is the minimum unless another row of ``Y``
-    is within ``2β`` of it (a near-tie), and then exceeds the minimum by at most ``2β``.
+    for two neighbours cost 17 times more than for one at d = 16, 1e4 × 1e5, though about
+    the same at d = 64: row ``faiss k=2`` of ``benchmarks/bench_queries.py``): the result is
+    the exact float64 distance to faiss's nearest candidate, which is the minimum unless
+    another row of ``Y`` is within ``2β`` of it (a near-tie), and then exceeds the minimum by
+    at most ``2β``.
 
     Parameters
     ----------
@@ -73,8 +83,9 @@ def nearest_sq_distances(
     y_sq = y64.square().sum(dim=1)
     y_norm_max = float(y_sq.max()) ** 0.5
     slack = 2.0 * (X.shape[1] + 8) * _FLOAT32_ROUNDOFF
-    # faiss has a fast path for k = 1 only (k >= 2 keeps a heap per query, ~15x slower): for
-    # k = 1 it screens one candidate, for k >= 2 the k + 8 needed by the certificate.
+    # faiss has a fast path for k = 1 only (k >= 2 keeps a heap per query: 17x slower at d = 16
+    # in benchmarks/bench_queries.py, row "faiss k=2"): for k = 1 it screens one candidate,
+    # for k >= 2 the k + 8 needed by the certificate.
     n_cand = min(len(Y), k if backend == "faiss" and k == 1 else k + _EXTRA_CANDIDATES)
     if backend == "faiss":
         screen_rows = _faiss_screen(Y - centre, n_cand)
@@ -186,7 +197,8 @@ def count_within_radius(X, Y, radius, *, device="auto", max_chunk_bytes=DEFAULT_
     """Number of rows of ``Y`` within squared Euclidean distance ``radius²`` of each row of ``X``.
 
     ``radius`` may be a scalar or one value per row of ``X`` (the ε-ball of Hilprecht et
-    al.'s Monte-Carlo query, MACE Eq. 1). Chunked like :func:`nearest_sq_distances`.
+    al.'s Monte-Carlo query, MACE Eq. 1). Chunked by :func:`sq_distance_blocks`, so a row of
+    ``X`` that is a copy of a row of ``Y`` counts it even for a tiny (or zero) radius.
 
     Returns
     -------
@@ -198,14 +210,35 @@ def count_within_radius(X, Y, radius, *, device="auto", max_chunk_bytes=DEFAULT_
     radius = np.broadcast_to(np.asarray(radius, dtype=np.float64), (len(X),))
     if not np.all(np.isfinite(radius)) or np.any(radius < 0):
         raise ValueError("radius must be finite and >= 0.")
+    out = np.empty(len(X), dtype=np.int64)
+    for rows, d2 in sq_distance_blocks(X, Y, device=device, max_chunk_bytes=max_chunk_bytes):
+        r2 = to_tensor(radius[rows] ** 2, d2.device).unsqueeze(1)
+        out[rows] = to_numpy((d2 <= r2).sum(dim=1))
+    return out
+
+
+def sq_distance_blocks(X, Y, *, device="auto", max_chunk_bytes=DEFAULT_CHUNK_BYTES):
+    """Yield ``(rows, d2)``: float64 squared distances from ``X[rows]`` to every row of ``Y``.
+
+    Blocks of at most ``max_chunk_bytes``, on ``device``, from the expansion
+    ``‖x‖² + ‖y‖² − 2·x·y`` on data centred at the mean of ``Y`` (one matrix product per
+    block). Its absolute error, about ``d·2⁻⁵³·(‖x‖ + max‖y‖)²``, is all there is for a
+    near-copy, so pairs with ``d²`` below ``_NEAR_FRACTION`` of that scale are recomputed by
+    direct differences: a copy gets exactly 0, and every other pair a relative error below
+    ``d·2⁻⁵³ / _NEAR_FRACTION``.
+    """
     dev = resolve_device(device)
     centre = Y.mean(axis=0)
     y = to_tensor(Y - centre, dev)
-    y_sq = (y * y).sum(dim=1)
-    out = np.empty(len(X), dtype=np.int64)
+    y_sq = y.square().sum(dim=1)
+    y_norm_max = float(y_sq.max()) ** 0.5
     for rows in row_chunks(len(X), len(Y), max_bytes=max_chunk_bytes):
         x = to_tensor(X[rows] - centre, dev)
-        d2 = torch.addmm(y_sq, x, y.T, alpha=-2.0).add_((x * x).sum(dim=1, keepdim=True))
-        r2 = to_tensor(radius[rows] ** 2, dev).unsqueeze(1)
-        out[rows] = to_numpy((d2 <= r2).sum(dim=1))
-    return out
+        x_sq = x.square().sum(dim=1, keepdim=True)
+        d2 = torch.addmm(y_sq, x, y.T, alpha=-2.0).add_(x_sq)
+        near_sq = _NEAR_FRACTION * (x_sq.sqrt() + y_norm_max).square()
+        row, col = torch.nonzero(d2 <= near_sq, as_tuple=True)
+        for pairs in row_chunks(len(row), X.shape[1], max_bytes=max_chunk_bytes):
+            r, c = row[pairs], col[pairs]
+            d2[r, c] = (y[c] - x[r]).square().sum(dim=1)
+        yield rows, d2

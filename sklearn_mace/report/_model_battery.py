@@ -379,8 +379,8 @@ def audit_model(models, members, non_members, *, label, population=None, columns
                     pop_index = np.array([
                         {str(c): j for j, c in enumerate(model.classes_)}.get(str(v), -1)
                         for v in population[label].to_numpy()])
-                    X_pop = population[inputs].to_numpy(dtype=float)
                     try:
+                        X_pop = population[inputs].to_numpy(dtype=float)
                         score, n_shadow = _shadow_scores(
                             recipe, X_pop, pop_index, queries, n_classes,
                             n_members=len(members), n_jobs=n_jobs, seed=seed,

@@ -17,6 +17,7 @@ Three formats, one interface (:class:`AuditedModel`: ``log_proba(frame)`` and ``
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from ._io import AuditInputError
 
@@ -191,6 +192,12 @@ class AuditedModel:
                     f"The ONNX model '{self.path}' takes input {node.name!r} of type "
                     f"{node.type}; only numeric tensors are supported.")
             block = frame[[node.name]] if len(inputs) > 1 else frame
+            text = [c for c in block.columns if not pd.api.types.is_numeric_dtype(block[c])]
+            if text:
+                raise AuditInputError(
+                    f"The ONNX model '{self.name}' takes numbers, but the column(s) {text} "
+                    "hold text; encode them as the model was trained, or select the "
+                    "model's input columns with --columns.")
             feed[node.name] = block.to_numpy().astype(dtypes[node.type])
         return feed
 

@@ -4,9 +4,9 @@ classifier on scikit-learn's bundled digits, saved to ONNX and skops and audited
 * Data: ``load_digits`` (1797 images of 8 × 8 pixels, 10 classes), shuffled with the seed.
   Members: 400 images that train both models; hold-out: 400 others; population: the other
   997, which train the shadow models.
-* ``overfit``: a 256-unit MLP without weight decay (scikit-learn's ``alpha=1e-6``), trained to
-  zero training error — it memorizes its members. Saved to ONNX with skl2onnx and audited
-  through onnxruntime; its training recipe (the unfitted pipeline) is saved to skops for the
+* ``overfit``: a random forest of 50 fully grown trees — every member is a leaf of every
+  tree that saw it, so it is fitted almost perfectly. Saved to ONNX with skl2onnx and audited
+  through onnxruntime; its training recipe (the unfitted forest) is saved to skops for the
   shadow models, since an ONNX file carries no training procedure.
 * ``regularised``: a strongly L2-penalised logistic regression (``C=0.005``), whose losses on
   members and hold-out rows are close. Saved and audited as skops; being a scikit-learn
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.datasets import load_digits
+from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
-from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -42,8 +42,7 @@ def make_model_demo_tables(random_state=0):
 
 def demo_recipes(random_state=0):
     """The two unfitted training recipes (pipelines) of the demo."""
-    overfit = make_pipeline(StandardScaler(), MLPClassifier(
-        (256,), alpha=1e-6, max_iter=300, random_state=random_state))
+    overfit = RandomForestClassifier(50, random_state=random_state)
     regularised = make_pipeline(StandardScaler(), LogisticRegression(C=0.005, max_iter=2000))
     return overfit, regularised
 
@@ -90,8 +89,8 @@ def run_model_demo(out="mace-output/audit-model", n_jobs=None, random_state=0, v
     for name, frame in tables.items():
         frame.to_csv(inputs / f"{name}.csv", index=False)
     files = save_demo_models(members, out / "models", random_state)
-    print("sklearn-mace audit-model demo: digits, an overfit MLP (ONNX) and a regularised "
-          "logistic regression (skops), trained on the same 400 members")
+    print("sklearn-mace audit-model demo: digits, an overfit random forest (ONNX) and a "
+          "regularised logistic regression (skops), trained on the same 400 members")
     models = {name: load_model(files[name], name=name) for name in ("overfit", "regularised")}
     recipes = {"overfit": load_estimator(files["recipe"])}
     result = audit_model(models, members, non_members, label=LABEL, population=population,

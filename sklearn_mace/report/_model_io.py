@@ -18,10 +18,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ._io import AuditInputError
 
-__all__ = ["AuditedModel", "load_model", "load_estimator"]
+__all__ = ["AuditedModel", "IndexedClassifier", "load_estimator", "load_model"]
 
 ONNX_SUFFIXES = (".onnx",)
 SKOPS_SUFFIXES = (".skops",)
@@ -246,7 +247,8 @@ class AuditedModel:
         log_proba : ndarray of shape (n_samples, n_classes)
         """
         if self.session is not None:
-            logp = self._onnx_log_proba(frame)
+            with np.errstate(divide="ignore"):  # log(0) = -inf, floored below
+                logp = self._onnx_log_proba(frame)
         else:
             X = frame if self.feature_names_in_ is not None else frame.to_numpy()
             try:
@@ -318,6 +320,31 @@ class AuditedModel:
                 f"output ({self.classes_[:10].tolist()}) disagrees with its label output on "
                 f"{1 - agree:.0%} of the records."
             )
+
+
+class IndexedClassifier(ClassifierMixin, BaseEstimator):
+    """An :class:`AuditedModel` as an in-process classifier over class *indices*.
+
+    The thin adapter that lets the library's attacks (``ClassifierQuery``, ``LiRAAttack``)
+    query any loaded model, ONNX included: ``predict_proba`` of a float array whose columns
+    are the model's inputs, and ``classes_`` = ``0 .. k-1`` (true labels are passed as their
+    index among the model's classes, as the shadow models are trained).
+    """
+
+    def __init__(self, model, columns):
+        self.model, self.columns = model, list(columns)
+        self.classes_ = np.arange(len(model.classes_))
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def fit(self, X, y=None):
+        """Never called: the audited model is only queried (scikit-learn's checks want it)."""
+        raise TypeError("The audited model is fixed; it cannot be refitted.")
+
+    def predict_proba(self, X):
+        frame = pd.DataFrame(np.asarray(X), columns=self.columns)
+        return np.exp(self.model.log_proba(frame))
 
 
 def load_model(path, *, name=None, trust_pickle=False):

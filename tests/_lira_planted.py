@@ -58,3 +58,12 @@ def planted_problem(n_records, *, spread=3.0, delta=2.0, noise=1.0, seed=0):
 def neyman_pearson_tpr(fpr, *, delta=2.0, noise=1.0):
     """TPR of the optimal test at false-positive rate ``fpr``."""
     return float(norm.cdf(delta / noise - norm.ppf(1 - fpr)))
+
+
+def planted_target(difficulty, records, *, delta=2.0, noise=1.0, seed=0):
+    """Another target on the same records: (target, member, oracle scores)."""
+    rng = np.random.default_rng(seed)
+    member = rng.random(len(records)) < 0.5
+    target = PlantedModel(difficulty, delta=delta, noise=noise, random_state=seed + 1)
+    target.fit(records[member, :1], np.ones(member.sum()))
+    return target, member, target.logit(records) - difficulty

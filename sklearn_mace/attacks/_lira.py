@@ -413,7 +413,8 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
         -------
         labels : ndarray of shape (n_samples,)
         """
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        member = self.decision_function(X) > 0
+        return self.classes_[member.astype(int)]
 
     @available_if(lambda self: self.online)
     def predict_proba(self, X):

@@ -29,15 +29,17 @@ N_MEMBERS, N_NON_MEMBERS = 400, 400
 LABEL = "digit"
 
 
-def make_model_demo_tables(random_state=0):
-    """Members, hold-out and population tables of the digits (64 pixels + ``digit``)."""
-    data = load_digits(as_frame=True)
-    table = data.frame.rename(columns={"target": LABEL})
+def make_model_demo_tables(random_state=0, sizes=(N_MEMBERS, N_NON_MEMBERS, None)):
+    """Members, hold-out and population tables of the digits (64 pixels + ``digit``).
+
+    ``sizes``: rows of each table; the population (None) takes all remaining rows.
+    """
+    table = load_digits(as_frame=True).frame.rename(columns={"target": LABEL})
     order = np.random.default_rng(random_state).permutation(len(table))
-    members = table.iloc[order[:N_MEMBERS]].reset_index(drop=True)
-    non_members = table.iloc[order[N_MEMBERS:N_MEMBERS + N_NON_MEMBERS]].reset_index(drop=True)
-    population = table.iloc[order[N_MEMBERS + N_NON_MEMBERS:]].reset_index(drop=True)
-    return members, non_members, population
+    n_mem, n_non, n_pop = sizes
+    stop = len(table) if n_pop is None else n_mem + n_non + n_pop
+    cuts = [order[:n_mem], order[n_mem:n_mem + n_non], order[n_mem + n_non:stop]]
+    return [table.iloc[rows].reset_index(drop=True) for rows in cuts]
 
 
 def demo_recipes(random_state=0):
@@ -68,8 +70,13 @@ def save_demo_models(members, folder, random_state=0):
             "recipe": folder / "overfit-recipe.skops"}
 
 
-def run_model_demo(out="mace-output/audit-model", n_jobs=None, random_state=0, verbose=True):
-    """Train, save, load back and audit the two demo models; write the report under ``out``."""
+def run_model_demo(out="mace-output/audit-model", n_jobs=None, random_state=0, verbose=True,
+                   sizes=(N_MEMBERS, N_NON_MEMBERS, None)):
+    """Train, save, load back and audit the two demo models; write the report under ``out``.
+
+    ``sizes`` (members, hold-out, population rows) exists so that the tests can run a smaller
+    copy of the demo; the command line always uses the default.
+    """
     from .report import AuditInputError
     from .report._model_battery import audit_model
     from .report._model_html import print_model_summary, write_model_report
@@ -82,7 +89,7 @@ def run_model_demo(out="mace-output/audit-model", n_jobs=None, random_state=0, v
         raise AuditInputError(
             f"The model demo saves ONNX and skops files: {MODELS_EXTRA}.") from exc
     out = Path(out)
-    members, non_members, population = make_model_demo_tables(random_state)
+    members, non_members, population = make_model_demo_tables(random_state, sizes)
     inputs = out / "inputs"
     inputs.mkdir(parents=True, exist_ok=True)
     tables = {"members": members, "non_members": non_members, "population": population}
@@ -90,7 +97,8 @@ def run_model_demo(out="mace-output/audit-model", n_jobs=None, random_state=0, v
         frame.to_csv(inputs / f"{name}.csv", index=False)
     files = save_demo_models(members, out / "models", random_state)
     print("sklearn-mace audit-model demo: digits, an overfit random forest (ONNX) and a "
-          "regularised logistic regression (skops), trained on the same 400 members")
+          f"regularised logistic regression (skops), trained on the same {len(members)} "
+          "members")
     models = {name: load_model(files[name], name=name) for name in ("overfit", "regularised")}
     recipes = {"overfit": load_estimator(files["recipe"])}
     result = audit_model(models, members, non_members, label=LABEL, population=population,

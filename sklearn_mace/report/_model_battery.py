@@ -31,7 +31,13 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_pre
 from sklearn.neural_network import MLPClassifier
 from sklearn.utils import check_random_state
 
-from ..attacks import BayesOptimalMIA, BTTAttack, ShadowModelAttack, ShadowModels
+from ..attacks import (
+    BayesOptimalMIA,
+    BTTAttack,
+    LiRAAttack,
+    ShadowModelAttack,
+    ShadowModels,
+)
 from ..base import check_prior
 from ..estimation import KDEAdvantageEstimator
 from ..metrics import tpr_at_fpr
@@ -255,7 +261,6 @@ def _lira_scores(model, recipe, inputs, targets, target_index, population, pop_i
     """LiRA, online (Carlini et al. 2022): the targets and the population form the shadows'
     pool, each record training half of the ``LIRA_SHADOWS`` shadows (its membership label
     is never used to train them); the target model is queried through its log-probabilities."""
-    from ..attacks import LiRAAttack
 
     def records(frame, index):
         return np.column_stack([frame[inputs].to_numpy(dtype=float), index])
@@ -298,8 +303,6 @@ def _population_attacks(model, recipe, inputs, targets, index, queries, populati
     try:
         score = _lira_scores(model, recipe, inputs, targets, index, population, pop_index, m,
                              n_jobs=n_jobs, seed=seed)
-    except ImportError:  # LiRAAttack lands with the "lira-parallel" merge
-        notes.append(f"'{name}': LiRA is not available in this version.")
     except ValueError as exc:
         notes.append(f"'{name}': LiRA could not run: {exc}")
     else:

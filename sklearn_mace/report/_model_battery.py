@@ -72,6 +72,9 @@ class ModelResult:
     risk: np.ndarray  # MACE individual risk on the loss, every target (held-out)
     train_accuracy: float
     test_accuracy: float
+    # max over the attacks of their ε bounds at confidence 1 − α/k (Bonferroni): a bound that
+    # holds at 1 − α for all k attacks at once, unlike the largest of the per-attack bounds
+    epsilon_all_attacks: float = np.nan
 
 
 @dataclass
@@ -453,7 +456,11 @@ def audit_model(models, members, non_members, *, label, population=None, columns
                 scores.update(extra_scores)
                 rows.extend(extra_rows)
                 progress.update(2)
+            joint = 1 - (1 - confidence) / len(scores)
             results.append(ModelResult(
+                epsilon_all_attacks=max(
+                    _epsilon_audit(score, m, prior=prior_value, confidence=joint, seed=seed)
+                    for score in scores.values()),
                 name=name, format=model.format, path=str(model.path), queries=queries,
                 scores=scores, summary=pd.DataFrame(rows), risk=risk,
                 train_accuracy=float(train_acc), test_accuracy=float(test_acc)))

@@ -435,8 +435,11 @@ def audit_model(models, members, non_members, *, label, population=None, columns
                 rows.append(_row(name, CBTTA_NAME, m, cbtta, **row,
                                  detail=f"partition {best}, chosen by inner 3-fold CV"))
             progress.update()
-            for analysis, column in ((MACE_LOSS, "loss"),
-                                     (MACE_CONFIDENCE, "true_label_confidence")):
+            for analysis, column, detail in (
+                    (MACE_LOSS, "loss", "query −log M_y(x)"),
+                    (MACE_CONFIDENCE, "true_label_confidence",
+                     "query M_y(x) = exp(−loss): a bijection of the loss, so the same optimal "
+                     "advantage")):
                 progress.set_postfix_str(f"{name}: {analysis}")
                 mace = _mace(queries[column], m, prior=prior_value, confidence=confidence,
                              seed=seed)
@@ -444,7 +447,7 @@ def audit_model(models, members, non_members, *, label, population=None, columns
                 rows.append(_row(name, analysis, m, mace["score"], **row,
                                  advantage_estimate=mace["advantage"],
                                  advantage_lower_bound=mace["lower"],
-                                 p_value=mace["p_value"]))
+                                 p_value=mace["p_value"], detail=detail))
                 if column == "loss":
                     risk = mace["risk"]
                 progress.update()

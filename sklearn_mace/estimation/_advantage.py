@@ -230,7 +230,7 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
     the same ``U_N``.
 
     Bias of ``U_N`` with the defaults when nothing leaks (members and non-members from
-    one standard Gaussian in ``d`` dimensions, ``n`` per class, prior ½; mean over 5 seeds;
+    one standard Gaussian in ``d`` dimensions, ``n`` per class, prior ½; mean over 3 seeds;
     the truth is 0; ``benchmarks/bench_certified.py --null``):
 
     BIAS_TABLE_PLACEHOLDER

@@ -1,6 +1,6 @@
 """Membership metrics, generalized (Koyejo) metrics, the DP link and scorers."""
 
-from ._dp import advantage_bound, epsilon_lower_bound
+from ._dp import advantage_bound, epsilon_lower_bound, individual_risk_bound
 from ._generalized import METRIC_NAMES, GeneralizedMetric
 from ._membership import membership_advantage, top_quantile_precision, tpr_at_fpr
 from ._plot import AdvantageDisplay, IndividualRiskDisplay, MembershipRocDisplay
@@ -17,6 +17,7 @@ __all__ = [
     "epsilon_lower_bound",
     "get_scorer",
     "get_scorer_names",
+    "individual_risk_bound",
     "membership_advantage",
     "top_quantile_precision",
     "tpr_at_fpr",

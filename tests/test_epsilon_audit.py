@@ -19,7 +19,7 @@ from sklearn_mace.metrics import (
     epsilon_lower_bound,
     one_run_epsilon,
 )
-from sklearn_mace.metrics._audit import _one_run_p_value
+from sklearn_mace.metrics._audit import _best_threshold, _one_run_p_value
 
 ALPHA = 0.05
 STRATEGIES = ["split", "bonferroni"]
@@ -124,6 +124,22 @@ def test_bonferroni_is_more_conservative_than_explicit_at_its_threshold(rng):
     # max_thresholds only narrows the search: never a larger bound than every threshold
     coarse = audit_epsilon(members, nonmembers, threshold="bonferroni", max_thresholds=20)
     assert coarse.epsilon <= bonf.epsilon + 1e-12 and coarse.epsilon > 0.5 * bonf.epsilon
+
+
+@pytest.mark.parametrize("objective", ["epsilon", "advantage"])
+def test_wilson_screening_finds_the_exhaustive_best_threshold(objective):
+    # reference: exact Clopper–Pearson bounds at every distinct score, no screening
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        members = np.r_[rng.normal(1.0, 1, 1500), rng.normal(4.0, 1, 30)]
+        nonmembers = rng.standard_t(3, 1500)
+        thresholds = np.unique(np.r_[members, nonmembers])
+        levels = (0.05 / 3000, 0.05 / 3060)
+        kwargs = dict(delta=1e-3, objective=objective, prior=0.3)
+        screened = _best_threshold(members, nonmembers, thresholds, *levels, **kwargs)
+        exhaustive = _best_threshold(members, nonmembers, thresholds, *levels, **kwargs,
+                                     n_exact=thresholds.size)
+        assert screened == exhaustive
 
 
 def test_split_is_seeded_and_uses_only_the_second_part(rng):

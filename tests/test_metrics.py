@@ -91,6 +91,11 @@ def test_bound_is_tighter_than_thm_1_4_away_from_half():
     assert individual_risk_bound(1.0, 0.1) == pytest.approx(0.92146, abs=1e-5)
     # once e^ε exceeds the prior odds, the symmetric vertex takes over: 1 − 2/(1 + e^ε)
     assert advantage_bound(3.0, 0.1) == pytest.approx(np.tanh(1.5))
+    # so beating the majority guess at all certifies ε ≥ log 9, for any δ
+    assert epsilon_lower_bound(0.8, 0.1) == 0.0
+    assert epsilon_lower_bound(0.8 + 1e-9, 0.1) == pytest.approx(np.log(9), abs=1e-6)
+    assert epsilon_lower_bound(1 - 1.8 * 0.1 + 1e-9, 0.1, 0.1) == pytest.approx(np.log(9),
+                                                                             abs=1e-6)
 
 
 @settings(max_examples=150, deadline=None)

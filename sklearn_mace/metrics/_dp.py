@@ -118,13 +118,16 @@ def epsilon_lower_bound(advantage, prior=0.5, delta=0.0):
 
     ``ε = log(2·(1 − δ)/(1 − advantage) − 1)``,
 
-    ``inf`` for an advantage of 1. Note that above the trivial level the answer does not
-    depend on the prior.
+    ``inf`` for an advantage of 1. Above the ε = 0 level the answer does not depend on the
+    prior, so at ``p ≠ ½`` it jumps: with δ = 0, any advantage above ``|2p − 1|`` implies
+    ``ε >= |λ| = |log(p/(1 − p))|`` (beating the majority guess needs the posterior odds to
+    cross 1, which ε-DP allows only when ``e^ε`` exceeds the prior odds).
 
     It is only a lower bound: a mechanism that leaks this much is not (ε', δ)-DP for any
     ε' < ε, but nothing says it is (ε, δ)-DP. It is as trustworthy as the advantage given
     to it: pass a certified lower confidence bound on the advantage, not a plug-in estimate,
-    to obtain an ε that holds at that confidence.
+    to obtain an ε that holds at that confidence. A plug-in estimate biased upwards (MACE's
+    ``U_N`` on null data) turns into a large spurious ε, most of all at ``p ≠ ½``.
 
     Parameters
     ----------

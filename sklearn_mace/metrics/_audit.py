@@ -38,8 +38,8 @@ class EpsilonAudit:
         Empirical false-positive and false-negative rates of that rule on the rows used for
         the bound.
     fpr_upper, fnr_upper : float
-        One-sided Clopper–Pearson upper bounds on the true FPR and FNR (each at level α/2,
-        divided further by the Bonferroni correction for ``strategy="bonferroni"``).
+        One-sided Clopper–Pearson upper bounds on the true FPR and FNR, each at level α/2
+        (for ``strategy="bonferroni"``: α/(2·n_nonmembers) and α/(2·n_members)).
     advantage_lower : float
         Certified membership advantage of this rule at ``prior``:
         ``max(|2p − 1|, 1 − 2·(p·fnr_upper + (1 − p)·fpr_upper))`` (MACE Def. 1).
@@ -272,6 +272,12 @@ def audit_epsilon(member_scores, nonmember_scores, *, delta=0.0, confidence=0.95
     The same bounds certify the rule's membership advantage at ``prior`` (MACE Def. 1),
     reported with the ε it implies (:func:`~sklearn_mace.metrics.epsilon_lower_bound`).
 
+    The Clopper–Pearson bounds treat each score as an independent draw from its class's
+    score distribution: exact for repeated training runs with one canary each (Jagielski et
+    al.), and for a fixed release in MACE's experiment (a random training record vs a fresh
+    one). For many members of one training run, :func:`one_run_epsilon` with randomized
+    canaries is the audit whose guarantee needs no such assumption.
+
     Threshold strategies (as in jax_privacy's ``CanaryScoreAuditor``):
 
     * ``"split"`` (default): a seeded random split of each class; the threshold with the
@@ -279,11 +285,13 @@ def audit_epsilon(member_scores, nonmember_scores, *, delta=0.0, confidence=0.95
       bound is computed on the other part only, at α/2 per rate.
     * ``"bonferroni"``: every candidate threshold on all rows, the largest bound taken. Each
       FPR bound is at level α/(2·n_nonmembers) and each FNR bound at α/(2·n_members). This
-      union bound runs over the possible error *counts*, not the thresholds: whether a
-      threshold's bound fails depends only on its count, and a class of n rows has n counts
-      with a non-trivial bound. So the claim holds simultaneously for every threshold,
-      including thresholds read off the data, which a correction by the number of distinct
-      scores would not guarantee. ``max_thresholds`` only saves time.
+      union bound runs over the error *counts*, not the thresholds: for a count k, the
+      thresholds whose true FPR exceeds the bound for k form one interval, and the count
+      falls monotonically with the threshold, so "some threshold with count <= k is under-
+      covered" is one event, of probability at most its level; a class of n rows has n
+      counts with a non-trivial bound. So the claim holds simultaneously for every
+      threshold, including thresholds read off the data, which a correction by the number
+      of distinct scores would not guarantee. ``max_thresholds`` only saves time.
     * a float: that threshold on all rows, no correction ("explicit"). Choose it before
       seeing these scores, or the confidence is void.
 

@@ -324,3 +324,55 @@ def test_results_do_not_depend_on_n_jobs(workspace):
     assert "LiRA (online)" in runs[0].models[0].scores
     pd.testing.assert_frame_equal(runs[0].summary, runs[1].summary)
     pd.testing.assert_frame_equal(runs[0].records, runs[1].records)
+
+
+# ----------------------------------------------------------------------------- ground truth
+def _null_claims(n_runs):
+    """Certified claims made about a model that never saw the targets.
+
+    The model is trained on population rows only, so members and non-members are
+    exchangeable: the true ε of the membership experiment is 0, and every attack's certified
+    ε (and MACE's certified advantage above |2p − 1| = 0) is a false claim, allowed in at
+    most α = 5 % of runs each.
+    """
+    from sklearn_mace.report._model_battery import audit_model
+    from sklearn_mace.report._model_io import AuditedModel
+
+    claims = []
+    for run in range(n_runs):
+        members, non_members, population = _tables(60, 60, 200, seed=run)
+        model = make_pipeline(StandardScaler(), LogisticRegression(C=0.1, max_iter=500))
+        model = AuditedModel("null", "null.skops", "skops",
+                             estimator=model.fit(*_xy(population)))
+        summary = audit_model(model, members, non_members, label=LABEL, random_state=run,
+                              verbose=False).summary.set_index("analysis")
+        mace = summary[summary.index.str.startswith("MACE")]
+        claims.append(pd.concat([summary["epsilon_lower_bound"] > 0,
+                                 (mace["advantage_lower_bound"] > 0).add_prefix("adv: ")]))
+    return pd.DataFrame(claims)
+
+
+def test_a_model_that_never_saw_the_targets_is_rarely_accused():
+    # 8 independent runs per claim; under the null each claim holds with probability <= 0.05,
+    # so 3 or more false claims of one kind have probability <= P(Bin(8, 0.05) >= 3) = 0.006
+    claims = _null_claims(8)
+    assert len(claims.columns) == 6  # 4 attacks' ε, MACE's certified advantage on 2 queries
+    assert (claims.sum() <= 2).all(), claims.sum()
+
+
+@pytest.mark.slow
+def test_false_claim_rate_on_the_null_is_at_most_alpha():
+    # 60 runs: the rate of each false claim must stay below α = 0.05 plus 3 binomial standard
+    # errors, sqrt(0.05 · 0.95 / 60) = 0.028
+    claims = _null_claims(60)
+    assert (claims.mean() <= 0.05 + 3 * 0.028).all(), claims.mean()
+
+
+def test_memorizing_forest_leakage_is_certified(audited):
+    summary = pd.read_csv(audited["out"] / "summary.csv").set_index(["model", "analysis"])
+    # the fully grown forest fits members far better than hold-out rows (loss AUC ≈ 0.9),
+    # so its leakage is real; the certified bounds must detect it at 150 + 150 records
+    mace = summary.loc[("forest", "MACE optimal (loss)")]
+    assert mace["epsilon_lower_bound"] > 0.5
+    assert mace["advantage_lower_bound"] > 0.2
+    assert mace["advantage_estimate"] >= mace["advantage_lower_bound"] - 0.1

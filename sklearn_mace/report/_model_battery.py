@@ -12,7 +12,7 @@ confidence ``M_y(x)``, the correctness flag and the predicted label and confiden
 * MACE on the loss and on the true-label confidence (MACE Thm 6, Def. 3): the optimal
   advantage, and each record's individual risk, from :class:`KDEAdvantageEstimator`;
 * with a ``population`` table, the shadow-model attack (Shokri et al. 2017) through
-  :class:`ShadowModels` and, when it is available, LiRA (Carlini et al. 2022).
+  :class:`ShadowModels` and LiRA (Carlini et al. 2022, :class:`LiRAAttack`).
 
 Every attack scores each target without having been fitted on it (cross-fitting or shadow
 models), and every row of the summary carries AUC, TPR at 1 % and 0.1 % FPR and the certified
@@ -32,7 +32,6 @@ from sklearn.neural_network import MLPClassifier
 from sklearn.utils import check_random_state
 
 from ..attacks import (
-    BayesOptimalMIA,
     BTTAttack,
     LiRAAttack,
     ShadowModelAttack,
@@ -40,7 +39,7 @@ from ..attacks import (
 )
 from ..base import check_prior
 from ..estimation import KDEAdvantageEstimator
-from ..metrics import tpr_at_fpr
+from ..metrics import audit_epsilon, tpr_at_fpr
 from ._io import AuditInputError
 from ._model_io import IndexedClassifier
 
@@ -168,11 +167,7 @@ def model_queries(model, frame, labels):
 
 # ---------------------------------------------------------------------------- scoring
 def _epsilon_audit(score, m, *, prior, confidence, seed):
-    """The certified ε lower bound of an attack's scores (``audit_epsilon``), or NaN."""
-    try:
-        from ..metrics import audit_epsilon
-    except ImportError:  # lands with the "epsilon-audit" merge
-        return np.nan
+    """The certified ε lower bound of an attack's held-out scores (larger = member)."""
     return audit_epsilon(score[m == 1], score[m == 0], confidence=confidence, prior=prior,
                          random_state=seed).epsilon
 
@@ -212,20 +207,15 @@ def _btta_scores(Q, m, *, prior, n_classes, seed):
 
 
 def _mace(query, m, *, prior, confidence, seed):
-    """MACE on a one-dimensional query: U_N, its certified lower bound, held-out scores, risk."""
+    """MACE on a one-dimensional query (Thm 6, Def. 3): the U_N estimate, its certified lower
+    bound and p-value, the cross-fitted log posterior odds (an honest attack score) and the
+    cross-fitted individual risk of every record."""
     Q = np.asarray(query, dtype=float).reshape(-1, 1)
     estimator = KDEAdvantageEstimator(prior=prior, confidence=confidence,
                                       random_state=seed).fit(Q, m)
-    if hasattr(estimator, "advantage_lower_bound_"):
-        return {"advantage": estimator.advantage_, "lower": estimator.advantage_lower_bound_,
-                "p_value": estimator.p_value_, "score": estimator.crossfit_decision_,
-                "risk": estimator.crossfit_risk_}
-    # until the "certified" merge: out-of-fold Bayes scores, in-sample risk, no bound
-    folds = StratifiedKFold(N_FOLDS, shuffle=True, random_state=seed)
-    score = cross_val_predict(BayesOptimalMIA(prior=prior), Q, m, cv=folds,
-                              method="decision_function")
-    return {"advantage": estimator.advantage_, "lower": np.nan, "p_value": np.nan,
-            "score": score, "risk": estimator.individual_risk(Q)}
+    return {"advantage": estimator.advantage_, "lower": estimator.advantage_lower_bound_,
+            "p_value": estimator.p_value_, "score": estimator.crossfit_decision_,
+            "risk": estimator.crossfit_risk_}
 
 
 def _shadow_estimator(model, recipes):

@@ -373,6 +373,25 @@ def audit_model(models, members, non_members, *, label, population=None, columns
     Returns
     -------
     result : ModelAuditResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> from sklearn_mace.report._model_battery import audit_model
+    >>> from sklearn_mace.report._model_io import AuditedModel
+    >>> table = load_iris(as_frame=True).frame.sample(frac=1, random_state=0)
+    >>> members, non_members = table.iloc[:75], table.iloc[75:]
+    >>> tree = DecisionTreeClassifier(random_state=0).fit(
+    ...     members.drop(columns="target"), members["target"])
+    >>> model = AuditedModel("tree", "tree.skops", "skops", estimator=tree)
+    >>> result = audit_model(model, members, non_members, label="target", verbose=False)
+    >>> result.summary["analysis"].tolist()  # doctest: +NORMALIZE_WHITESPACE
+    ['BTTA (generalization gap)', 'CBTTA (best partition)', 'MACE optimal (loss)',
+     'MACE optimal (true-label confidence)']
+    >>> bool((result.summary["epsilon_lower_bound"] >= 0).all())
+    True
     """
     from tqdm.auto import tqdm
 

@@ -182,3 +182,55 @@ def test_shadow_models_with_a_skorch_net(population):
         rows = shadows.shadow_index_ == k
         index = shadows.sample_index_[rows]
         np.testing.assert_allclose(Q[rows, 1:4], model.predict_proba(X[index]), rtol=1e-6)
+
+
+def test_balanced_split_makes_every_record_in_for_half_the_shadows(population):
+    X, y = population
+    X, y = X[:300], y[:300]
+    shadows = ShadowModels(
+        DecisionTreeClassifier(random_state=0), n_shadow=6, split="balanced", random_state=0
+    ).fit(X, y)
+    trained = shadows.membership_.reshape(6, 300)
+    np.testing.assert_array_equal(trained.sum(axis=0), 3)  # exactly half, for every record
+    np.testing.assert_array_equal(
+        shadows.sample_index_.reshape(6, 300), np.tile(range(300), (6, 1))
+    )
+    np.testing.assert_array_equal(shadows.shadow_index_, np.repeat(range(6), 300))
+    for k, model in enumerate(shadows.estimators_):
+        members = np.flatnonzero(trained[k])
+        # the tree was trained on exactly its members: it recalls them, and only them fit
+        np.testing.assert_array_equal(model.predict(X[members]), y[members])
+        assert model.tree_.n_node_samples[0] == members.size
+    np.testing.assert_array_equal(shadows.train_accuracies_, 1.0)
+    # train_size is the fraction of shadows a record trains
+    third = ShadowModels(DecisionTreeClassifier(), n_shadow=6, train_size=1 / 3,
+                         split="balanced", random_state=0).fit(X, y)  # fmt: skip
+    np.testing.assert_array_equal(third.membership_.reshape(6, 300).sum(axis=0), 2)
+
+
+def test_balanced_split_bad_train_size(population):
+    X, y = population
+    with pytest.raises(ValueError, match="a float in"):
+        ShadowModels(DecisionTreeClassifier(), n_shadow=4, train_size=100, split="balanced").fit(
+            X[:200], y[:200]
+        )
+    with pytest.raises(ValueError, match="member of 0 shadows"):
+        ShadowModels(DecisionTreeClassifier(), n_shadow=4, train_size=0.1, split="balanced").fit(
+            X[:200], y[:200]
+        )
+
+
+def test_unset_random_states_get_per_shadow_seeds(population):
+    # A template with random_state=None would make every fit differ; ShadowModels gives each
+    # shadow its own seed from random_state, so two fits agree and the shadows differ.
+    from sklearn.ensemble import ExtraTreesClassifier
+
+    X, y = population
+    template = ExtraTreesClassifier(n_estimators=3)
+    first = ShadowModels(template, n_shadow=3, random_state=0).fit(X[:600], y[:600])
+    second = ShadowModels(template, n_shadow=3, random_state=0).fit(X[:600], y[:600])
+    np.testing.assert_array_equal(first.queries_, second.queries_)
+    seeds = [model.random_state for model in first.estimators_]
+    assert len(set(seeds)) == 3 and template.random_state is None
+    kept = ShadowModels(ExtraTreesClassifier(n_estimators=3, random_state=7), n_shadow=2)
+    assert {m.random_state for m in kept.fit(X[:400], y[:400]).estimators_} == {7}

@@ -6,6 +6,7 @@ from ._btta import BTTAttack, TakeTheTypicalAttack, btta_expected_metrics
 from ._compare import compare_attacks
 from ._domias import DOMIASAttack
 from ._generalized import GeneralizedMetricAttack
+from ._lira import LiRAAttack, logit_confidence
 from ._shadow import ShadowModelAttack, ShadowModels
 from ._synthetic import SyntheticDataAttack, stack_synthetic_reference
 
@@ -16,6 +17,7 @@ __all__ = [
     "GANLeaksAttack",
     "GeneralizedMetricAttack",
     "LOGANAttack",
+    "LiRAAttack",
     "MonteCarloAttack",
     "ShadowModelAttack",
     "ShadowModels",
@@ -24,5 +26,6 @@ __all__ = [
     "TakeTheTypicalAttack",
     "btta_expected_metrics",
     "compare_attacks",
+    "logit_confidence",
     "stack_synthetic_reference",
 ]

@@ -5,6 +5,7 @@ from numbers import Real
 
 import numpy as np
 import pandas as pd
+from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.metrics import roc_auc_score
 from sklearn.utils.validation import check_array, column_or_1d
@@ -33,6 +34,26 @@ def _metrics(m, score, tau, fprs, top_qs):
     return row
 
 
+def _attack_scores(attack, X, stacked):
+    """(scores, fit_time, score_time) of one attack; a joblib task, hence module-level."""
+    fit_time = score_time = np.nan
+    if hasattr(attack, "decision_function"):
+        if stacked is not None:
+            start = time.perf_counter()
+            attack = clone(attack).fit(*stacked)
+            fit_time = time.perf_counter() - start
+        start = time.perf_counter()
+        score = attack.decision_function(X)
+        score_time = time.perf_counter() - start
+    elif callable(attack):
+        start = time.perf_counter()
+        score = attack(X)
+        score_time = time.perf_counter() - start
+    else:
+        score = attack
+    return score, fit_time, score_time
+
+
 def compare_attacks(
     attacks,
     X,
@@ -43,6 +64,7 @@ def compare_attacks(
     groups=None,
     fpr=(0.01, 0.001),
     top_q=(0.1,),
+    n_jobs=None,
 ):
     """Evaluate membership attacks side by side on the same test records.
 
@@ -74,6 +96,11 @@ def compare_attacks(
         False-positive rates for the TPR columns.
     top_q : float or sequence of float, default=(0.1,)
         Fractions ``q`` for the top-``q`` precision columns.
+    n_jobs : int, default=None
+        Attacks fitted and scored in parallel, one joblib task each (scikit-learn's
+        semantics: None is 1 unless in a ``joblib.parallel_config`` context). The table
+        does not depend on it, except the timing columns, which are measured inside each
+        task and so include any slowdown from sharing the cores.
 
     Returns
     -------
@@ -120,26 +147,17 @@ def compare_attacks(
             raise ValueError(f"fpr and top_q values must lie in (0, 1]; got {value!r}.")
     stacked = None if synthetic is None else stack_synthetic_reference(synthetic, reference)
 
-    rows = []
-    for name, attack in attacks.items():
-        fit_time = score_time = np.nan
-        if hasattr(attack, "decision_function"):
-            if stacked is not None:
-                start = time.perf_counter()
-                attack = clone(attack).fit(*stacked)
-                fit_time = time.perf_counter() - start
-            start = time.perf_counter()
-            score = attack.decision_function(X)
-            score_time = time.perf_counter() - start
-        elif callable(attack):
-            start = time.perf_counter()
-            score = attack(X)
-            score_time = time.perf_counter() - start
-        elif hasattr(attack, "fit"):
+    for name, attack in attacks.items():  # checked before any work is dispatched
+        scorable = hasattr(attack, "decision_function") or callable(attack)
+        if hasattr(attack, "fit") and not scorable:
             raise TypeError(f"attack {name!r} is an estimator without decision_function; "
                             "pass its scores or a callable f(X) -> scores.")  # fmt: skip
-        else:
-            score = attack
+    results = Parallel(n_jobs=n_jobs)(
+        delayed(_attack_scores)(attack, X, stacked) for attack in attacks.values()
+    )
+
+    rows = []
+    for name, (score, fit_time, score_time) in zip(attacks, results, strict=True):
         score = np.asarray(score, dtype=float).ravel()
         if score.shape != (len(X),) or not np.all(np.isfinite(score)):
             raise ValueError(f"attack {name!r} gave {score.shape[0]} scores (not finite: "

@@ -1,4 +1,4 @@
-"""Shadow models (Shokri et al., 2017) and the per-class shadow-model attack (SMA).
+"""Shadow models (Shokri et al., 2017; Carlini et al., 2022) and the shadow-model attack (SMA).
 
 Shadow models imitate the target: clones of its learning procedure trained on disjoint
 splits of data from the same population, so that for every queried record we know whether
@@ -10,10 +10,12 @@ from them; :class:`ShadowModelAttack` trains one attack model per class on them)
 from numbers import Integral, Real
 
 import numpy as np
+import torch
+from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, _fit_context, clone
 from sklearn.neural_network import MLPClassifier
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
@@ -24,33 +26,91 @@ from ._btta import _log_odds
 __all__ = ["ShadowModelAttack", "ShadowModels"]
 
 
-class ShadowModels(BaseEstimator):
-    """Train clones of a classifier on disjoint population splits; label their queries.
+def _seeded_clone(estimator, seed):
+    """An unfitted clone whose unset ``random_state`` parameters take ``seed``.
 
-    The population is shuffled and cut into ``n_shadow`` disjoint parts; in each part,
-    ``train_size`` records train a clone of ``estimator`` (members) and the rest are held
-    out (non-members). Every record of every part is then queried with
-    :class:`~sklearn_mace.queries.ClassifierQuery` on its own shadow model, giving labelled
-    query features ``queries_`` and membership labels ``membership_`` (1 = member).
+    Seeds are drawn up front in the caller, so every shadow is the same for any ``n_jobs``
+    and any joblib backend. A ``random_state`` the user fixed in the template is kept.
+    """
+    model = clone(estimator)
+    params = model.get_params(deep=True)
+    unset = {
+        name: seed
+        for name, value in params.items()
+        if (name == "random_state" or name.endswith("__random_state")) and value is None
+    }
+    return model.set_params(**unset) if unset else model
+
+
+def _train_and_query(estimator, X, y, train, queried, seed, outputs, layer):
+    """One shadow: fit a seeded clone on ``X[train]``, query it on ``X[queried]``.
+
+    Module-level (not a closure) so that joblib's process and Dask backends can pickle it.
+    torch's global generator is seeded inside ``fork_rng``, so skorch nets are reproducible
+    on CPU without touching the caller's generator state.
+    """
+    model = _seeded_clone(estimator, seed)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model.fit(X[train], y[train])
+    query = ClassifierQuery(model, outputs, layer=layer)
+    records = np.column_stack([X[queried], y[queried]])
+    Q = query.fit_transform(records)
+    names = list(query.get_feature_names_out())
+    if "correct" in names:
+        correct = Q[:, names.index("correct")]
+    else:
+        correct = ClassifierQuery(model, ("correct",)).fit_transform(records)[:, 0]
+    return model, Q, np.asarray(names, dtype=object), correct
+
+
+class ShadowModels(BaseEstimator):
+    """Train clones of a classifier on population splits; label their queries.
+
+    Two split designs:
+
+    * ``split="disjoint"`` (Shokri et al.): the population is shuffled and cut into
+      ``n_shadow`` disjoint parts; in each part, ``train_size`` records train a clone of
+      ``estimator`` (members) and the rest are held out (non-members). Every record is
+      queried once, on its own part's shadow.
+    * ``split="balanced"`` (Carlini et al.'s random halves): every shadow trains on a random
+      subset of the whole population, drawn so that each record is a member of exactly
+      ``round(train_size * n_shadow)`` shadows (half of them at the default 0.5), and every
+      record is queried on every shadow. This gives each record IN and OUT observations, as
+      :class:`LiRAAttack` needs.
+
+    Queries are :class:`~sklearn_mace.queries.ClassifierQuery` outputs of each shadow,
+    giving labelled query features ``queries_`` and membership labels ``membership_``
+    (1 = member). The shadows are independent tasks run through joblib (``n_jobs``), so
+    ``joblib.parallel_config(backend="dask")`` runs them on a Dask cluster unchanged.
 
     Parameters
     ----------
     estimator : classifier
         An unfitted scikit-learn classifier with ``predict_proba`` or a skorch
         ``NeuralNetClassifier``, trained like the target. It is cloned, never fitted itself.
+        ``random_state`` parameters left at None get a per-shadow seed drawn from
+        ``random_state``; torch's generator is seeded with it too.
     n_shadow : int, default=10
-        Number of shadow models (and disjoint population parts).
+        Number of shadow models.
     train_size : float in (0, 1) or int, default=0.5
-        Training-set size of each shadow: a fraction of its part, or a number of records.
-        Match the target's training-set size where you can.
+        ``"disjoint"``: training-set size of each shadow, a fraction of its part or a
+        number of records (match the target's training-set size where you can).
+        ``"balanced"``: the fraction of shadows each record trains (a float only).
+    split : {"disjoint", "balanced"}, default="disjoint"
+        The split design described above.
     outputs : tuple of str, default=ClassifierQuery's default
         The query outputs (see :class:`~sklearn_mace.queries.ClassifierQuery`); the default
         is BTTAttack's layout. Use ``("true_label", "proba")`` for
         :class:`ShadowModelAttack`.
     layer : str, default=None
         Forwarded to ClassifierQuery for the ``"activations"`` output.
+    n_jobs : int, default=None
+        Shadows trained in parallel, one joblib task each (scikit-learn's semantics: None
+        is 1 unless in a ``joblib.parallel_config`` context, -1 is all processors). The
+        results do not depend on it.
     random_state : int, RandomState instance or None, default=None
-        Shuffling of the population.
+        The splits and the per-shadow seeds, all drawn before any shadow is trained.
     verbose : int, default=0
         Show a progress bar over the shadow models when > 0.
 
@@ -59,15 +119,16 @@ class ShadowModels(BaseEstimator):
     estimators_ : list of fitted classifiers
         The shadow models.
     queries_ : ndarray of shape (n_records, n_query_features)
-        Query features of every record of every part, on its own shadow model.
+        Query features of every queried (record, shadow) pair: one row per record for
+        ``"disjoint"``, ``n_shadow`` rows per record for ``"balanced"``.
     membership_ : ndarray of shape (n_records,)
-        1 if the record trained its shadow model, else 0.
+        1 if the record trained the shadow of that row, else 0.
     shadow_index_ : ndarray of shape (n_records,)
         Which shadow model each row of ``queries_`` comes from.
     sample_index_ : ndarray of shape (n_records,)
         Row of the population each row of ``queries_`` is.
     train_accuracies_, test_accuracies_ : ndarray of shape (n_shadow,)
-        Accuracy of every shadow on its training part and on its held-out part.
+        Accuracy of every shadow on its members and on its queried non-members.
     feature_names_out_ : ndarray of str
         Names of the query columns.
     n_features_in_ : int
@@ -76,7 +137,9 @@ class ShadowModels(BaseEstimator):
     References
     ----------
     R. Shokri, M. Stronati, C. Song, V. Shmatikov. Membership Inference Attacks Against
-    Machine Learning Models. IEEE S&P 2017.
+    Machine Learning Models. IEEE S&P 2017. N. Carlini, S. Chien, M. Nasr, S. Song,
+    A. Terzis, F. Tramèr. Membership Inference Attacks From First Principles. IEEE S&P 2022,
+    §IV-B and §V-A (shadow models on random halves).
 
     Examples
     --------
@@ -90,6 +153,10 @@ class ShadowModels(BaseEstimator):
     >>> Q.shape, int(m.sum())
     ((150, 5), 75)
     >>> attack = BTTAttack(partition="predicted_label").fit(Q, m)
+    >>> halves = ShadowModels(DecisionTreeClassifier(), n_shadow=4, split="balanced",
+    ...                       random_state=0).fit(X, y)
+    >>> halves.queries_.shape, int(halves.membership_.sum())  # each record IN for 2 of 4
+    ((600, 5), 300)
     """
 
     _parameter_constraints: dict = {
@@ -99,8 +166,10 @@ class ShadowModels(BaseEstimator):
             Interval(Real, 0, 1, closed="neither"),
             Interval(Integral, 1, None, closed="left"),
         ],
+        "split": [StrOptions({"disjoint", "balanced"})],
         "outputs": [tuple, list],
         "layer": [None, str],
+        "n_jobs": [None, Integral],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -111,16 +180,20 @@ class ShadowModels(BaseEstimator):
         *,
         n_shadow=10,
         train_size=0.5,
+        split="disjoint",
         outputs=DEFAULT_OUTPUTS,
         layer=None,
+        n_jobs=None,
         random_state=None,
         verbose=0,
     ):
         self.estimator = estimator
         self.n_shadow = n_shadow
         self.train_size = train_size
+        self.split = split
         self.outputs = outputs
         self.layer = layer
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
 
@@ -136,6 +209,33 @@ class ShadowModels(BaseEstimator):
                 "one non-member in each. Give more data, fewer shadows or another train_size."
             )
         return n_train
+
+    def _disjoint_tasks(self, n_samples, rng):
+        """(train rows, queried rows, membership of the queried rows) per shadow."""
+        parts = np.array_split(rng.permutation(n_samples), self.n_shadow)
+        sizes = [self._split_sizes(len(part)) for part in parts]
+        return [
+            (part[:size], part, (np.arange(len(part)) < size).astype(int))
+            for part, size in zip(parts, sizes, strict=True)
+        ]
+
+    def _balanced_tasks(self, n_samples, rng):
+        if isinstance(self.train_size, Integral):
+            raise ValueError(
+                f"split='balanced' needs train_size as a fraction of the shadows each record "
+                f"trains, a float in (0, 1); got the count {self.train_size!r}."
+            )
+        n_in = int(round(self.train_size * self.n_shadow))
+        if not 1 <= n_in < self.n_shadow:
+            raise ValueError(
+                f"split='balanced' with n_shadow={self.n_shadow} and train_size="
+                f"{self.train_size!r} makes each record a member of {n_in} shadows; it must be "
+                "a member of at least one and a non-member of at least one. Use more shadows."
+            )
+        # Carlini et al.'s design: per record, a uniformly random set of n_in shadows
+        inside = rng.random_sample((self.n_shadow, n_samples)).argsort(axis=0) < n_in
+        everyone = np.arange(n_samples)
+        return [(np.flatnonzero(row), everyone, row.astype(int)) for row in inside]
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
@@ -156,41 +256,32 @@ class ShadowModels(BaseEstimator):
         # at least one member and one non-member in each of the n_shadow parts
         X, y = validate_data(self, X, y, dtype=None, ensure_min_samples=2 * self.n_shadow)
         rng = check_random_state(self.random_state)
-        parts = np.array_split(rng.permutation(X.shape[0]), self.n_shadow)
-        n_train = [self._split_sizes(len(part)) for part in parts]
-        self.estimators_ = []
-        queries, membership, shadow_index, sample_index = [], [], [], []
-        self.train_accuracies_ = np.empty(self.n_shadow)
-        self.test_accuracies_ = np.empty(self.n_shadow)
-        iterator = tqdm(
-            enumerate(zip(parts, n_train, strict=True)),
-            total=self.n_shadow,
-            desc="shadow models",
-            disable=not self.verbose,
+        if self.split == "disjoint":
+            tasks = self._disjoint_tasks(X.shape[0], rng)
+        else:
+            tasks = self._balanced_tasks(X.shape[0], rng)
+        seeds = rng.randint(np.iinfo(np.int32).max, size=self.n_shadow)
+        results = Parallel(n_jobs=self.n_jobs, return_as="generator")(
+            delayed(_train_and_query)(
+                self.estimator, X, y, train, queried, int(seed), self.outputs, self.layer
+            )
+            for (train, queried, _), seed in zip(tasks, seeds, strict=True)
         )
-        for k, (part, size) in iterator:
-            model = clone(self.estimator).fit(X[part[:size]], y[part[:size]])
-            query = ClassifierQuery(model, self.outputs, layer=self.layer)
-            records = np.column_stack([X[part], y[part]])
-            Q = query.fit_transform(records)
-            member = (np.arange(len(part)) < size).astype(int)
-            names = list(query.get_feature_names_out())
-            if "correct" in names:
-                correct = Q[:, names.index("correct")]
-            else:
-                correct = ClassifierQuery(model, ("correct",)).fit_transform(records)[:, 0]
-            self.train_accuracies_[k] = correct[member == 1].mean()
-            self.test_accuracies_[k] = correct[member == 0].mean()
-            self.estimators_.append(model)
-            queries.append(Q)
-            membership.append(member)
-            shadow_index.append(np.full(len(part), k))
-            sample_index.append(part)
-        self.feature_names_out_ = query.get_feature_names_out()
-        self.queries_ = np.concatenate(queries)
-        self.membership_ = np.concatenate(membership)
-        self.shadow_index_ = np.concatenate(shadow_index)
-        self.sample_index_ = np.concatenate(sample_index)
+        results = list(
+            tqdm(results, total=self.n_shadow, desc="shadow models", disable=not self.verbose)
+        )
+        self.estimators_ = [model for model, *_ in results]
+        self.feature_names_out_ = results[-1][2]
+        self.queries_ = np.concatenate([Q for _, Q, _, _ in results])
+        self.membership_ = np.concatenate([member for *_, member in tasks])
+        self.shadow_index_ = np.concatenate(
+            [np.full(len(queried), k) for k, (_, queried, _) in enumerate(tasks)]
+        )
+        self.sample_index_ = np.concatenate([queried for _, queried, _ in tasks])
+        # (correct, membership) per shadow
+        pairs = [(res[3], task[2]) for res, task in zip(results, tasks, strict=True)]
+        self.train_accuracies_ = np.array([c[m == 1].mean() for c, m in pairs])
+        self.test_accuracies_ = np.array([c[m == 0].mean() for c, m in pairs])
         return self
 
     def fit_queries(self, X, y):

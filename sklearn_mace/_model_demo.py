@@ -1,0 +1,114 @@
+"""The embedded default of ``sklearn-mace audit-model``: an overfit and a regularised
+classifier on scikit-learn's bundled digits, saved to ONNX and skops and audited side by side.
+
+* Data: ``load_digits`` (1797 images of 8 × 8 pixels, 10 classes), shuffled with the seed.
+  Members: 400 images that train both models; hold-out: 400 others; population: the other
+  997, which train the shadow models.
+* ``overfit``: a random forest of 50 fully grown trees — every member is a leaf of every
+  tree that saw it, so it is fitted almost perfectly. Saved to ONNX with skl2onnx and audited
+  through onnxruntime; its training recipe (the unfitted forest) is saved to skops for the
+  shadow models, since an ONNX file carries no training procedure.
+* ``regularised``: a strongly L2-penalised logistic regression (``C=0.005``), whose losses on
+  members and hold-out rows are close. Saved and audited as skops; being a scikit-learn
+  model, it is its own shadow recipe.
+
+Everything is written under ``out``: ``models/`` and ``inputs/`` (the tables as CSV), then the
+report, so the printed command reruns the same audit from files.
+"""
+
+from pathlib import Path
+
+import numpy as np
+from sklearn.datasets import load_digits
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+N_MEMBERS, N_NON_MEMBERS = 400, 400
+LABEL = "digit"
+
+
+def make_model_demo_tables(random_state=0, sizes=(N_MEMBERS, N_NON_MEMBERS, None)):
+    """Members, hold-out and population tables of the digits (64 pixels + ``digit``).
+
+    ``sizes``: rows of each table; the population (None) takes all remaining rows.
+    """
+    table = load_digits(as_frame=True).frame.rename(columns={"target": LABEL})
+    order = np.random.default_rng(random_state).permutation(len(table))
+    n_mem, n_non, n_pop = sizes
+    stop = len(table) if n_pop is None else n_mem + n_non + n_pop
+    cuts = [order[:n_mem], order[n_mem:n_mem + n_non], order[n_mem + n_non:stop]]
+    return [table.iloc[rows].reset_index(drop=True) for rows in cuts]
+
+
+def demo_recipes(random_state=0):
+    """The two unfitted training recipes (pipelines) of the demo."""
+    overfit = RandomForestClassifier(50, random_state=random_state)
+    regularised = make_pipeline(StandardScaler(), LogisticRegression(C=0.005, max_iter=2000))
+    return overfit, regularised
+
+
+def save_demo_models(members, folder, random_state=0):
+    """Train both models on ``members`` and save them; returns the CLI's model arguments."""
+    import skops.io as sio
+    from skl2onnx import to_onnx
+    from sklearn.base import clone
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    X = members.drop(columns=LABEL).to_numpy(dtype=np.float32)
+    y = members[LABEL].to_numpy()
+    overfit, regularised = demo_recipes(random_state)
+    sio.dump(clone(overfit), folder / "overfit-recipe.skops")
+    overfit.fit(X, y)
+    onnx = to_onnx(overfit, X[:1], options={"zipmap": False})
+    (folder / "overfit.onnx").write_bytes(onnx.SerializeToString())
+    regularised.fit(X, y)
+    sio.dump(regularised, folder / "regularised.skops")
+    return {"overfit": folder / "overfit.onnx", "regularised": folder / "regularised.skops",
+            "recipe": folder / "overfit-recipe.skops"}
+
+
+def run_model_demo(out="mace-output/audit-model", n_jobs=None, random_state=0, verbose=True,
+                   sizes=(N_MEMBERS, N_NON_MEMBERS, None)):
+    """Train, save, load back and audit the two demo models; write the report under ``out``.
+
+    ``sizes`` (members, hold-out, population rows) exists so that the tests can run a smaller
+    copy of the demo; the command line always uses the default.
+    """
+    from .report import AuditInputError
+    from .report._model_battery import audit_model
+    from .report._model_html import print_model_summary, write_model_report
+    from .report._model_io import MODELS_EXTRA, load_estimator, load_model
+
+    try:
+        import skl2onnx  # noqa: F401
+        import skops  # noqa: F401
+    except ImportError as exc:
+        raise AuditInputError(
+            f"The model demo saves ONNX and skops files: {MODELS_EXTRA}.") from exc
+    out = Path(out)
+    members, non_members, population = make_model_demo_tables(random_state, sizes)
+    inputs = out / "inputs"
+    inputs.mkdir(parents=True, exist_ok=True)
+    tables = {"members": members, "non_members": non_members, "population": population}
+    for name, frame in tables.items():
+        frame.to_csv(inputs / f"{name}.csv", index=False)
+    files = save_demo_models(members, out / "models", random_state)
+    print("sklearn-mace audit-model demo: digits, an overfit random forest (ONNX) and a "
+          f"regularised logistic regression (skops), trained on the same {len(members)} "
+          "members")
+    models = {name: load_model(files[name], name=name) for name in ("overfit", "regularised")}
+    recipes = {"overfit": load_estimator(files["recipe"])}
+    result = audit_model(models, members, non_members, label=LABEL, population=population,
+                         shadow_estimators=recipes, n_jobs=n_jobs, random_state=random_state,
+                         verbose=verbose)
+    paths = write_model_report(result, out)
+    print_model_summary(result, paths)
+    print(f"the same from files: sklearn-mace audit-model --model overfit={files['overfit']} "
+          f"regularised={files['regularised']} --shadow-estimator "
+          f"overfit={files['recipe']} --members {inputs}/members.csv --non-members "
+          f"{inputs}/non_members.csv --population {inputs}/population.csv --label {LABEL} "
+          f"--out {out}-from-files")
+    return result

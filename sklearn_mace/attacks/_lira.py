@@ -1,0 +1,433 @@
+"""LiRA, the likelihood-ratio membership attack (Carlini et al., 2022).
+
+Per record, shadow models trained with it (IN) and without it (OUT) give two samples of its
+logit-scaled confidence; LiRA fits a Gaussian to each and scores the target model's
+confidence on the record by their likelihood ratio (online) or by how far it lies in the
+OUT Gaussian's upper tail (offline). Per-record reference distributions are what make it
+strong at low false-positive rates: an easy record that every model fits well is not
+mistaken for a member.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.special import expit
+from scipy.stats import norm
+from sklearn.base import BaseEstimator, _fit_context, clone
+from sklearn.metrics import roc_curve
+from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+
+from ..base import AttackerMixin, resolve_prior
+from ..queries import ClassifierQuery
+from ._shadow import ShadowModels
+
+__all__ = ["LiRAAttack", "logit_confidence"]
+
+_EPS = np.finfo(float).eps
+# Variance floor on the logit scale (phi spans about +-36 at the eps clip): keeps a record
+# whose shadows all agree exactly (e.g. pure tree leaves) from giving an infinite score.
+_VAR_FLOOR = 1e-4
+
+
+def logit_confidence(model, records):
+    """Logit-scaled true-label confidence ``phi = log(p_y / (1 - p_y))`` of every record.
+
+    Computed as ``log p_y - log sum_{j != y} p_j``: the complement is summed from the other
+    classes, not taken as ``1 - p_y``, which cancels to 0 for confident predictions.
+    Probabilities are clipped at machine epsilon, so ``phi`` lies in about ``[-36, 36]``;
+    a label the model does not know gets ``p_y = 0`` (the floor).
+
+    Parameters
+    ----------
+    model : object
+        A fitted classifier as accepted by :class:`~sklearn_mace.queries.ClassifierQuery`.
+    records : ndarray of shape (n_samples, n_features + 1)
+        The model's input columns, then the true label in the last column.
+
+    Returns
+    -------
+    phi : ndarray of shape (n_samples,)
+
+    References
+    ----------
+    Carlini et al., Membership Inference Attacks From First Principles, IEEE S&P 2022,
+    §IV-C ("logit scaling the loss function"), Eq. (4).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn_mace.attacks import logit_confidence
+    >>> X = np.array([[-2.0], [-1.0], [1.0], [2.0]])
+    >>> model = LogisticRegression().fit(X, [0, 0, 1, 1])
+    >>> phi = logit_confidence(model, np.column_stack([X, [0, 0, 1, 1]]))
+    >>> bool(np.all(phi > 0)), bool(np.isclose(phi[0], phi[3]))
+    (True, True)
+    """
+    query = ClassifierQuery(model, ("proba",)).fit(records[:1])
+    proba = query.transform(records)
+    true_class = records[:, -1][:, None] == np.asarray(query.classes_)[None, :]
+    p_true = np.where(true_class, proba, 0.0).sum(axis=1)
+    p_rest = np.where(true_class, 0.0, proba).sum(axis=1)
+    return np.log(np.clip(p_true, _EPS, None)) - np.log(np.clip(p_rest, _EPS, None))
+
+
+def _gaussian_fit(phi, inside):
+    """Per-record mean, variance (NaN below 2 values), count; pooled within-record variance."""
+    count = inside.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(count > 0, np.where(inside, phi, 0.0).sum(axis=0) / count, np.nan)
+        squares = np.where(inside, (phi - mean) ** 2, 0.0).sum(axis=0)
+        var = np.where(count >= 2, squares / (count - 1), np.nan)
+    dof = np.clip(count - 1, 0, None).sum()
+    pooled = squares[count >= 2].sum() / dof if dof > 0 else np.nan
+    return mean, var, count, pooled
+
+
+def _record_keys(records):
+    """Hashable identity of each record (``+ 0.0`` maps -0.0 to 0.0)."""
+    records = np.ascontiguousarray(records + 0.0)
+    return [row.tobytes() for row in records]
+
+
+class LiRAAttack(AttackerMixin, BaseEstimator):
+    """Likelihood-ratio attack (LiRA) against a fitted classifier, with shadow models.
+
+    ``fit`` trains ``n_shadow`` clones of ``estimator`` on random halves of a pool of
+    records, drawn so that each record trains exactly half of them (Carlini et al.'s design,
+    :class:`ShadowModels` with ``split="balanced"``). For every pool record it fits
+    Gaussians to the logit-scaled confidence ``phi`` (:func:`logit_confidence`) of the
+    shadows that trained on it (IN) and of those that did not (OUT). The target's ``phi`` on
+    a record is then scored:
+
+    * online: ``log N(phi; mu_in, s_in^2) - log N(phi; mu_out, s_out^2)`` (Eq. 3 with
+      Gaussians, §IV-C), the log likelihood ratio;
+    * offline (``online=False``): ``-log P(Z > phi)``, ``Z ~ N(mu_out, s_out^2)``, the one-sided
+      test against the OUT distribution alone (§VI-A).
+
+    ``fix_variance=True`` replaces the per-record variances by one global (pooled
+    within-record) variance per side, which helps with few shadows (§VI-B).
+
+    **Records.** ``X`` holds records as :class:`~sklearn_mace.queries.ClassifierQuery`
+    takes them: the target's input columns, then the numeric true label in the last column.
+    ``y`` holds their membership in the target's training set (1 member, 0 or -1 not); it
+    only sets ``classes_`` and the prior, and, offline, the cut of ``predict``: the Gaussians
+    come from the shadows alone. The pool is ``X`` plus the optional ``population`` records
+    passed to ``fit``. Records are matched by value: scoring a pool record uses its fitted
+    IN/OUT Gaussians; any other record is queried on every shadow (all are OUT for it), and
+    online its IN mean is the OUT mean plus the average IN-OUT shift of the pool, with the
+    global IN variance.
+
+    **Decisions.** ``score_samples`` is the LiRA score (larger = member);
+    ``decision_function = score_samples - offset_``, whose sign is ``predict``'s decision.
+    Online, ``offset_ = log((1 - prior_) / prior_)``, so the decision function is the log
+    posterior odds under the fitted Gaussians and ``predict_proba`` its sigmoid. Offline
+    there is no likelihood, so ``offset_`` is the cut that maximizes the prior-weighted
+    accuracy on the fitted records, and ``predict_proba`` is absent.
+
+    Parameters
+    ----------
+    target : object
+        The fitted classifier under audit: a scikit-learn classifier with
+        ``predict_proba``, a skorch net, or a torch module (see ClassifierQuery). It is
+        only queried, never refitted or cloned (``clone(attack)`` keeps it).
+    estimator : classifier, default=None
+        Unfitted template of the shadow models; None clones ``target`` (same
+        hyper-parameters, unfitted), which is what LiRA assumes: shadows trained like the
+        target.
+    n_shadow : int, default=16
+        Number of shadow models (at least 4, so that each record has 2 IN and 2 OUT).
+    online : bool, default=True
+        Online (IN and OUT) or offline (OUT only) LiRA.
+    fix_variance : bool, default=False
+        One global variance per side instead of per-record variances.
+    prior : float in (0, 1), default=None
+        P(member) for the decision rule; None: the member fraction of ``y``.
+    n_jobs : int, default=None
+        Shadows trained in parallel (joblib; see :class:`ShadowModels`).
+    random_state : int, RandomState instance or None, default=None
+        The halves and the shadows' seeds.
+    verbose : int, default=0
+        Progress bar over the shadows when > 0.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        Membership classes seen in ``fit`` (``classes_[1]`` is the member).
+    prior_ : float
+        The prior of the decision rule.
+    offset_ : float
+        The cut on ``score_samples``.
+    shadows_ : ShadowModels
+        The fitted shadows (``estimators_``, ``membership_`` per shadow and pool record).
+    mean_shift_ : float
+        Average ``mu_in - mu_out`` over the pool records.
+    var_in_, var_out_ : float
+        Pooled within-record variances of ``phi`` for IN and OUT shadows.
+    n_features_in_ : int
+        Record columns, the label included.
+
+    References
+    ----------
+    N. Carlini, S. Chien, M. Nasr, S. Song, A. Terzis, F. Tramèr. Membership Inference
+    Attacks From First Principles. IEEE S&P 2022: §IV (Alg. 1, Eq. 3-4), §VI-A (offline),
+    §VI-B (fixed variance).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> from sklearn_mace.attacks import LiRAAttack
+    >>> from sklearn_mace.metrics import tpr_at_fpr
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> records = np.column_stack([X, y])
+    >>> member = np.random.default_rng(0).random(len(y)) < 0.5
+    >>> target = DecisionTreeClassifier(min_samples_leaf=2, random_state=0)
+    >>> target = target.fit(X[member], y[member])
+    >>> attack = LiRAAttack(target, n_shadow=8, random_state=0).fit(records, member)
+    >>> scores = attack.decision_function(records)
+    >>> bool(tpr_at_fpr(member, scores, fpr=0.05) > 0.05)
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "target": "no_validation",
+        "estimator": [None, HasMethods(["fit", "predict_proba"])],
+        "n_shadow": [Interval(Integral, 4, None, closed="left")],
+        "online": ["boolean"],
+        "fix_variance": ["boolean"],
+        "prior": [None, Interval(Real, 0, 1, closed="neither")],
+        "n_jobs": [None, Integral],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        target,
+        estimator=None,
+        *,
+        n_shadow=16,
+        online=True,
+        fix_variance=False,
+        prior=None,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+    ):
+        self.target = target
+        self.estimator = estimator
+        self.n_shadow = n_shadow
+        self.online = online
+        self.fix_variance = fix_variance
+        self.prior = prior
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def __sklearn_clone__(self):
+        """Clone the attack but keep the same fitted target (it is never refitted)."""
+        params = self.get_params(deep=False)
+        target = params.pop("target")
+        return type(self)(target, **{k: clone(v, safe=False) for k, v in params.items()})
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # y never trains the scores (the shadows do), so no accuracy on y can be promised
+        tags.classifier_tags.poor_score = True
+        return tags
+
+    # ------------------------------------------------------------------ fit
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y, population=None):
+        """Train the shadows on halves of the pool and fit the per-record Gaussians.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features + 1)
+            Records (target input columns, true label last) of known membership.
+        y : array-like of shape (n_samples,)
+            Their membership in the target's training set.
+        population : array-like of shape (n_population, n_features + 1), default=None
+            More records of the same population, membership unknown, added to the shadows'
+            pool (each trains half the shadows too).
+
+        Returns
+        -------
+        self : LiRAAttack
+        """
+        X, y = validate_data(self, X, y)
+        if X.shape[1] < 2:
+            raise ValueError(
+                f"X has {X.shape[1]} feature(s) but LiRAAttack needs at least 2: the target's "
+                "input columns and the true label in the last column."
+            )
+        m = self._fit_membership_labels(y)
+        self.prior_ = resolve_prior(self.prior, m)
+        pool = X
+        if population is not None:
+            population = check_array(population, dtype=np.float64, input_name="population")
+            if population.shape[1] != X.shape[1]:
+                raise ValueError(
+                    f"population has {population.shape[1]} columns but X has {X.shape[1]}; "
+                    "both hold records (input columns, then the true label)."
+                )
+            pool = np.vstack([X, population])
+        if pool.shape[0] < 2 * self.n_shadow:
+            raise ValueError(
+                f"LiRAAttack with n_shadow={self.n_shadow} needs at least {2 * self.n_shadow} "
+                f"pool records (X plus population); got {pool.shape[0]}."
+            )
+        estimator = clone(self.target) if self.estimator is None else self.estimator
+        self.shadows_ = ShadowModels(
+            estimator,
+            n_shadow=self.n_shadow,
+            split="balanced",
+            outputs=("correct",),
+            n_jobs=self.n_jobs,
+            random_state=self.random_state,
+            verbose=self.verbose,
+        ).fit(pool[:, :-1], pool[:, -1])
+        self._fit_gaussians(pool)
+        self.offset_ = 0.0
+        scores = self.score_samples(X)
+        if self.online:
+            self.offset_ = float(np.log1p(-self.prior_) - np.log(self.prior_))
+        else:
+            self.offset_ = self._best_cut(m, scores)
+        return self
+
+    def _fit_gaussians(self, pool):
+        unique, inverse = np.unique(pool + 0.0, axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+        trained = self.shadows_.membership_.reshape(self.n_shadow, pool.shape[0])
+        # a record trains a shadow if any of its copies does
+        inside = np.zeros((self.n_shadow, unique.shape[0]), dtype=int)
+        np.add.at(inside.T, inverse, trained.T)
+        inside = inside > 0
+        phi = self._shadow_phi(unique)
+        mean_in, var_in, n_in, self.var_in_ = _gaussian_fit(phi, inside)
+        mean_out, var_out, n_out, self.var_out_ = _gaussian_fit(phi, ~inside)
+        if not (np.isfinite(self.var_in_) and np.isfinite(self.var_out_)):
+            raise ValueError(
+                "every pool record is IN (or OUT) for fewer than 2 shadows, so no variance "
+                "can be estimated; use more shadows."
+            )
+        both = (n_in > 0) & (n_out > 0)
+        self.mean_shift_ = float(np.mean(mean_in[both] - mean_out[both]))
+        self._mean_in = np.where(n_in > 0, mean_in, mean_out + self.mean_shift_)
+        self._mean_out = np.where(n_out > 0, mean_out, mean_in - self.mean_shift_)
+        self._var_in = self._variance(var_in, self.var_in_)
+        self._var_out = self._variance(var_out, self.var_out_)
+        self._index = dict(zip(_record_keys(unique), range(unique.shape[0]), strict=True))
+
+    def _variance(self, per_record, pooled):
+        var = np.full_like(per_record, pooled)
+        if not self.fix_variance:
+            var = np.where(np.isfinite(per_record), per_record, pooled)
+        return np.maximum(var, _VAR_FLOOR)
+
+    def _shadow_phi(self, records):
+        return np.stack([logit_confidence(model, records) for model in self.shadows_.estimators_])
+
+    def _best_cut(self, m, scores):
+        """Cut on ``scores`` of the largest prior-weighted accuracy on the fitted records."""
+        fpr, tpr, thresholds = roc_curve(m, scores)
+        accuracy = self.prior_ * tpr + (1 - self.prior_) * (1 - fpr)
+        best = int(np.argmax(accuracy))
+        if best == 0:  # nobody is a member: cut at the top score
+            return float(scores.max())
+        below = scores[scores < thresholds[best]]
+        lower = below.max() if below.size else thresholds[best] - 1.0
+        return float((thresholds[best] + lower) / 2)
+
+    # ------------------------------------------------------------------ scores
+    def _gaussians(self, X):
+        """(mu_in, var_in, mu_out, var_out) per row of X: fitted for pool records, else OUT."""
+        position = np.array([self._index.get(key, -1) for key in _record_keys(X)])
+        known = position >= 0
+        mean_in = self._mean_in[position]
+        mean_out = self._mean_out[position]
+        var_in = self._var_in[position]
+        var_out = self._var_out[position]
+        if not known.all():
+            phi = self._shadow_phi(X[~known])  # every shadow is OUT for an unseen record
+            everyone = np.ones_like(phi, dtype=bool)
+            mean, var, _, _ = _gaussian_fit(phi, everyone)
+            mean_out[~known] = mean
+            var_out[~known] = self._variance(var, self.var_out_)
+            mean_in[~known] = mean + self.mean_shift_
+            var_in[~known] = max(self.var_in_, _VAR_FLOOR)
+        return mean_in, var_in, mean_out, var_out
+
+    def score_samples(self, X):
+        """LiRA score of each record, larger = more likely a member.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features_in_)
+            Records (target input columns, true label last).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+            Online: the log likelihood ratio; offline: ``-log`` of the OUT Gaussian's
+            upper-tail probability of the target's ``phi``.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        phi = logit_confidence(self.target, X)
+        mean_in, var_in, mean_out, var_out = self._gaussians(X)
+        if self.online:
+            return norm.logpdf(phi, mean_in, np.sqrt(var_in)) - norm.logpdf(
+                phi, mean_out, np.sqrt(var_out)
+            )
+        return -norm.logsf(phi, mean_out, np.sqrt(var_out))
+
+    def decision_function(self, X):
+        """``score_samples(X) - offset_``: positive means member (online: log posterior odds).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features_in_)
+            Records.
+
+        Returns
+        -------
+        decision : ndarray of shape (n_samples,)
+        """
+        return self.score_samples(X) - self.offset_
+
+    def predict(self, X):
+        """``classes_[1]`` (member) where ``decision_function(X) > 0``, else ``classes_[0]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features_in_)
+            Records.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+        """
+        member = self.decision_function(X) > 0
+        return self.classes_[member.astype(int)]
+
+    @available_if(lambda self: self.online)
+    def predict_proba(self, X):
+        """P(non-member), P(member) under the fitted Gaussians at ``prior_`` (online only).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features_in_)
+            Records.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+        """
+        member = expit(self.decision_function(X))
+        return np.column_stack([1 - member, member])

@@ -16,7 +16,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_mace.attacks import LiRAAttack, compare_attacks, logit_confidence
-from sklearn_mace.metrics import tpr_at_fpr
+from sklearn_mace.metrics import MembershipRocDisplay, tpr_at_fpr
 from sklearn_mace.utils._testing import expected_failed_checks
 from tests._lira_planted import (
     PlantedModel,
@@ -229,10 +229,32 @@ def test_decision_contract(small_planted):
     # the offline cut maximises accuracy on the fitted records: no other cut does better
     best = max(np.mean((scores > t) == member) for t in np.r_[scores, -1.0])
     assert np.mean((predicted == "yes") == member) == pytest.approx(best)
-    # scores feed compare_attacks / tpr_at_fpr like any attacker
+    # scores feed compare_attacks / tpr_at_fpr / the ROC display like any attacker
     table = compare_attacks({"LiRA": online}, records, member)
     assert table.loc[0, "auc"] == pytest.approx(roc_auc_score(member, decision))
+    assert table.loc[0, "tpr_at_1%_fpr"] == pytest.approx(tpr_at_fpr(member, decision))
+    # (response_method explicit: "auto" picks predict_proba, which rounds log odds above ~37
+    # to a probability of exactly 1, and the ties change the low-FPR end of the curve)
+    offline_01 = clone(offline).fit(records, member)
+    for attack in (online, offline_01):
+        display = MembershipRocDisplay.from_estimator(
+            attack, records, member, response_method="decision_function", plot=False
+        )
+        score = attack.decision_function(records)
+        assert display.tpr_at_target == pytest.approx(tpr_at_fpr(member, score))
     assert clone(online).target is target  # the fitted target is kept, never refitted
+
+
+def test_population_records_join_the_pool(small_planted):
+    # population rows train half the shadows too and get their own IN/OUT Gaussians: scored
+    # records from the population equal those of an attack fitted on everything as X
+    records, member, target = small_planted
+    template = PlantedModel(target.difficulty)
+    split = LiRAAttack(target, template, n_shadow=8, random_state=0)
+    split.fit(records[:100], member[:100], population=records[100:])
+    whole = LiRAAttack(target, template, n_shadow=8, random_state=0).fit(records, member)
+    assert split.shadows_.membership_.size == 8 * len(records)
+    np.testing.assert_allclose(split.score_samples(records), whole.score_samples(records))
 
 
 def test_bad_input(small_planted):

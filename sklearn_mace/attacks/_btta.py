@@ -440,7 +440,8 @@ class BTTAttack(AttackerMixin, BaseEstimator):
         self.prior_ = prior
         self.categories_ = categories
         self.category_likelihoods_ = likelihoods
-        overall = likelihoods.sum(axis=0)
+        # sums of per-category likelihoods can round to 1 + 1e-16
+        overall = np.clip(likelihoods.sum(axis=0), 0.0, 1.0)
         self.train_accuracy_ = float(overall[1, 1])
         self.test_accuracy_ = float(overall[0, 1])
         _warn_if_test_above_train(self.train_accuracy_, self.test_accuracy_)

@@ -292,12 +292,11 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
             verbose=self.verbose,
         ).fit(pool[:, :-1], pool[:, -1])
         self._fit_gaussians(pool)
-        self.offset_ = 0.0
-        scores = self.score_samples(X)
-        if self.online:
+        if self.online:  # Bayes rule at the prior: log LR > log((1 - p) / p)
             self.offset_ = float(np.log1p(-self.prior_) - np.log(self.prior_))
         else:
-            self.offset_ = self._best_cut(m, scores)
+            self.offset_ = 0.0
+            self.offset_ = self._best_cut(m, self.score_samples(X))
         return self
 
     def _fit_gaussians(self, pool):
@@ -419,6 +418,10 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
     @available_if(lambda self: self.online)
     def predict_proba(self, X):
         """P(non-member), P(member) under the fitted Gaussians at ``prior_`` (online only).
+
+        The sigmoid of :meth:`decision_function`. Log odds above about 37 round to a
+        probability of exactly 1, so rank records (ROC curves, TPR at low FPR) by
+        ``decision_function``, not by these probabilities.
 
         Parameters
         ----------

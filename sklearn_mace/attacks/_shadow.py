@@ -50,17 +50,18 @@ def _train_and_query(estimator, X, y, train, queried, seed, outputs, layer):
     on CPU without touching the caller's generator state.
     """
     model = _seeded_clone(estimator, seed)
+    records = np.column_stack([X[queried], y[queried]])
+    # torch's DataLoader draws from the generator even to predict: query inside fork_rng too
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model.fit(X[train], y[train])
-    query = ClassifierQuery(model, outputs, layer=layer)
-    records = np.column_stack([X[queried], y[queried]])
-    Q = query.fit_transform(records)
-    names = list(query.get_feature_names_out())
-    if "correct" in names:
-        correct = Q[:, names.index("correct")]
-    else:
-        correct = ClassifierQuery(model, ("correct",)).fit_transform(records)[:, 0]
+        query = ClassifierQuery(model, outputs, layer=layer)
+        Q = query.fit_transform(records)
+        names = list(query.get_feature_names_out())
+        if "correct" in names:
+            correct = Q[:, names.index("correct")]
+        else:
+            correct = ClassifierQuery(model, ("correct",)).fit_transform(records)[:, 0]
     return model, Q, np.asarray(names, dtype=object), correct
 
 

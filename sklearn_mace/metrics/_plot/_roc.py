@@ -175,6 +175,9 @@ class MembershipRocDisplay:
         y : array-like of shape (n_samples,)
             Membership labels.
         response_method : {"auto", "predict_proba", "decision_function"}, default="auto"
+            ``"auto"`` prefers ``decision_function``: attackers' log odds keep their order in
+            the far tail, where ``predict_proba`` rounds to exactly 1 (log odds above ~37) and
+            the resulting ties move the TPR at low FPR.
         target_fpr, name, ax, plot, **kwargs
             As in :meth:`from_predictions`; ``name`` defaults to the estimator's class name.
 
@@ -183,7 +186,7 @@ class MembershipRocDisplay:
         display : MembershipRocDisplay
         """
         if response_method == "auto":
-            response_method = ["predict_proba", "decision_function"]
+            response_method = ["decision_function", "predict_proba"]
         score, _ = _get_response_values_binary(estimator, X, response_method, pos_label=1)
         name = type(estimator).__name__ if name is None else name
         return cls.from_predictions(y, score, target_fpr=target_fpr, name=name, ax=ax,

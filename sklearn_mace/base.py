@@ -1,7 +1,8 @@
 """Shared machinery of every membership attacker: label handling, the prior, ``score``.
 
-Membership labels follow DESIGN.md: ``1`` is a member of the training set, ``0`` (or the
-papers' ``-1``) a non-member, booleans are accepted; for these ``classes_`` is ``[0, 1]``.
+Membership labels follow the README's "Conventions": ``1`` is a member of the training set,
+``0`` (or the papers' ``-1``) a non-member, booleans are accepted; for these ``classes_`` is
+``[0, 1]``.
 Attackers also accept any other pair of labels the scikit-learn way (``classes_`` = the sorted
 labels, the member class being ``classes_[1]``), so that they work wherever a binary
 classifier does.

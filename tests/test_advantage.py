@@ -127,8 +127,10 @@ def test_monte_carlo_agrees_with_the_grid_on_the_same_u_n(rng):
 def test_monte_carlo_in_3d_against_closed_form(rng):
     # d = 3 uses Monte Carlo from the pooled KDE. Truth 0.383; at N = 8 000 Scott's
     # h ≈ 0.3 biases U_N by about −0.01 and its SD is ~0.008, MC SE ~0.004: tol 0.035.
+    # (MACE's own U_N: per-class Scott bandwidths on the raw query.)
     Q, m = two_gaussians(rng, 4000, 4000, d=3)
-    est = KDEAdvantageEstimator(random_state=0, n_mc_samples=5000, device="cpu").fit(Q, m)
+    est = KDEAdvantageEstimator(bandwidth="scott", feature_map=None, random_state=0,
+                                n_mc_samples=5000, device="cpu").fit(Q, m)
     assert est.integration_ == "monte_carlo"
     assert est.advantage_ == pytest.approx(2 * norm.cdf(0.5) - 1, abs=0.035)
 

@@ -137,11 +137,14 @@ def test_advantage_dp_bound_line_is_tanh_half_epsilon():
 
 
 def test_advantage_bound_at_prior_and_trivial_baseline():
-    disp = AdvantageDisplay.from_predictions([1, 2], [0.8, 0.85], epsilon=1.0, prior=0.9)
-    lam = np.log(9.0)  # Thm 1.4: max |tanh((±ε + λ)/2)|
-    assert disp.bound_ == pytest.approx(np.tanh((1 + lam) / 2))
+    # the advantage bound 1 − 2·min(p, 1 − p, 1/(1 + e^ε)) is the trivial 0.8 at ε = 1 (odds
+    # 9 move by at most e) and 1 − 2/(1 + e³) = tanh(3/2) at ε = 3
+    assert AdvantageDisplay.from_predictions(
+        [1, 2], [0.8, 0.85], epsilon=1.0, prior=0.9, plot=False).bound_ == pytest.approx(0.8)
+    disp = AdvantageDisplay.from_predictions([1, 2], [0.8, 0.85], epsilon=3.0, prior=0.9)
+    assert disp.bound_ == pytest.approx(np.tanh(1.5))
     y_lines = sorted(line.get_ydata()[0] for line in disp.ax_.get_lines()[1:])
-    assert y_lines == pytest.approx(sorted([0.8, np.tanh((1 + lam) / 2)]))
+    assert y_lines == pytest.approx(sorted([0.8, np.tanh(1.5)]))
 
 
 class _AdvantageIsParameter(BaseEstimator):

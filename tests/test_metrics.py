@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.optimize import linprog
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import (
     accuracy_score,
@@ -20,6 +21,7 @@ from sklearn_mace.metrics import (
     epsilon_lower_bound,
     get_scorer,
     get_scorer_names,
+    individual_risk_bound,
     membership_advantage,
     top_quantile_precision,
     tpr_at_fpr,
@@ -30,7 +32,7 @@ Y_TRUE = np.array([1, 1, 1, 0, 0, 0, 0, 0, 0, 0])
 Y_PRED = np.array([1, 1, 0, 1, 0, 0, 0, 0, 0, 0])
 
 
-# --- Thm 1.4: the DP bound ------------------------------------------------------------
+# --- the (ε, δ)-DP bound on the advantage (hypothesis-testing form) and Thm 1.4 ---------
 
 
 @pytest.mark.parametrize(
@@ -38,58 +40,138 @@ Y_PRED = np.array([1, 1, 0, 1, 0, 0, 0, 0, 0, 0])
     [(1.0, 0.462, 3), (1.0, 0.4621, 4), (2.0, 0.762, 3), (10.0, 0.99991, 5)],
 )
 def test_advantage_bound_paper_values(epsilon, expected, decimals):
-    # MACE Thm 1.4 text (ε=1 → 0.462) and App. G (ε=2 → 0.762, ε=10 → 0.99991).
+    # MACE Thm 1.4 text (ε=1 → 0.462) and App. G (ε=2 → 0.762, ε=10 → 0.99991): at p = ½ and
+    # δ = 0 the hypothesis-testing bound is Thm 1.4's tanh(ε/2).
     assert round(advantage_bound(epsilon, 0.5), decimals) == expected
+    assert round(individual_risk_bound(epsilon, 0.5), decimals) == expected
 
 
-def randomized_response_advantage(epsilon, prior):
-    """Optimal advantage ∑_j |p·r_j − (1−p)·q_j| of ε-randomized response (MACE Eq. 13)."""
+def mechanism_advantage(r, q, prior):
+    """Optimal advantage ∑_j |p·r_j − (1−p)·q_j| of a mechanism with finite outputs (Eq. 13)."""
+    return np.abs(prior * np.asarray(r) - (1 - prior) * np.asarray(q)).sum()
+
+
+def randomized_response_advantage(epsilon, prior, delta=0.0):
+    """ε-randomized response that, with probability δ, reveals membership: (ε, δ)-DP."""
     keep = np.exp(epsilon) / (1 + np.exp(epsilon))
-    r, q = np.array([keep, 1 - keep]), np.array([1 - keep, keep])
-    return np.abs(prior * r - (1 - prior) * q).sum()
+    r = [delta, 0.0, (1 - delta) * keep, (1 - delta) * (1 - keep)]
+    q = [0.0, delta, (1 - delta) * (1 - keep), (1 - delta) * keep]
+    return mechanism_advantage(r, q, prior)
+
+
+def reveal_advantage(prior, delta):
+    """Reveals membership with probability δ, else outputs a constant: (0, δ)-DP."""
+    return mechanism_advantage([delta, 0.0, 1 - delta], [0.0, delta, 1 - delta], prior)
+
+
+def linprog_advantage_bound(epsilon, prior, delta):
+    """Reference: maximize 1 − 2(p·FNR + (1−p)·FPR) over the (ε, δ) region by an LP solver."""
+    e = np.exp(epsilon)
+    # variables (FPR, FNR); constraints written as A_ub @ x <= b_ub
+    res = linprog(c=[1 - prior, prior], A_ub=[[-1, -e], [-e, -1]],
+                  b_ub=[-(1 - delta), -(1 - delta)], bounds=[(0, 1), (0, 1)], method="highs")
+    assert res.status == 0
+    return 1 - 2 * res.fun
 
 
 @pytest.mark.parametrize("epsilon", [0.1, 0.5, 1.0, 3.0])
-def test_randomized_response_meets_the_bound_at_half(epsilon):
-    # Randomized response is ε-DP and its advantage is exactly tanh(ε/2): the bound is tight.
-    assert advantage_bound(epsilon) == pytest.approx(np.tanh(epsilon / 2), rel=1e-12)
-    assert randomized_response_advantage(epsilon, 0.5) == pytest.approx(advantage_bound(epsilon))
+@pytest.mark.parametrize("delta", [0.0, 1e-5, 0.1])
+def test_closed_form_at_half(epsilon, delta):
+    # (e^ε − 1 + 2δ)/(e^ε + 1), met by δ-revealing randomized response (the bound is tight)
+    expected = (np.exp(epsilon) - 1 + 2 * delta) / (np.exp(epsilon) + 1)
+    assert advantage_bound(epsilon, 0.5, delta) == pytest.approx(expected, rel=1e-12)
+    assert randomized_response_advantage(epsilon, 0.5, delta) == pytest.approx(expected)
+
+
+def test_bound_is_tighter_than_thm_1_4_away_from_half():
+    # p = 0.1, ε = 1: posterior odds move by at most e, 1/9 → e/9 < 1, so no attacker beats
+    # always saying "non-member" (advantage 0.8); Thm 1.4's pointwise bound says 0.9215.
+    assert advantage_bound(1.0, 0.1) == pytest.approx(0.8)
+    assert individual_risk_bound(1.0, 0.1) == pytest.approx(np.tanh((1 + np.log(9)) / 2))
+    assert individual_risk_bound(1.0, 0.1) == pytest.approx(0.92146, abs=1e-5)
+    # once e^ε exceeds the prior odds, the symmetric vertex takes over: 1 − 2/(1 + e^ε)
+    assert advantage_bound(3.0, 0.1) == pytest.approx(np.tanh(1.5))
+    # so beating the majority guess at all certifies ε ≥ log 9, for any δ
+    assert epsilon_lower_bound(0.8, 0.1) == 0.0
+    assert epsilon_lower_bound(0.8 + 1e-9, 0.1) == pytest.approx(np.log(9), abs=1e-6)
+    assert epsilon_lower_bound(1 - 1.8 * 0.1 + 1e-9, 0.1, 0.1) == pytest.approx(np.log(9),
+                                                                             abs=1e-6)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    epsilon=st.floats(0, 12, allow_nan=False),
+    prior=st.floats(0.01, 0.99, allow_nan=False),
+    delta=st.sampled_from([0.0, 1e-6, 1e-3, 0.05, 0.3]),
+)
+def test_bound_is_the_linear_program_optimum(epsilon, prior, delta):
+    # Independent reference: the LP over the hypothesis-testing region, solved by HiGHS.
+    # 1e-9: HiGHS' default feasibility/optimality tolerances are 1e-7 on the scaled problem.
+    assert advantage_bound(epsilon, prior, delta) == pytest.approx(
+        linprog_advantage_bound(epsilon, prior, delta), abs=1e-7
+    )
 
 
 @settings(max_examples=200, deadline=None)
 @given(
     epsilon=st.floats(0, 10, allow_nan=False),
     prior=st.floats(0.01, 0.99, allow_nan=False),
+    delta=st.sampled_from([0.0, 1e-6, 1e-3, 0.05, 0.3]),
 )
-def test_randomized_response_never_exceeds_the_bound(epsilon, prior):
-    assert randomized_response_advantage(epsilon, prior) <= advantage_bound(epsilon, prior) + 1e-12
+def test_dp_mechanisms_never_exceed_the_bound_and_the_best_meets_it(epsilon, prior, delta):
+    rr = randomized_response_advantage(epsilon, prior, delta)
+    reveal = reveal_advantage(prior, delta)
+    bound = advantage_bound(epsilon, prior, delta)
+    assert rr <= bound + 1e-12 and reveal <= bound + 1e-12
+    # tight at every prior: one of the two (ε, δ)-DP mechanisms reaches it
+    assert max(rr, reveal) == pytest.approx(bound, abs=1e-12)
+    if delta == 0.0:  # Thm 1.4 is a valid, looser bound on the advantage (pure DP only)
+        assert bound <= individual_risk_bound(epsilon, prior) + 1e-12
 
 
 @settings(max_examples=200, deadline=None)
 @given(
     eps=st.lists(st.floats(0, 30, allow_nan=False), min_size=2, max_size=2),
+    deltas=st.lists(st.floats(0, 0.99, allow_nan=False), min_size=2, max_size=2),
     prior=st.floats(0.001, 0.999, allow_nan=False),
 )
-def test_bound_is_monotone_in_epsilon(eps, prior):
+def test_bound_is_monotone_in_epsilon_and_delta(eps, deltas, prior):
     low, high = sorted(eps)
-    assert advantage_bound(low, prior) <= advantage_bound(high, prior)
+    d_low, d_high = sorted(deltas)
+    assert advantage_bound(low, prior, d_low) <= advantage_bound(high, prior, d_low)
+    assert advantage_bound(low, prior, d_low) <= advantage_bound(low, prior, d_high)
 
 
 @settings(max_examples=300, deadline=None)
 @given(
     epsilon=st.floats(0, 15, allow_nan=False),
     prior=st.floats(0.01, 0.99, allow_nan=False),
+    delta=st.sampled_from([0.0, 1e-6, 1e-3, 0.05, 0.3]),
 )
-def test_epsilon_lower_bound_inverts_the_bound(epsilon, prior):
-    # Exact inverse while tanh has not saturated (ε + |λ| ≤ 15 + 4.6 keeps 1 − tanh > 1e-8).
-    # The 1e-6 tolerance covers arctanh's conditioning near 1: d artanh / dx = 1 / (1 − x²).
-    recovered = epsilon_lower_bound(advantage_bound(epsilon, prior), prior)
-    trivial = abs(2 * prior - 1)
-    if advantage_bound(epsilon, prior) > trivial:
+def test_epsilon_lower_bound_inverts_the_bound(epsilon, prior, delta):
+    # Exact inverse above the ε = 0 level; 1e-6 covers log's conditioning as 1 − adv → 1e-7.
+    bound = advantage_bound(epsilon, prior, delta)
+    recovered = epsilon_lower_bound(bound, prior, delta)
+    if bound > advantage_bound(0.0, prior, delta) + 1e-9:
         assert recovered == pytest.approx(epsilon, abs=1e-6)
-    assert advantage_bound(recovered, prior) == pytest.approx(
-        advantage_bound(epsilon, prior), abs=1e-12
-    )
+    else:
+        assert recovered == 0.0
+    assert advantage_bound(recovered, prior, delta) == pytest.approx(bound, abs=1e-12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    advantage=st.floats(-1, 0.999999, allow_nan=False),
+    prior=st.floats(0.01, 0.99, allow_nan=False),
+    delta=st.sampled_from([0.0, 1e-3, 0.1]),
+)
+def test_epsilon_lower_bound_is_the_smallest_epsilon_reaching_the_advantage(
+        advantage, prior, delta):
+    eps = epsilon_lower_bound(advantage, prior, delta)
+    assert eps >= 0.0
+    assert advantage_bound(eps, prior, delta) >= advantage - 1e-9  # reaches it
+    if eps > 1e-6:  # and no smaller ε does
+        assert advantage_bound(eps * (1 - 1e-6) - 1e-9, prior, delta) < advantage
 
 
 @settings(max_examples=100, deadline=None)
@@ -103,14 +185,29 @@ def test_no_epsilon_is_implied_at_or_below_the_trivial_advantage(prior, fraction
 def test_dp_functions_reject_bad_input():
     with pytest.raises(ValueError, match="epsilon must be >= 0"):
         advantage_bound(-1.0)
+    with pytest.raises(ValueError, match="epsilon must be >= 0"):
+        individual_risk_bound(np.nan)
     with pytest.raises(ValueError, match="prior"):
         advantage_bound(1.0, prior=1.0)
+    with pytest.raises(ValueError, match="prior"):
+        individual_risk_bound(1.0, prior=0.0)
     with pytest.raises(ValueError, match=r"advantage must be in \[-1, 1\]"):
         epsilon_lower_bound(1.5)
     with pytest.raises(ValueError, match="advantage"):
         epsilon_lower_bound(np.nan)
+    for bad in (-0.1, 1.0, np.nan):
+        with pytest.raises(ValueError, match=r"delta must be in \[0, 1\)"):
+            advantage_bound(1.0, delta=bad)
+        with pytest.raises(ValueError, match=r"delta must be in \[0, 1\)"):
+            epsilon_lower_bound(0.5, delta=bad)
+    for bad in ("0.1", True, [0.1]):
+        with pytest.raises(TypeError, match="delta must be a float"):
+            advantage_bound(1.0, delta=bad)
     assert epsilon_lower_bound(1.0) == np.inf
+    assert epsilon_lower_bound(1.0, delta=0.2) == np.inf
+    assert advantage_bound(np.inf, 0.3, 0.1) == 1.0
     np.testing.assert_allclose(advantage_bound([0.0, 1.0]), [0.0, np.tanh(0.5)])
+    np.testing.assert_allclose(epsilon_lower_bound([0.0, np.tanh(0.5)]), [0.0, 1.0])
 
 
 # --- Def. 1, low-FPR and high-precision metrics ------------------------------------------

@@ -251,8 +251,11 @@ default="scott"
 
         ``classes_[1]`` (1 for membership-coded labels) is a member guess.
         """
-        member = self.decision_function(X) > logit(self.threshold_)
-        return self.classes_[member.astype(int)]
+        return self.classes_[self._member_rule(self.decision_function(X)).astype(int)]
+
+    def _member_rule(self, log_odds):
+        """The rule ``η̂ > t_ℓ`` on log posterior odds (True = member)."""
+        return np.asarray(log_odds) > logit(self.threshold_)
 
     def individual_risk(self, X, return_interval=False):
         """Individual privacy risk of each query row, optionally with its interval.

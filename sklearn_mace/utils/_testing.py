@@ -1,7 +1,7 @@
 """What every test module passes to ``parametrize_with_checks``.
 
 One documented deviation for attackers, nothing blanket: membership-coded labels are
-normalised so that ``[-1, 1]`` gives ``classes_ = [0, 1]`` (DESIGN.md), whereas
+normalised so that ``[-1, 1]`` gives ``classes_ = [0, 1]`` (README, "Conventions"), whereas
 ``check_classifiers_classes`` expects ``classes_`` to echo ``[-1, 1]``. (Other label pairs,
 strings included, are echoed as scikit-learn does.)
 """
@@ -12,7 +12,7 @@ __all__ = ["expected_failed_checks"]
 
 _ATTACKER_DEVIATIONS = {
     "check_classifiers_classes": (
-        "membership labels -1/1 are normalised to classes_ = [0, 1] (DESIGN.md); the "
+        "membership labels -1/1 are normalised to classes_ = [0, 1] (README, Conventions); the "
         "check expects classes_ to echo [-1, 1]"
     ),
 }

@@ -14,7 +14,8 @@ class AdvantageDisplay:
 
     Shows how the measured membership advantage moves with a parameter — the KDE bandwidth,
     the number of released synthetic rows, training epochs — next to the largest advantage
-    an ε-DP mechanism allows, ``advantage_bound(ε, prior)`` (MACE Thm 1.4). A measured lower
+    an ε-DP mechanism allows, ``advantage_bound(ε, prior)`` (the hypothesis-testing bound; at
+    prior ½ MACE Thm 1.4's ``tanh(ε/2)``). A measured lower
     interval end above that line refutes the ε-DP claim. Build it with :meth:`from_estimator`
     (refits an advantage estimator per parameter value) or :meth:`from_predictions`.
 
@@ -63,7 +64,7 @@ class AdvantageDisplay:
 
     @property
     def bound_(self):
-        """The Thm 1.4 advantage bound for ``epsilon`` at ``prior`` (None without ε)."""
+        """The ε-DP advantage bound for ``epsilon`` at ``prior`` (None without ε)."""
         return None if self.epsilon is None else advantage_bound(self.epsilon, self.prior)
 
     def plot(self, ax=None, *, name=None, log_x=False, show_baseline=True, **kwargs):

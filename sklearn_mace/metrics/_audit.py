@@ -1,0 +1,535 @@
+"""Certified ε lower bounds from any attack's membership scores (DP auditing).
+
+Two audits:
+
+* :func:`audit_epsilon` — member and non-member scores, one threshold rule, exact
+  (Clopper–Pearson) bounds on its FPR and FNR, and the hypothesis-testing form of
+  (ε, δ)-DP (Jagielski, Ullman & Oprea 2020; Nasr et al. 2023). Threshold strategies follow
+  DeepMind jax_privacy's ``CanaryScoreAuditor`` (Split / Bonferroni / Explicit).
+* :func:`one_run_epsilon` — canaries each inserted with probability ½ into one training run
+  (Steinke, Nasr & Jagielski 2023).
+"""
+
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.special import expit, logit
+from scipy.stats import beta, binom, norm
+from sklearn.utils import check_random_state
+
+from ._dp import _check_delta, epsilon_lower_bound
+
+__all__ = ["EpsilonAudit", "OneRunAudit", "audit_epsilon", "one_run_epsilon"]
+
+
+@dataclass(frozen=True)
+class EpsilonAudit:
+    """Result of :func:`audit_epsilon`: a certified ε lower bound and its operating point.
+
+    Attributes
+    ----------
+    epsilon : float
+        (1 − α) lower confidence bound on the ε of any (ε, δ)-DP guarantee the scored
+        mechanism could have, ``α = 1 − confidence``; 0 when nothing is shown.
+    threshold : float
+        The rule audited: "member" iff ``score >= threshold``.
+    fpr, fnr : float
+        Empirical false-positive and false-negative rates of that rule on the rows used for
+        the bound.
+    fpr_upper, fnr_upper : float
+        One-sided Clopper–Pearson upper bounds on the true FPR and FNR, each at level α/2
+        (for ``strategy="bonferroni"``: α/(2·n_nonmembers) and α/(2·n_members)).
+    advantage_lower : float
+        Certified membership advantage of this rule at ``prior``:
+        ``max(|2p − 1|, 1 − 2·(p·fnr_upper + (1 − p)·fpr_upper))`` (MACE Def. 1).
+    epsilon_at_prior : float
+        ``epsilon_lower_bound(advantage_lower, prior, delta)``: the ε implied by the
+        certified advantage alone; never above ``epsilon``, which uses both error rates.
+    strategy : {"split", "bonferroni", "explicit"}
+    n_members, n_nonmembers : int
+        Rows the bound was computed on (with ``"split"``, the second part only).
+    prior, delta, confidence : float
+        As given.
+    """
+
+    epsilon: float
+    threshold: float
+    fpr: float
+    fnr: float
+    fpr_upper: float
+    fnr_upper: float
+    advantage_lower: float
+    epsilon_at_prior: float
+    strategy: str
+    n_members: int
+    n_nonmembers: int
+    prior: float
+    delta: float
+    confidence: float
+
+
+@dataclass(frozen=True)
+class OneRunAudit:
+    """Result of :func:`one_run_epsilon`.
+
+    Attributes
+    ----------
+    epsilon : float
+        (1 − α) lower confidence bound on ε; 0 when nothing is shown.
+    p_value : float
+        p-value of "the mechanism is (0, δ)-DP" (for δ = 0: leaks nothing about the canaries).
+    n_guesses : int
+        ``r``, the guesses made (the rest abstain).
+    n_correct : int
+        ``v``, the correct guesses.
+    n_canaries : int
+        ``m``.
+    delta, confidence : float
+        As given.
+    """
+
+    epsilon: float
+    p_value: float
+    n_guesses: int
+    n_correct: int
+    n_canaries: int
+    delta: float
+    confidence: float
+
+
+# --- validation -----------------------------------------------------------------------------
+
+
+def _check_scores(scores, name):
+    try:
+        values = np.asarray(scores, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be an array of real numbers; got {scores!r}.") from exc
+    if values.ndim != 1:
+        values = np.squeeze(values)
+        if values.ndim != 1:
+            raise ValueError(f"{name} must be one-dimensional; got shape {np.shape(scores)}.")
+    if values.size == 0:
+        raise ValueError(f"{name} is empty; at least one score is needed.")
+    if not np.isfinite(values).all():
+        raise ValueError(f"{name} contains NaN or infinite values; scores must be finite.")
+    return values
+
+
+def _check_open_unit(value, name):
+    if isinstance(value, bool) or not isinstance(value, Real | np.number):
+        raise TypeError(f"{name} must be a float in (0, 1); got {value!r}.")
+    if not 0.0 < float(value) < 1.0:
+        raise ValueError(f"{name} must be in the open interval (0, 1); got {value!r}.")
+    return float(value)
+
+
+def _check_count(value, name, minimum):
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise TypeError(f"{name} must be an int >= {minimum}; got {value!r}.")
+    if value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}; got {value!r}.")
+    return int(value)
+
+
+# --- the bound ------------------------------------------------------------------------------
+
+
+def _cp_upper(k, n, level):
+    """One-sided Clopper–Pearson upper bound on a proportion: P(Bin(n, u) <= k) = level.
+
+    ``k`` may be fractional (used only to predict a bound when choosing a threshold).
+    """
+    k = np.asarray(k, dtype=float)
+    with np.errstate(invalid="ignore"):
+        upper = beta.ppf(1.0 - level, k + 1.0, np.maximum(n - k, 1e-300))
+    return np.where(k < n, upper, 1.0)
+
+
+def _epsilon_from_error_bounds(fpr_upper, fnr_upper, delta):
+    """Smallest ε consistent with FPR + e^ε·FNR >= 1 − δ and FNR + e^ε·FPR >= 1 − δ.
+
+    Solving each for ε at the upper bounds (the weakest rates the data certify) gives
+    ``max(0, log((1 − δ − fnr_u)/fpr_u), log((1 − δ − fpr_u)/fnr_u))``; a non-positive
+    numerator contributes nothing.
+    """
+    fpr_upper, fnr_upper = np.asarray(fpr_upper), np.asarray(fnr_upper)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        one = np.log(np.maximum(1.0 - delta - fnr_upper, 0.0) / fpr_upper)
+        two = np.log(np.maximum(1.0 - delta - fpr_upper, 0.0) / fnr_upper)
+    return np.maximum(0.0, np.maximum(np.nan_to_num(one, nan=0.0, neginf=0.0),
+                                      np.nan_to_num(two, nan=0.0, neginf=0.0)))
+
+
+def _error_counts(members_sorted, nonmembers_sorted, thresholds):
+    """False negatives (members below t) and false positives (non-members at or above t)."""
+    fn = np.searchsorted(members_sorted, thresholds, side="left")
+    fp = nonmembers_sorted.size - np.searchsorted(nonmembers_sorted, thresholds, side="left")
+    return fn, fp
+
+
+def _candidate_thresholds(members, nonmembers, max_thresholds):
+    pooled = np.concatenate([members, nonmembers])
+    if max_thresholds is None:
+        return np.unique(pooled)
+    return np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, max_thresholds)))
+
+
+def _result(members, nonmembers, threshold, fpr_level, fnr_level, strategy, prior, delta,
+            confidence):
+    fn, fp = _error_counts(np.sort(members), np.sort(nonmembers), np.array([threshold]))
+    n1, n0 = members.size, nonmembers.size
+    fnr_upper = float(_cp_upper(fn, n1, fnr_level)[0])
+    fpr_upper = float(_cp_upper(fp, n0, fpr_level)[0])
+    epsilon = float(_epsilon_from_error_bounds(fpr_upper, fnr_upper, delta))
+    advantage = max(abs(2 * prior - 1), 1.0 - 2.0 * (prior * fnr_upper + (1 - prior) * fpr_upper))
+    return EpsilonAudit(
+        epsilon=epsilon, threshold=float(threshold), fpr=float(fp[0] / n0),
+        fnr=float(fn[0] / n1), fpr_upper=fpr_upper, fnr_upper=fnr_upper,
+        advantage_lower=float(advantage),
+        epsilon_at_prior=float(epsilon_lower_bound(advantage, prior, delta)),
+        strategy=strategy, n_members=int(n1), n_nonmembers=int(n0), prior=prior, delta=delta,
+        confidence=confidence,
+    )
+
+
+def _wilson_upper(k, n, level):
+    """Wilson score upper bound: a cheap, close stand-in for Clopper–Pearson, for ranking only."""
+    z = norm.isf(level)
+    p_hat = np.asarray(k, dtype=float) / n
+    spread = z * np.sqrt(p_hat * (1 - p_hat) / n + z**2 / (4 * n**2))
+    return (p_hat + z**2 / (2 * n) + spread) / (1 + z**2 / n)
+
+
+def _gain(fpr_upper, fnr_upper, *, delta, objective, prior):
+    if objective == "epsilon":
+        return _epsilon_from_error_bounds(fpr_upper, fnr_upper, delta)
+    return -(prior * fnr_upper + (1 - prior) * fpr_upper)
+
+
+def _best_threshold(members, nonmembers, thresholds, fpr_level, fnr_level, *, delta, objective,
+                    prior, n_members=None, n_nonmembers=None, n_exact=256):
+    """The candidate threshold whose certified ε (or advantage at ``prior``) is largest.
+
+    With ``n_members``/``n_nonmembers`` given (the split strategy), the bound is predicted
+    for a sample of that size with the rates seen here, so the choice favours thresholds
+    that stay strong on the held-out part rather than those that win by a handful of rows.
+    Candidates are ranked with Wilson bounds and only the best ``n_exact`` get exact
+    Clopper–Pearson bounds (the costly part). Which threshold is chosen never affects
+    validity: the split bounds come from rows the choice did not see, and the Bonferroni
+    bounds hold for every threshold at once.
+    """
+    fn, fp = _error_counts(np.sort(members), np.sort(nonmembers), thresholds)
+    n1 = members.size if n_members is None else n_members
+    n0 = nonmembers.size if n_nonmembers is None else n_nonmembers
+    fp = fp * (n0 / nonmembers.size)
+    fn = fn * (n1 / members.size)
+    criteria = dict(delta=delta, objective=objective, prior=prior)
+    if thresholds.size > n_exact:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rough = _gain(_wilson_upper(fp, n0, fpr_level), _wilson_upper(fn, n1, fnr_level),
+                          **criteria)
+        keep = np.argpartition(-rough, n_exact - 1)[:n_exact]
+        thresholds, fp, fn = thresholds[keep], fp[keep], fn[keep]
+    gain = _gain(_cp_upper(fp, n0, fpr_level), _cp_upper(fn, n1, fnr_level), **criteria)
+    return thresholds[int(np.argmax(gain))]
+
+
+def _stratified_split(values, fraction, rng, name):
+    n_first = int(round(fraction * values.size))
+    if not 1 <= n_first <= values.size - 1:
+        raise ValueError(
+            f"threshold='split' needs at least one row of {name} in each part; "
+            f"{values.size} row(s) with split_fraction={fraction} leave {n_first} and "
+            f"{values.size - n_first}. Use more rows, another split_fraction, or "
+            f"threshold='bonferroni'."
+        )
+    order = rng.permutation(values.size)
+    return values[order[:n_first]], values[order[n_first:]]
+
+
+def audit_epsilon(member_scores, nonmember_scores, *, delta=0.0, confidence=0.95,
+                  threshold="split", prior=0.5, split_fraction=0.5, max_thresholds=None,
+                  objective="epsilon", random_state=None):
+    """Certified lower bound on ε from membership scores of members and non-members.
+
+    Any attack's scores will do (``decision_function``, log-likelihood ratios, negative
+    losses): larger means more likely a member. A threshold rule "member iff
+    ``score >= t``" is a membership test, and under (ε, δ)-DP every test satisfies
+    ``FPR + e^ε·FNR >= 1 − δ`` and ``FNR + e^ε·FPR >= 1 − δ`` (Kairouz, Oh & Viswanath 2015,
+    Thm 2.1). With exact one-sided Clopper–Pearson upper bounds ``fpr_u``, ``fnr_u`` on the
+    rule's error rates, any ε below
+
+    ``ε_lo = max(0, log((1 − δ − fnr_u)/fpr_u), log((1 − δ − fpr_u)/fnr_u))``
+
+    is ruled out (Jagielski, Ullman & Oprea 2020, §3; Nasr et al. 2023). The FPR and FNR
+    bounds each fail with probability at most α/2, ``α = 1 − confidence``, so the claim
+    ``ε >= ε_lo`` holds with probability at least ``1 − α`` (familywise, over both rates
+    and, for ``"bonferroni"``, every threshold). It is valid at low FPR, where tight audits
+    live: a threshold that flags half the members and no non-member certifies a large ε.
+
+    The same bounds certify the rule's membership advantage at ``prior`` (MACE Def. 1),
+    reported with the ε it implies (:func:`~sklearn_mace.metrics.epsilon_lower_bound`).
+
+    The Clopper–Pearson bounds treat each score as an independent draw from its class's
+    score distribution: exact for repeated training runs with one canary each (Jagielski et
+    al.), and for a fixed release in MACE's experiment (a random training record vs a fresh
+    one). For many members of one training run, :func:`one_run_epsilon` with randomized
+    canaries is the audit whose guarantee needs no such assumption.
+
+    Threshold strategies (as in jax_privacy's ``CanaryScoreAuditor``):
+
+    * ``"split"`` (default): a seeded random split of each class; the threshold with the
+      largest bound is chosen on the first part (``split_fraction`` of the rows) and the
+      bound is computed on the other part only, at α/2 per rate.
+    * ``"bonferroni"``: every candidate threshold on all rows, the largest bound taken. Each
+      FPR bound is at level α/(2·n_nonmembers) and each FNR bound at α/(2·n_members). This
+      union bound runs over the error *counts*, not the thresholds: for a count k, the
+      thresholds whose true FPR exceeds the bound for k form one interval, and the count
+      falls monotonically with the threshold, so "some threshold with count <= k is under-
+      covered" is one event, of probability at most its level; a class of n rows has n
+      counts with a non-trivial bound. So the claim holds simultaneously for every
+      threshold, including thresholds read off the data, which a correction by the number
+      of distinct scores would not guarantee. ``max_thresholds`` only saves time.
+    * a float: that threshold on all rows, no correction ("explicit"). Choose it before
+      seeing these scores, or the confidence is void.
+
+    Parameters
+    ----------
+    member_scores : array-like of shape (n_members,)
+        Attack scores of members (records in the training set).
+    nonmember_scores : array-like of shape (n_nonmembers,)
+        Attack scores of non-members.
+    delta : float in [0, 1), default=0.0
+        The δ of the (ε, δ)-DP claim being audited.
+    confidence : float in (0, 1), default=0.95
+        ``1 − α``.
+    threshold : {"split", "bonferroni"} or float, default="split"
+        How the threshold is chosen (above).
+    prior : float in (0, 1), default=0.5
+        Membership prior for ``advantage_lower`` and ``epsilon_at_prior``.
+    split_fraction : float in (0, 1), default=0.5
+        Fraction of each class used to choose the threshold with ``"split"``.
+    max_thresholds : int >= 2, default=None
+        Try only this many thresholds (quantiles of the pooled scores) instead of every
+        distinct score. Never affects validity.
+    objective : {"epsilon", "advantage"}, default="epsilon"
+        What the chosen threshold maximizes: the ε bound (usually a low-FPR threshold, where
+        the likelihood ratio is largest) or the certified advantage at ``prior`` (a central
+        threshold). Both results are valid; they answer different questions. Ignored for
+        an explicit threshold.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the split.
+
+    Returns
+    -------
+    audit : EpsilonAudit
+        ``epsilon`` first, then the operating point and its bounds.
+
+    See Also
+    --------
+    one_run_epsilon : the one-training-run audit with canaries.
+    sklearn_mace.metrics.advantage_bound : the (ε, δ) bound on the advantage.
+
+    References
+    ----------
+    Jagielski, Ullman & Oprea (2020), "Auditing Differentially Private Machine Learning: How
+    Private is Private SGD?", §3. Nasr et al. (2023), "Tight Auditing of Differentially
+    Private Machine Learning". Kairouz, Oh & Viswanath (2015), Thm 2.1.
+
+    Examples
+    --------
+    Half of 1000 members are found at no false positive among 1000 non-members:
+
+    >>> import numpy as np
+    >>> from sklearn_mace.metrics import audit_epsilon
+    >>> members = np.r_[np.ones(500), np.zeros(500)]
+    >>> nonmembers = np.zeros(1000)
+    >>> audit = audit_epsilon(members, nonmembers, threshold=1.0)
+    >>> round(audit.epsilon, 2), audit.fpr, audit.fnr
+    (4.85, 0.0, 0.5)
+    >>> audit_epsilon(members, nonmembers, random_state=0).epsilon > 3
+    True
+    """
+    members = _check_scores(member_scores, "member_scores")
+    nonmembers = _check_scores(nonmember_scores, "nonmember_scores")
+    delta = _check_delta(delta)
+    confidence = _check_open_unit(confidence, "confidence")
+    prior = _check_open_unit(prior, "prior")
+    split_fraction = _check_open_unit(split_fraction, "split_fraction")
+    if max_thresholds is not None:
+        max_thresholds = _check_count(max_thresholds, "max_thresholds", 2)
+    if objective not in ("epsilon", "advantage"):
+        raise ValueError(f"objective must be 'epsilon' or 'advantage'; got {objective!r}.")
+    alpha = 1.0 - confidence
+    choice = dict(delta=delta, objective=objective, prior=prior)
+    common = dict(prior=prior, delta=delta, confidence=confidence)
+
+    if isinstance(threshold, str):
+        if threshold == "bonferroni":
+            fpr_level = alpha / (2 * nonmembers.size)
+            fnr_level = alpha / (2 * members.size)
+            candidates = _candidate_thresholds(members, nonmembers, max_thresholds)
+            best = _best_threshold(members, nonmembers, candidates, fpr_level, fnr_level,
+                                   **choice)
+            return _result(members, nonmembers, best, fpr_level, fnr_level, "bonferroni",
+                           **common)
+        if threshold == "split":
+            rng = check_random_state(random_state)
+            members_a, members_b = _stratified_split(members, split_fraction, rng,
+                                                     "member_scores")
+            nonmembers_a, nonmembers_b = _stratified_split(nonmembers, split_fraction, rng,
+                                                           "nonmember_scores")
+            candidates = _candidate_thresholds(members_a, nonmembers_a, max_thresholds)
+            best = _best_threshold(members_a, nonmembers_a, candidates, alpha / 2, alpha / 2,
+                                   n_members=members_b.size, n_nonmembers=nonmembers_b.size,
+                                   **choice)
+            return _result(members_b, nonmembers_b, best, alpha / 2, alpha / 2, "split",
+                           **common)
+        raise ValueError(
+            f"threshold must be 'split', 'bonferroni' or a finite number; got {threshold!r}."
+        )
+    if isinstance(threshold, bool) or not isinstance(threshold, Real | np.number):
+        raise TypeError(
+            f"threshold must be 'split', 'bonferroni' or a finite number; got {threshold!r}."
+        )
+    if not np.isfinite(threshold):
+        raise ValueError(f"threshold must be finite; got {threshold!r}.")
+    return _result(members, nonmembers, float(threshold), alpha / 2, alpha / 2, "explicit",
+                   **common)
+
+
+# --- one training run -----------------------------------------------------------------------
+
+
+def _one_run_p_value(epsilon, n_canaries, n_guesses, n_correct, delta):
+    """P[W >= v] bound for an (ε, δ)-DP mechanism (Steinke, Nasr & Jagielski 2023).
+
+    Pure DP (their Thm 3.1): the number of correct guesses W is stochastically dominated by
+    ``Binomial(r, e^ε/(1 + e^ε))``, so ``P[W >= v] <= f(v) = P[Bin(r, q) >= v]``. For δ > 0
+    their bound adds ``2·m·δ·max_{1<=i<=v} (f(v − i) − f(v))/i`` (the p-value of their
+    audit algorithm, Algorithm 2).
+    """
+    q = expit(epsilon)
+    tail = binom.sf(n_correct - 1, n_guesses, q)
+    if delta == 0.0 or n_correct == 0:
+        return min(float(tail), 1.0)
+    i = np.arange(1, n_correct + 1)
+    between = binom.sf(n_correct - i - 1, n_guesses, q) - tail  # P[v − i <= Bin < v]
+    return min(float(tail + 2.0 * n_canaries * delta * np.max(between / i)), 1.0)
+
+
+def one_run_epsilon(scores, included, *, n_positive_guesses, n_negative_guesses=0, delta=0.0,
+                    confidence=0.95, random_state=None):
+    """Certified ε lower bound from canaries inserted into one training run.
+
+    Steinke, Nasr & Jagielski (2023), "Privacy Auditing with One (1) Training Run": each of
+    ``m`` canaries is included in the training set independently with probability ½. The
+    auditor guesses "in" for the ``n_positive_guesses`` highest scores and "out" for the
+    ``n_negative_guesses`` lowest, abstaining on the rest; ``v`` of the ``r`` guesses are
+    right. Under ε-DP, ``v`` is stochastically dominated by ``Binomial(r, e^ε/(1 + e^ε))``
+    (their Thm 3.1), so ε-DP is rejected at level α when ``P[Bin(r, e^ε/(1+e^ε)) >= v] <= α``.
+    With δ = 0 the largest such ε is exact: ``logit`` of the one-sided Clopper–Pearson lower
+    bound on the guessing accuracy ``v/r``. With δ > 0 the p-value gains their δ term
+    (``2·m·δ·max_i (f(v − i) − f(v))/i``, see their Algorithm 2) and the largest rejected ε is
+    found on a grid refined by bisection. Any ε whose p-value is at most α is a valid
+    (1 − α) lower bound: the tail bound holds at every ε above the true one.
+
+    Ties in the scores are broken at random (``random_state``), never by position, so
+    canaries listed in membership order cannot leak through the ranking.
+
+    Parameters
+    ----------
+    scores : array-like of shape (m,)
+        Attack scores of the canaries, larger = more likely included.
+    included : array-like of bool of shape (m,)
+        Whether each canary was in the training run (drawn with probability ½ each; the
+        guarantee needs that randomization).
+    n_positive_guesses : int >= 0
+        Guess "in" for this many top-scored canaries.
+    n_negative_guesses : int >= 0, default=0
+        Guess "out" for this many bottom-scored canaries. At least one guess in all.
+    delta : float in [0, 1), default=0.0
+        The δ of the (ε, δ)-DP claim being audited.
+    confidence : float in (0, 1), default=0.95
+        ``1 − α``.
+    random_state : int, RandomState instance or None, default=None
+        Breaks ties in the scores.
+
+    Returns
+    -------
+    audit : OneRunAudit
+        ``epsilon``, the p-value of "(0, δ)-DP", and the guess counts.
+
+    See Also
+    --------
+    audit_epsilon : the audit from separate member and non-member scores.
+
+    Examples
+    --------
+    1000 canaries, the top 100 guessed "in" and 95 of them right:
+
+    >>> import numpy as np
+    >>> from sklearn_mace.metrics import one_run_epsilon
+    >>> scores = np.arange(1000.0)[::-1]
+    >>> included = np.r_[np.ones(95), np.zeros(5), np.arange(900) % 2].astype(bool)
+    >>> audit = one_run_epsilon(scores, included, n_positive_guesses=100)
+    >>> audit.n_correct, round(audit.epsilon, 2)
+    (95, 2.17)
+    """
+    values = _check_scores(scores, "scores")
+    flags = np.asarray(included)
+    if flags.shape != values.shape:
+        raise ValueError(
+            f"included must have one entry per score: got shape {flags.shape} for "
+            f"{values.size} scores."
+        )
+    if flags.dtype != bool:
+        if not np.isin(flags, [0, 1]).all():
+            raise ValueError("included must hold booleans (or 0/1): True = in the training run.")
+        flags = flags.astype(bool)
+    m = values.size
+    n_pos = _check_count(n_positive_guesses, "n_positive_guesses", 0)
+    n_neg = _check_count(n_negative_guesses, "n_negative_guesses", 0)
+    if not 1 <= n_pos + n_neg <= m:
+        raise ValueError(
+            f"n_positive_guesses + n_negative_guesses must be between 1 and the number of "
+            f"canaries ({m}); got {n_pos} + {n_neg}."
+        )
+    delta = _check_delta(delta)
+    alpha = 1.0 - _check_open_unit(confidence, "confidence")
+    rng = check_random_state(random_state)
+
+    order = np.lexsort((rng.random_sample(m), -values))  # by score descending, ties at random
+    v = int(flags[order[:n_pos]].sum() + (~flags[order[m - n_neg:]]).sum())
+    r = n_pos + n_neg
+
+    p_value = _one_run_p_value(0.0, m, r, v, delta)
+    # pure DP: P[Bin(r, q) >= v] <= α  ⟺  q <= Beta⁻¹(α; v, r − v + 1)
+    q_low = beta.ppf(alpha, v, r - v + 1) if v > 0 else 0.0
+    eps_pure = float(logit(q_low)) if q_low > 0.5 else 0.0
+    epsilon = eps_pure if delta == 0.0 else _largest_rejected(m, r, v, delta, alpha, eps_pure)
+    return OneRunAudit(epsilon=max(epsilon, 0.0), p_value=p_value, n_guesses=r, n_correct=v,
+                       n_canaries=m, delta=delta, confidence=1.0 - alpha)
+
+
+def _largest_rejected(m, r, v, delta, alpha, eps_pure, n_grid=200, n_bisect=40):
+    """Largest ε in [0, eps_pure] with p-value <= α (the δ term only raises the p-value)."""
+    if eps_pure <= 0.0:
+        return 0.0
+    grid = np.linspace(0.0, eps_pure, n_grid)
+    rejected = np.array([_one_run_p_value(e, m, r, v, delta) <= alpha for e in grid])
+    if not rejected.any():
+        return 0.0
+    last = int(np.flatnonzero(rejected)[-1])
+    if last == n_grid - 1:
+        return eps_pure
+    low, high = grid[last], grid[last + 1]
+    for _ in range(n_bisect):
+        mid = 0.5 * (low + high)
+        if _one_run_p_value(mid, m, r, v, delta) <= alpha:
+            low = mid
+        else:
+            high = mid
+    return float(low)

@@ -354,9 +354,11 @@ def test_proba_log_ratios_are_a_bijection_of_the_probability_vector(iris_model):
     ]
 
 
-def test_three_class_log_ratios_feed_the_advantage_estimator():
-    # the probability vector's columns sum to 1: the KDE refuses its singular covariance,
-    # while the k - 1 log-ratios fit (the optimal advantage is the same: a bijection)
+@pytest.mark.parametrize("bandwidth", ["scott", "cv"])
+def test_three_class_log_ratios_feed_the_advantage_estimator(bandwidth):
+    # the probability vector's columns sum to 1: a KDE with Scott's rule on the raw scale
+    # refuses its singular covariance, while the k - 1 log-ratios fit (same optimal
+    # advantage: a bijection). The default (bandwidth="cv") drops the null direction itself.
     from sklearn.datasets import load_wine
     from sklearn.preprocessing import StandardScaler
 
@@ -369,10 +371,14 @@ def test_three_class_log_ratios_feed_the_advantage_estimator():
     model.fit(X[members], y[members])
     records = np.column_stack([X[order], y[order]])
     m = (np.arange(y.size) < 89).astype(int)
-    Q = ClassifierQuery(model, ("proba_log_ratios",)).fit_transform(records)
-    assert Q.shape == (y.size, 2) and np.isfinite(Q).all()
-    estimator = KDEAdvantageEstimator(random_state=0).fit(Q, m)
-    assert 0 <= estimator.advantage_ <= 1
+    Q = ClassifierQuery(model, ("proba_log_ratios", "proba")).fit_transform(records)
+    assert Q.shape == (y.size, 5) and np.isfinite(Q).all()
+    params = {"bandwidth": bandwidth, "feature_map": None, "cv": 3, "random_state": 0}
+    estimator = KDEAdvantageEstimator(**params).fit(Q[:, :2], m)
+    assert 0 <= estimator.advantage_lower_bound_ <= estimator.advantage_ <= 1
+    if bandwidth == "scott":
+        with pytest.raises(ValueError, match="singular"):
+            KDEAdvantageEstimator(**params).fit(Q[:, 2:], m)
 
 
 def test_sklearn_logits_come_from_decision_function_and_keep_the_tail():

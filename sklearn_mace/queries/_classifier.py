@@ -115,10 +115,12 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
     * ``"true_label_log_odds"``: ``log(M_y / (1 − M_y)) = s_y − logsumexp_{j≠y} s_j``, the
       logit-scaled confidence of LiRA (Carlini et al. 2022, §4): near-Gaussian across
       models, and finite where ``M_y`` rounds to 1 (bounded by ±708.4, like the loss);
-    * ``"proba"``: the full probability vector (``k`` columns). Its columns sum to 1, so its
-      covariance is singular and a density estimator (KDE, Gaussian) cannot use it; it is
-      for classifiers such as the shadow-model attack. For densities use
-      ``"proba_log_ratios"``;
+    * ``"proba"``: the full probability vector (``k`` columns), for classifiers such as the
+      shadow-model attack. Its columns sum to 1, so its covariance is singular: a Gaussian
+      KDE with a rule-of-thumb bandwidth refuses it (``GaussianKDE``, ``BayesOptimalMIA``;
+      ``KDEAdvantageEstimator``'s default sphering drops the null direction, a linear
+      reduction). For densities use ``"proba_log_ratios"``, which also spreads out the
+      probabilities that crowd near 0 and 1;
     * ``"log_proba"``: ``log M_j(x)``, the log-softmax (``k`` columns; it lies on a
       ``(k − 1)``-dimensional surface, so it is no density query either);
     * ``"proba_log_ratios"``: ``log M_j(x) − log M_k(x)`` for ``j < k`` (``k − 1`` columns):

@@ -317,9 +317,10 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
     def fit(self, X, y=None):
         """Check the model and the record layout; learn the classes and output widths.
 
-        For a scikit-learn model this also checks, on up to 256 records, whether its
-        ``decision_function`` (or ``MLPClassifier``'s output layer) is the logit of its
-        ``predict_proba`` (``log_proba_source_``).
+        For a scikit-learn model this also checks, on up to 256 records, whether its raw
+        scores (``decision_function``, naive Bayes' joint log-likelihoods or
+        ``MLPClassifier``'s output layer) are the logits of its ``predict_proba``
+        (``log_proba_source_``).
 
         Parameters
         ----------

@@ -35,6 +35,16 @@ def _non_negative(text):
     return value
 
 
+def _delta(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--delta must be a number; got {text!r}") from None
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"--delta must be in [0, 1); got {text}")
+    return value
+
+
 def _positive_int(text):
     try:
         value = int(text)
@@ -65,10 +75,11 @@ def build_parser():
         help="privacy report for synthetic data: HTML, CSV and PNG under --out",
         description=(
             "Audit synthetic data for membership leakage: DOMIAS (KDE, cross-validated "
-            "bandwidth), MACE's optimal advantage with its interval and implied ε on the "
-            "nearest-synthetic distance, per-record risk, and the MC and GAN-leaks CAL "
-            "baselines. Files are CSV or Parquet. Without input files it audits the "
-            "embedded demo data."
+            "bandwidth), MACE on the nearest-synthetic distance (a certified lower bound on "
+            "the optimal advantage with its p-value, the estimate U_N beside it, held-out "
+            "per-record risk), and the MC and GAN-leaks CAL baselines; every attack gets a "
+            "certified ε lower bound from its scores. Files are CSV or Parquet. Without "
+            "input files it audits the embedded demo data."
         ),
     )
     inputs = audit.add_argument_group("inputs (CSV or Parquet; all three, or none for the demo)")
@@ -83,8 +94,8 @@ def build_parser():
                              "(default: half of the non-members)")
     options = audit.add_argument_group("audit options")
     options.add_argument("--prior", type=_open_unit_interval("--prior"), default=None,
-                         help="P(member) for MACE's advantage, risks and ε (default: the "
-                              "fraction of members among the audited records)")
+                         help="P(member) at which advantages and risks are stated (default: "
+                              "the fraction of members among the audited records)")
     options.add_argument("--columns", action="append", metavar="A,B,…",
                          help="audit only these comma-separated columns (default: all)")
     options.add_argument("--out", metavar="DIR", type=Path, default=None,
@@ -94,9 +105,14 @@ def build_parser():
                          help="a categorical column of the members and non-members that "
                               "groups the records in the risk figure and records.csv")
     options.add_argument("--confidence", type=_open_unit_interval("--confidence"),
-                         default=0.95, help="level of the intervals (default: 0.95)")
+                         default=0.95, help="level at which each release's certified claims "
+                                            "hold together (default: 0.95)")
+    options.add_argument("--delta", type=_delta, default=0.0,
+                         help="δ of (ε, δ)-DP at which the ε lower bounds are stated "
+                              "(default: 0)")
     options.add_argument("--epsilon", type=_non_negative, default=1.0,
-                         help="ε whose DP bound the figures draw (default: 1)")
+                         help="ε whose DP bound the figures draw; a certified ε above it "
+                              "turns a release's card red (default: 1)")
     options.add_argument("--max-categories", type=_positive_int, default=20,
                          help="text columns with more distinct values are dropped "
                               "(default: 20)")
@@ -111,30 +127,32 @@ def build_parser():
 
 
 def print_summary(result, paths, file=None):
-    """The short summary table the command prints."""
-    import pandas as pd
-
+    """The printed summary: certified claims per analysis, then each release's verdict."""
     file = sys.stdout if file is None else file
-    summary = result.summary
-    rows = []
-    for _, row in summary.iterrows():
-        adv = "" if pd.isna(row["advantage"]) else (
-            f"{row['advantage']:.3f} [{row['advantage_lower']:.3f}, "
-            f"{row['advantage_upper']:.3f}]")
-        eps = "" if pd.isna(row["epsilon_lower_bound"]) else f"{row['epsilon_lower_bound']:.2f}"
-        rows.append((row["release"], row["analysis"], f"{row['auc']:.3f}",
-                     f"{row['tpr_at_1pct_fpr']:.3f}", f"{row['tpr_at_0.1pct_fpr']:.3f}", adv,
-                     eps))
-    header = ("release", "analysis", "AUC", "TPR@1%FPR", "TPR@0.1%FPR",
-              "advantage [interval]", "ε ≥")
+    rows = [(row["release"], row["analysis"], f"{row['epsilon_at_least']:.2f}",
+             f"{row['fpr_upper']:.3f}", f"{row['fnr_upper']:.3f}", f"{row['auc']:.3f}",
+             f"{row['tpr_at_1pct_fpr']:.3f}", f"{row['tpr_at_0.1pct_fpr']:.3f}")
+            for _, row in result.summary.iterrows()]
+    header = ("release", "analysis", "ε ≥", "at FPR ≤", "FNR ≤", "AUC", "TPR@1%FPR",
+              "TPR@0.1%FPR")
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     n_mem = int(result.membership.sum())
     print(f"sklearn-mace audit: {n_mem} members, {len(result.membership) - n_mem} "
-          f"non-members, prior {result.prior:.3g}, {result.confidence:.0%} intervals",
-          file=file)
+          f"non-members, prior {result.prior:.3g}, δ = {result.delta:g}; the certified claims "
+          f"of a release hold together at {result.confidence:.0%} (each at "
+          f"{result.claim_confidence:.2%})", file=file)
     for r in [header, *rows]:
         print("  ".join(str(v).ljust(w) if i < 2 else str(v).rjust(w)
                         for i, (v, w) in enumerate(zip(r, widths, strict=True))), file=file)
+    for release in result.releases:
+        mace = release.mace
+        source = (f" ({release.strongest_analysis})" if release.strongest_epsilon > 0 else "")
+        print(f"{release.name}: [{result.headline(release)}] — optimal advantage at "
+              f"least {mace['optimal_advantage_at_least']:.3f} at prior {result.prior:.3g} "
+              f"(trivial {abs(2 * result.prior - 1):.3f}, p = {mace['p_value']:.2g}), ε at "
+              f"least {release.strongest_epsilon:.2f}{source}; estimate U_N "
+              f"{mace['advantage_estimate']:.3f} [{mace['estimate_lower']:.3f}, "
+              f"{mace['estimate_upper']:.3f}] (interval: sampling spread only)", file=file)
     for note in result.notes:
         print(f"note: {note}", file=file)
     dropped = result.column_report[result.column_report["features"] == 0]
@@ -155,6 +173,7 @@ def run_audit(args):
             ("--prior", args.prior, None), ("--columns", args.columns, None),
             ("--group-by", args.group_by, None), ("--confidence", args.confidence, 0.95),
             ("--epsilon", args.epsilon, 1.0), ("--max-categories", args.max_categories, 20),
+            ("--delta", args.delta, 0.0),
         ) if value != default]
         if ignored:  # the demo has its own settings; running it would silently drop these
             raise AuditInputError(f"{', '.join(ignored)} need input files (--members, "
@@ -183,7 +202,8 @@ def run_audit(args):
     if args.columns:
         columns = [c.strip() for text in args.columns for c in text.split(",") if c.strip()]
     result = audit(members, non_members, synthetic, reference, columns=columns,
-                   prior=args.prior, confidence=args.confidence, epsilon=args.epsilon,
+                   prior=args.prior, confidence=args.confidence, delta=args.delta,
+                   epsilon=args.epsilon,
                    max_categories=args.max_categories, group_by=args.group_by,
                    random_state=args.random_state,
                    verbose=not args.quiet)

@@ -69,38 +69,81 @@ def test_writes_report_csvs_and_figures_only_under_out(audited):
     assert all(p.parts[:2] == ("work", "report-out") for p in new), new
 
 
-def test_summary_shows_the_planted_leak_and_the_safe_release(audited):
+def test_summary_certifies_the_planted_leak_and_not_the_safe_release(audited):
     summary = pd.read_csv(audited["out"] / "summary.csv")
     assert set(summary["release"]) == set(RELEASES)
     assert len(summary) == 2 * 4  # MACE + DOMIAS + MC + GAN-leaks CAL per release
+    # every analysis carries a certified ε with the operating point it rests on
+    assert np.isfinite(summary["epsilon_at_least"]).all()
+    assert (summary["epsilon_at_least"] >= 0).all()
+    assert summary[["fpr_upper", "fnr_upper"]].stack().between(0, 1).all()
+    assert (summary["fpr_upper"] >= summary["fpr"]).all()
+    assert (summary["fnr_upper"] >= summary["fnr"]).all()
     mace = summary[summary["analysis"].str.startswith("MACE")].set_index("release")
-    prior = 40 / 70  # 40 members, 30 non-member targets (the other 30 are the reference)
-    # leaky: members sit 0.05·√3 from a synthetic copy, hold-out rows about 1 away, so the
-    # optimal advantage is close to 1; its 95 % interval must lie well above chance
-    assert mace.loc["leaky", "advantage_lower"] > 0.5
-    assert mace.loc["leaky", "epsilon_lower_bound"] > 1.0
-    # safe: the release is independent of the members, so the true optimal advantage is the
-    # trivial |2p − 1|; the 95 % interval must contain it
-    assert mace.loc["safe", "advantage_lower"] <= abs(2 * prior - 1)
-    assert mace.loc["safe", "advantage_upper"] >= abs(2 * prior - 1)
+    trivial = abs(2 * 40 / 70 - 1)  # 40 members, 30 non-member targets (30 are the reference)
+    # leaky: members sit 0.05·√3 from a synthetic copy, hold-out rows about 1 away, so
+    # members and non-members separate almost perfectly: leakage must be certified
+    assert mace.loc["leaky", "optimal_advantage_at_least"] > trivial + 0.3
+    assert mace.loc["leaky", "p_value"] < 1e-6
+    # a perfect separation of the 20 members and 15 non-members left for evaluation after
+    # the split certifies at most ε ≈ 1.1 at 99 % per claim; ask for half of that
+    assert summary.loc[summary["release"] == "leaky", "epsilon_at_least"].max() > 0.5
+    # safe: the release is independent of the members (truth: no leak). All certified
+    # claims hold together at 95 %, so this fails for at most 5 % of seeds; seed 0 is fixed
+    safe = summary[summary["release"] == "safe"]
+    assert (safe["epsilon_at_least"] == 0).all()
+    assert mace.loc["safe", "optimal_advantage_at_least"] == pytest.approx(trivial)
+    assert mace[["advantage_estimate", "estimate_lower", "estimate_upper"]].notna().all(axis=None)
     domias = summary[summary["analysis"].str.startswith("DOMIAS")].set_index("release")
     assert domias.loc["leaky", "auc"] > 0.9
     printed = audited["printed"]
+    assert "hold together at 95% (each at 99.00%)" in printed  # Bonferroni over 5 claims
+    assert "leaky: [leakage certified" in printed and "safe: [no leakage certified]" in printed
     assert "MACE optimal" in printed and "GAN-leaks CAL" in printed
-    assert f"{mace.loc['leaky', 'advantage']:.3f}" in printed
+    assert f"{mace.loc['leaky', 'optimal_advantage_at_least']:.3f}" in printed
     assert "column 'record_id' dropped" in printed
 
 
-def test_records_ranked_by_risk_with_intervals_and_groups(audited):
+def test_cards_lead_with_certified_claims(audited):
+    page = (audited["out"] / "report.html").read_text(encoding="utf-8")
+    cards = page.split('<div class="card ')[1:]
+    leaky, safe = (c for name in RELEASES for c in cards if f"<b>{name}</b>" in c)
+    assert leaky.startswith(("high", "mid")) and "leakage certified" in leaky
+    assert safe.startswith("low") and "no leakage certified" in safe
+    # a member is named only where leakage is certified
+    assert "most exposed member: row" in leaky
+    assert "most exposed member: row" not in safe and "no member is named" in safe
+    for card in (leaky, safe):
+        assert "at least" in card and "p = " in card
+        assert "estimate, not certified: U_N" in card
+
+
+def test_records_rank_members_first_by_heldout_posterior(audited):
     records = pd.read_csv(audited["out"] / "records.csv")
     assert len(records) == 2 * 70
+    score = "score: MACE optimal (nearest-synthetic distance)"
     for _, per_release in records.groupby("release"):
         assert per_release["rank"].tolist() == list(range(1, 71))
-        assert per_release["risk"].is_monotonic_decreasing
+        assert per_release["member"].tolist() == [1] * 40 + [0] * 30
+        for _, block in per_release.groupby("member"):
+            assert block[score].is_monotonic_decreasing
+        side = np.where(per_release[score] > 0, "member", "non-member")
+        assert (per_release["posterior_points_to"] == side).all()
     assert set(records["site"]) == {"north", "south", "east"}
-    assert records["member"].sum() == 2 * 40
-    assert records["risk"].between(0, 1).all()
-    assert {"risk_lower", "risk_upper", "nearest_synthetic_distance"} <= set(records.columns)
+    assert records["heldout_risk"].between(0, 1).all()
+    assert "risk_lower" not in records.columns  # in-sample intervals are not shown
+    # leaky: every member is a near-copy; the held-out posterior must call it a member
+    leaky = records[(records["release"] == "leaky") & (records["member"] == 1)]
+    assert (leaky["posterior_points_to"] == "member").mean() > 0.9
+
+
+def test_same_random_state_same_claims():
+    members, non_members, releases = audit_tables()
+    first, second = (audit(members, non_members, {"safe": releases["safe"]}, random_state=3,
+                           verbose=False) for _ in range(2))
+    pd.testing.assert_frame_equal(first.summary, second.summary)
+    pd.testing.assert_frame_equal(first.records, second.records)
+    pd.testing.assert_frame_equal(first.releases[0].size_curve, second.releases[0].size_curve)
 
 
 # ----------------------------------------------------------------------------- errors
@@ -168,12 +211,19 @@ def test_incomplete_inputs_and_bad_options(inputs, tmp_path, capsys):
            "--epsilon must be a number", tmp_path / "out")
     _fails(capsys, _args(inputs, tmp_path / "out", "--max-categories", "0"),
            "--max-categories must be an integer >= 1", tmp_path / "out")
+    _fails(capsys, _args(inputs, tmp_path / "out", "--delta", "1"),
+           "--delta must be in [0, 1)", tmp_path / "out")
+    _fails(capsys, ["audit", "--delta", "1e-5", "--out", str(tmp_path / "out")],
+           "--delta need input files", tmp_path / "out")
 
 
 @pytest.mark.parametrize("kwargs, match", [
     (dict(epsilon=-1.0), "epsilon must be >= 0"),
     (dict(max_categories=0), "max_categories must be an int >= 1"),
     (dict(confidence=1.0), "confidence must be in"),
+    (dict(delta=-0.1), "delta must be a number in"),
+    (dict(delta=float("nan")), "delta must be a number in"),
+    (dict(delta="0"), "delta must be a number in"),
 ])
 def test_audit_rejects_bad_options_before_any_work(kwargs, match):
     # the Python entry point checks what argparse checks for the CLI: a negative ε used to

@@ -74,13 +74,16 @@ def test_images_load_and_key_numbers_appear(report, tmp_path):
         assert img["complete"] and img["width"] > 300 and img["height"] > 200, img
     text = seen["text"]
     for release in result.releases:
-        mace = release.summary.iloc[0]
-        # the card's headline: advantage [lower, upper] as rendered, and the implied ε
-        assert (f"{mace['advantage']:.3f} [{mace['advantage_lower']:.3f}, "
-                f"{mace['advantage_upper']:.3f}]") in text
-        assert f"ε ≥ {mace['epsilon_lower_bound']:.2f}" in text
-        for auc in release.summary["auc"]:
-            assert f"{auc:.3f}" in text
+        mace = release.mace
+        # the card's headline: the certified bounds as rendered, the estimate beside them
+        assert result.headline(release) in text
+        assert f"at least {mace['optimal_advantage_at_least']:.3f}" in text
+        assert f"ε at least {release.strongest_epsilon:.2f}" in text
+        assert (f"U_N = {mace['advantage_estimate']:.3f} [{mace['estimate_lower']:.3f}, "
+                f"{mace['estimate_upper']:.3f}]") in text
+        for auc, epsilon in zip(release.summary["auc"], release.summary["epsilon_at_least"],
+                                strict=True):
+            assert f"{auc:.3f}" in text and f"{epsilon:.3f}" in text
     assert "How to read the numbers" in text and "record_id" in text
 
 

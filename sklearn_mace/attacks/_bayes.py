@@ -251,7 +251,8 @@ default="scott"
 
         ``classes_[1]`` (1 for membership-coded labels) is a member guess.
         """
-        return self.classes_[self._member_rule(self.decision_function(X)).astype(int)]
+        member = self._member_rule(self.decision_function(X))
+        return self.classes_[member.astype(int)]
 
     def _member_rule(self, log_odds):
         """The rule ``η̂ > t_ℓ`` on log posterior odds (True = member)."""

@@ -233,7 +233,27 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
     one standard Gaussian in ``d`` dimensions, ``n`` per class, prior ½; mean over 3 seeds;
     the truth is 0; ``benchmarks/bench_certified.py --null``):
 
-    BIAS_TABLE_PLACEHOLDER
+    ====  =======  ===========  ====================
+      d   n/class  U_N default  U_N per-class Scott
+    ====  =======  ===========  ====================
+       1      200        0.023                 0.075
+       1     1000        0.020                 0.047
+       1     5000        0.012                 0.026
+       2      200        0.032                 0.153
+       2     1000        0.018                 0.072
+       2     5000        0.011                 0.044
+       4      200        0.044                 0.275
+       4     1000        0.029                 0.189
+       4     5000        0.016                 0.127
+       8      200        0.053                 0.568
+       8     1000        0.027                 0.449
+       8     5000        0.017                 0.359
+      16      200        0.082                 0.890
+      16     1000        0.039                 0.807
+      16     5000        0.020                 0.729
+    ====  =======  ===========  ====================
+
+    The certified bound claimed no leakage in any of these 45 fits.
 
     Parameters
     ----------

@@ -1,20 +1,23 @@
 """The battery's analyses, as thin adapters around the library's estimators.
 
 Every attack is fitted on the synthetic rows and the reference rows only (the attacker's
-view) and then scores the target records; MACE's estimators are fitted on the
-nearest-synthetic distance of the targets with their membership labels (the auditor's view).
+view) and then scores the target records; MACE's estimator is fitted on the
+nearest-synthetic distance of the targets with their membership labels (the auditor's view)
+and scores every target with densities fitted without it (cross-fitting).
+
+Whatever made the scores, :func:`certify_scores` turns them into a certified ε lower bound
+with :func:`~sklearn_mace.metrics.audit_epsilon`: the claim rests on how the scores separate
+members from non-members, never on a plug-in estimate.
 """
 
 import numpy as np
-from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
-from ..attacks import BayesOptimalMIA, DOMIASAttack, GANLeaksAttack, MonteCarloAttack
+from ..attacks import DOMIASAttack, GANLeaksAttack, MonteCarloAttack
 from ..estimation import KDEAdvantageEstimator
+from ..metrics import audit_epsilon, epsilon_lower_bound
 from ..queries import NearestSyntheticDistance
 
-__all__ = ["ATTACKS", "mace_nearest_distance", "nearest_distance"]
-
-N_FOLDS = 5
+__all__ = ["ATTACKS", "certify_scores", "mace_nearest_distance", "nearest_distance"]
 
 # name -> unfitted attack (given a random_state); fitted with fit_synthetic_reference
 ATTACKS = {
@@ -36,27 +39,60 @@ def nearest_distance(targets, synthetic):
     return NearestSyntheticDistance(synthetic).fit_transform(targets)[:, 0]
 
 
-def mace_nearest_distance(distance, m, *, prior, confidence, random_state=None, with_risk=True):
-    """MACE on the nearest-synthetic distance ``Q``.
+def certify_scores(m, score, *, prior, delta, confidence, random_state):
+    """Certified ε (and advantage at ``prior``) of one attack's scores on the targets.
 
-    Returns a dict with the optimal advantage ``U_N`` (Thm 6), its McDiarmid interval and
-    the ε it implies (Thm 1.4), from :class:`~sklearn_mace.KDEAdvantageEstimator`; with
-    ``with_risk``, each record's individual risk ``|f̂_p|`` with its interval (Thm 1.1,
-    Thm 3.2) and the out-of-fold log posterior odds of :class:`BayesOptimalMIA`
-    (``cv_score``: an honest attack score for ROC curves, each record scored by densities
-    fitted without it).
+    :func:`~sklearn_mace.metrics.audit_epsilon` on the members' and the non-members'
+    scores: the hypothesis-testing form of (ε, δ)-DP with exact Clopper–Pearson bounds on
+    FPR and FNR at an operating point chosen on a random split, so the bound holds with
+    probability ``confidence`` whatever produced the scores.
+
+    Returns
+    -------
+    row : dict
+        ``epsilon_at_least``, ``advantage_at_least`` and the operating point
+        (``threshold``, ``fpr``, ``fnr``, ``fpr_upper``, ``fnr_upper``).
+    """
+    m = np.asarray(m)
+    result = audit_epsilon(score[m == 1], score[m == 0], delta=delta, confidence=confidence,
+                           prior=prior, random_state=random_state)
+    return {"epsilon_at_least": result.epsilon, "advantage_at_least": result.advantage_lower,
+            "threshold": result.threshold, "fpr": result.fpr, "fnr": result.fnr,
+            "fpr_upper": result.fpr_upper, "fnr_upper": result.fnr_upper}
+
+
+def mace_nearest_distance(distance, m, *, prior, confidence, delta=0.0, random_state=None):
+    """MACE on the nearest-synthetic distance ``Q``, certified bound beside the estimate.
+
+    From one :class:`~sklearn_mace.KDEAdvantageEstimator` fit:
+
+    * certified (hold with probability ``confidence``): ``optimal_advantage_at_least``, a
+      lower confidence bound on the optimal advantage at ``prior`` from the cross-fitted
+      plug-in Bayes classifier's held-out outcomes, the (ε, δ) it implies
+      (``optimal_epsilon_at_least``) and ``p_value``, the exact test of "the distance
+      carries no membership information";
+    * estimated: ``advantage_estimate`` (U_N, MACE Thm 6) with its McDiarmid interval
+      ``estimate_lower``/``estimate_upper``, which covers the sampling spread of U_N around
+      its own mean and not its smoothing bias, and ``epsilon_estimate``, the ε implied by
+      U_N;
+    * per record, held out: ``score``, the log posterior odds of each target from densities
+      fitted without its fold (an honest attack score), and ``risk``, its individual risk
+      ``|f̂_p|`` (MACE Def. 3) from the same held-out densities.
     """
     Q = np.asarray(distance, dtype=float).reshape(-1, 1)
     estimator = KDEAdvantageEstimator(prior=prior, confidence=confidence,
                                       random_state=random_state).fit(Q, m)
     lower, upper = estimator.advantage_interval_
-    out = {"advantage": estimator.advantage_, "lower": lower, "upper": upper,
-           "epsilon": estimator.epsilon_}
-    if with_risk:
-        out["risk"], out["risk_lower"], out["risk_upper"] = estimator.individual_risk(
-            Q, return_interval=True)
-        folds = StratifiedKFold(N_FOLDS, shuffle=True, random_state=random_state)
-        out["cv_score"] = cross_val_predict(
-            BayesOptimalMIA(prior=prior, confidence=confidence), Q, m, cv=folds,
-            method="decision_function")
-    return out
+    bound = estimator.advantage_lower_bound_
+    return {
+        "optimal_advantage_at_least": bound,
+        "optimal_epsilon_at_least": epsilon_lower_bound(bound, estimator.prior_, delta=delta),
+        "p_value": estimator.p_value_,
+        "advantage_estimate": estimator.advantage_,
+        "estimate_lower": lower,
+        "estimate_upper": upper,
+        "epsilon_estimate": epsilon_lower_bound(min(estimator.advantage_, 1.0),
+                                                estimator.prior_, delta=delta),
+        "score": estimator.crossfit_decision_,
+        "risk": estimator.crossfit_risk_,
+    }

@@ -1,15 +1,21 @@
-"""The default battery of the audit: which attacks run on which rows, and what is kept.
+"""The default battery of the audit: which attacks run on which rows, and what is claimed.
 
 For every synthetic release the battery scores the *target* records — the members and the
 hold-out non-members — with
 
 * DOMIAS, the density-ratio attack ``log p_G − log p_R`` with cross-validated KDE
   bandwidths (DOMIAS Eq. 2);
-* the nearest-synthetic-distance query ``Q(z) = min_j ‖z − g_j‖`` (MACE Eq. 2), on which
-  MACE estimates the optimal membership advantage ``U_N`` with its McDiarmid interval and
-  the ε it implies (MACE Thm 6, Thm 1.4), and each record's individual privacy risk with
-  its interval (MACE Def. 3, Thm 3);
+* MACE on the nearest-synthetic-distance query ``Q(z) = min_j ‖z − g_j‖`` (MACE Eq. 2):
+  the cross-fitted Bayes-optimal attack, a certified lower bound on the optimal membership
+  advantage with the p-value of "no leak", the plug-in estimate ``U_N`` (MACE Thm 6) beside
+  it, and each record's held-out individual privacy risk (MACE Def. 3);
 * the MC baseline (Hilprecht et al.) and GAN-leaks CAL (Chen et al.), DOMIAS Table 1.
+
+Every attack's scores get their own certified ε lower bound
+(:func:`~sklearn_mace.metrics.audit_epsilon`). A release has ``N_CLAIMS`` certified claims
+(the four attacks' ε and MACE's advantage bound); each is computed at confidence
+``1 − α / N_CLAIMS`` (Bonferroni), so all of them, and so the strongest, hold together with
+probability ``1 − α``. The verdict uses only these claims, never ``U_N``.
 
 DOMIAS and GAN-leaks CAL need reference rows from the population. When none are given,
 half of the hold-out rows (chosen at random) become the reference and the other half stay
@@ -18,7 +24,7 @@ disjoint draws from the population.
 """
 
 from dataclasses import dataclass, field
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
@@ -26,8 +32,14 @@ from sklearn.metrics import roc_auc_score
 from sklearn.utils import check_random_state
 
 from ..base import check_prior
-from ..metrics import advantage_bound, epsilon_lower_bound, tpr_at_fpr
-from ._attacks import ATTACKS, attack_scores, mace_nearest_distance, nearest_distance
+from ..metrics import advantage_bound, tpr_at_fpr
+from ._attacks import (
+    ATTACKS,
+    attack_scores,
+    certify_scores,
+    mace_nearest_distance,
+    nearest_distance,
+)
 from ._encode import encode_tables
 from ._io import AuditInputError
 
@@ -36,6 +48,14 @@ __all__ = ["AuditResult", "ReleaseResult", "audit"]
 MIN_TARGETS = 10  # per class: fewer leaves 5-fold cross-validation folds without a class
 SIZE_FRACTIONS = (0.1, 0.25, 0.5, 1.0)
 MACE_NAME = "MACE optimal (nearest-synthetic distance)"
+MACE_BOUND_NAME = "MACE optimal advantage bound (nearest-synthetic distance)"
+N_CLAIMS = len(ATTACKS) + 2  # each attack's ε, the MACE attack's ε, MACE's advantage bound
+# the verdict of a release, from certified claims only: headline of each kind
+VERDICTS = {"high": "leakage certified above ε = {epsilon:g}", "mid": "leakage certified",
+            "low": "no leakage certified"}
+# summary.csv columns filled on the MACE row only
+MACE_COLUMNS = ("optimal_advantage_at_least", "optimal_epsilon_at_least", "p_value",
+                "advantage_estimate", "estimate_lower", "estimate_upper", "epsilon_estimate")
 
 
 @dataclass
@@ -46,11 +66,24 @@ class ReleaseResult:
     n_synthetic: int
     scores: dict  # analysis name -> membership score of every target (larger = member)
     summary: pd.DataFrame
-    risk: np.ndarray
-    risk_lower: np.ndarray
-    risk_upper: np.ndarray
+    risk: np.ndarray  # held-out individual risk |f̂_p| of every target
     distance: np.ndarray
-    size_curve: pd.DataFrame  # synthetic rows -> advantage, lower, upper
+    # synthetic rows -> advantage_estimate, estimate_lower, estimate_upper, advantage_at_least
+    size_curve: pd.DataFrame
+    strongest_epsilon: float  # the largest certified ε of the release's claims
+    strongest_analysis: str  # which claim gives it
+    certified_leak: bool  # some claim certifies leakage (ε > 0 or advantage above trivial)
+
+    @property
+    def mace(self):
+        """The MACE row of the summary (certified bound, p-value, estimate)."""
+        return self.summary.iloc[0]
+
+    @property
+    def posterior_points_to(self):
+        """Which side each target's held-out posterior favours (the MACE score's sign)."""
+        score = self.scores[MACE_NAME]
+        return np.where(score > 0, "member", np.where(score < 0, "non-member", "undecided"))
 
 
 @dataclass
@@ -62,7 +95,9 @@ class AuditResult:
     target_source: np.ndarray  # "members" / "non-members"
     target_row: np.ndarray  # row number in its input table (0-based, header excluded)
     prior: float
-    confidence: float
+    confidence: float  # every certified claim of a release holds together at this level
+    claim_confidence: float  # the level of each single claim (Bonferroni over N_CLAIMS)
+    delta: float
     epsilon: float
     column_report: pd.DataFrame
     feature_names: list
@@ -71,6 +106,17 @@ class AuditResult:
     group_by: str = None
     notes: list = field(default_factory=list)
 
+    def verdict(self, release):
+        """``"high"``: a certified ε above the ``epsilon`` target; ``"mid"``: some leakage
+        certified; ``"low"``: nothing certified. Certified claims only, never U_N."""
+        if release.strongest_epsilon > self.epsilon:
+            return "high"
+        return "mid" if release.certified_leak else "low"
+
+    def headline(self, release):
+        """The verdict in words (see :data:`VERDICTS`)."""
+        return VERDICTS[self.verdict(release)].format(epsilon=self.epsilon)
+
     @property
     def summary(self):
         """One row per (release, analysis), the table printed and written to summary.csv."""
@@ -78,7 +124,14 @@ class AuditResult:
 
     @property
     def records(self):
-        """Per-record risk with its interval, ranked within each release (records.csv)."""
+        """Every target with its held-out risk, members first, most exposed first.
+
+        Within a release, members come first, then non-members; each block is ordered by
+        the held-out log posterior odds of MACE's cross-fitted attack (``score: MACE…``),
+        so records whose posterior points to "member" lead, most confident first
+        (``posterior_points_to`` says which side; ``heldout_risk`` is ``|f̂_p|``, which
+        also counts confident "non-member" calls).
+        """
         frames = []
         for release in self.releases:
             frame = pd.DataFrame({
@@ -88,32 +141,25 @@ class AuditResult:
                 "member": self.membership.astype(int),
                 **({} if self.group_by is None else {self.group_by: self.target_group}),
                 "nearest_synthetic_distance": release.distance,
-                "risk": release.risk,
-                "risk_lower": release.risk_lower,
-                "risk_upper": release.risk_upper,
+                "heldout_risk": release.risk,
+                "posterior_points_to": release.posterior_points_to,
             })
             for name, score in release.scores.items():
                 frame[f"score: {name}"] = score
-            frame = frame.sort_values(["risk", "risk_upper"], ascending=False, kind="stable")
+            frame = frame.sort_values(["member", f"score: {MACE_NAME}"], ascending=False,
+                                      kind="stable")
             frame.insert(1, "rank", np.arange(1, len(frame) + 1))
             frames.append(frame)
         return pd.concat(frames, ignore_index=True)
 
 
-def _attack_row(release, name, m, score):
-    """AUC and TPR at low FPR of an attack's scores on the target records.
-
-    The advantage columns are MACE's (optimal advantage, interval, ε) and stay empty for
-    the attacks: a thresholded attack's advantage depends on a threshold rule (the median
-    rule of DOMIAS App. A.1 breaks on tied scores such as MC's counts), while AUC and TPR at
-    low FPR compare attacks without one.
-    """
+def _attack_row(release, name, m, score, certified):
+    """AUC, TPR at low FPR and the certified ε (with its operating point) of an attack."""
     return {
         "release": release, "analysis": name, "auc": roc_auc_score(m, score),
         "tpr_at_1pct_fpr": tpr_at_fpr(m, score, fpr=0.01),
         "tpr_at_0.1pct_fpr": tpr_at_fpr(m, score, fpr=0.001),
-        "advantage": np.nan, "advantage_lower": np.nan, "advantage_upper": np.nan,
-        "epsilon_lower_bound": np.nan, "epsilon_at_lower": np.nan,
+        **certified, **dict.fromkeys(MACE_COLUMNS, np.nan),
     }
 
 
@@ -125,8 +171,14 @@ def _check_sizes(name, n_rows, minimum):
         )
 
 
-def _run_release(name, synthetic, reference, targets, m, *, prior, confidence, rng, progress):
-    scores, rows = {}, []
+def _seed(rng):
+    """A fresh integer seed from the audit's generator, so every step is reproducible."""
+    return int(rng.randint(np.iinfo(np.int32).max))
+
+
+def _run_release(name, synthetic, reference, targets, m, *, prior, confidence, delta, rng,
+                 progress):
+    scores = {}
     for attack_name, make_attack in ATTACKS.items():
         progress.set_postfix_str(f"{name}: {attack_name}")
         try:
@@ -139,16 +191,27 @@ def _run_release(name, synthetic, reference, targets, m, *, prior, confidence, r
     progress.set_postfix_str(f"{name}: {MACE_NAME}")
     distance = nearest_distance(targets, synthetic)
     mace = mace_nearest_distance(distance, m, prior=prior, confidence=confidence,
-                                 random_state=rng)
-    scores = {MACE_NAME: mace["cv_score"], **scores}
-    rows.append({
-        **_attack_row(name, MACE_NAME, m, mace["cv_score"]),
-        "advantage": mace["advantage"], "advantage_lower": mace["lower"],
-        "advantage_upper": mace["upper"], "epsilon_lower_bound": mace["epsilon"],
-        # the ε that holds with the stated confidence: from the interval's lower end
-        "epsilon_at_lower": epsilon_lower_bound(mace["lower"], prior),
-    })
-    rows.extend(_attack_row(name, a, m, s) for a, s in scores.items() if a != MACE_NAME)
+                                 delta=delta, random_state=_seed(rng))
+    scores = {MACE_NAME: mace["score"], **scores}
+    rows = []
+    for analysis, score in scores.items():
+        try:
+            certified = certify_scores(m, score, prior=prior, delta=delta,
+                                       confidence=confidence, random_state=_seed(rng))
+        except ValueError as exc:  # e.g. non-finite scores
+            raise AuditInputError(
+                f"The scores of {analysis} on the synthetic release '{name}' cannot be "
+                f"certified: {exc}"
+            ) from exc
+        rows.append(_attack_row(name, analysis, m, score, certified))
+    rows[0].update({k: mace[k] for k in MACE_COLUMNS})
+    summary = pd.DataFrame(rows)
+    claims = {**dict(zip(summary["analysis"], summary["epsilon_at_least"], strict=True)),
+              MACE_BOUND_NAME: mace["optimal_epsilon_at_least"]}
+    strongest = max(claims, key=claims.get)
+    trivial = abs(2 * prior - 1)
+    certified_leak = bool(claims[strongest] > 0
+                          or mace["optimal_advantage_at_least"] > trivial + 1e-12)
     progress.update()
     curve = []
     for fraction in SIZE_FRACTIONS:
@@ -158,15 +221,18 @@ def _run_release(name, synthetic, reference, targets, m, *, prior, confidence, r
             synthetic) else synthetic
         fit = mace if n == len(synthetic) else mace_nearest_distance(
             nearest_distance(targets, subset), m, prior=prior, confidence=confidence,
-            random_state=rng, with_risk=False)
-        curve.append((n, fit["advantage"], fit["lower"], fit["upper"]))
+            delta=delta, random_state=_seed(rng))
+        curve.append((n, fit["advantage_estimate"], fit["estimate_lower"],
+                      fit["estimate_upper"], fit["optimal_advantage_at_least"]))
         progress.update()
     return ReleaseResult(
-        name=name, n_synthetic=len(synthetic), scores=scores, summary=pd.DataFrame(rows),
-        risk=mace["risk"], risk_lower=mace["risk_lower"], risk_upper=mace["risk_upper"],
-        distance=distance,
-        size_curve=pd.DataFrame(curve, columns=["synthetic_rows", "advantage", "lower",
-                                                "upper"]),
+        name=name, n_synthetic=len(synthetic), scores=scores, summary=summary,
+        risk=mace["risk"], distance=distance,
+        size_curve=pd.DataFrame(curve, columns=["synthetic_rows", "advantage_estimate",
+                                                "estimate_lower", "estimate_upper",
+                                                "advantage_at_least"]),
+        strongest_epsilon=float(claims[strongest]), strongest_analysis=strongest,
+        certified_leak=certified_leak,
     )
 
 
@@ -188,8 +254,8 @@ def _group_labels(group_by, members, non_members, max_categories):
 
 
 def audit(members, non_members, synthetic, reference=None, *, columns=None, prior=None,
-          confidence=0.95, epsilon=1.0, max_categories=20, group_by=None, random_state=0,
-          verbose=True):
+          confidence=0.95, delta=0.0, epsilon=1.0, max_categories=20, group_by=None,
+          random_state=0, verbose=True):
     """Run the default battery on one or more synthetic releases.
 
     Parameters
@@ -205,10 +271,14 @@ def audit(members, non_members, synthetic, reference=None, *, columns=None, prio
     columns : list of str, default=None
         Audit only these columns (default: all, which must match across the tables).
     prior : float in (0, 1), default=None
-        P(member) at which MACE reports advantage, risk and ε; default: the fraction of
+        P(member) at which advantages and risks are stated; default: the fraction of
         members among the target records.
     confidence : float in (0, 1), default=0.95
-        Level of the advantage and risk intervals.
+        ``1 − α``: the certified claims of a release (every analysis's ε lower bound and
+        MACE's advantage lower bound) hold together with this probability; each is computed
+        at ``1 − α / N_CLAIMS`` (Bonferroni), and so is the McDiarmid interval of ``U_N``.
+    delta : float in [0, 1), default=0.0
+        The δ of (ε, δ)-DP at which the ε lower bounds are stated.
     epsilon : float >= 0, default=1.0
         The ε whose DP bound the figures draw.
     max_categories : int >= 1, default=20
@@ -217,6 +287,8 @@ def audit(members, non_members, synthetic, reference=None, *, columns=None, prio
         A column of the members and non-members whose values group the records in the risk
         figure and in records.csv (subgroups, DOMIAS §5.3); it may or may not be audited.
     random_state : int, default=0
+        Seeds every random step (reference split, bandwidth folds, cross-fitting, the
+        operating-point splits), so the same inputs give the same report.
     verbose : bool, default=True
         Show a progress bar on stderr.
 
@@ -230,6 +302,8 @@ def audit(members, non_members, synthetic, reference=None, *, columns=None, prio
         raise ValueError(f"confidence must be in (0, 1); got {confidence!r}.")
     if prior is not None:
         check_prior(prior)
+    if isinstance(delta, bool) or not isinstance(delta, Real) or not 0.0 <= delta < 1.0:
+        raise ValueError(f"delta must be a number in [0, 1); got {delta!r}.")
     advantage_bound(epsilon)  # epsilon >= 0, checked before anything is computed or written
     if isinstance(max_categories, bool) or not isinstance(max_categories, Integral) or (
             max_categories < 1):
@@ -273,6 +347,7 @@ def audit(members, non_members, synthetic, reference=None, *, columns=None, prio
     targets = np.vstack([X_mem, X_non])
     m = np.r_[np.ones(len(X_mem), dtype=int), np.zeros(len(X_non), dtype=int)]
     prior_value = float(m.mean()) if prior is None else float(prior)
+    claim_confidence = 1.0 - (1.0 - confidence) / N_CLAIMS
     steps = len(synthetic) * (len(ATTACKS) + 1 + len(SIZE_FRACTIONS))
     releases = []
     with tqdm(total=steps, desc="sklearn-mace audit", disable=not verbose,
@@ -280,7 +355,7 @@ def audit(members, non_members, synthetic, reference=None, *, columns=None, prio
         for key in synthetic:
             releases.append(_run_release(
                 key, arrays[f"synthetic '{key}'"], X_ref, targets, m, prior=prior_value,
-                confidence=confidence, rng=rng, progress=progress,
+                confidence=claim_confidence, delta=float(delta), rng=rng, progress=progress,
             ))
     n_rows = {name: len(frame) for name, frame in tables.items()}
     return AuditResult(
@@ -291,6 +366,7 @@ def audit(members, non_members, synthetic, reference=None, *, columns=None, prio
         target_group=None if groups is None else groups[np.r_[np.arange(len(X_mem)),
                                                                len(X_mem) + row_non]],
         group_by=group_by,
-        confidence=confidence, epsilon=epsilon, column_report=column_report,
+        confidence=confidence, claim_confidence=claim_confidence, delta=float(delta),
+        epsilon=epsilon, column_report=column_report,
         feature_names=feature_names, n_rows=n_rows, notes=notes,
     )

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._battery import MACE_NAME, N_CLAIMS
 from ._figures import draw_figures
 
 __all__ = ["write_report"]
@@ -23,7 +24,8 @@ th{background:#f3f3f3}td.text,th.text{text-align:left}
 .cards{display:flex;gap:1rem;flex-wrap:wrap}
 .card{border:1px solid #ccc;border-radius:8px;padding:.8rem 1rem;min-width:300px;flex:1}
 .card .big{font-size:1.6rem;font-weight:600}
-.high{border-left:6px solid #c0392b}.low{border-left:6px solid #27ae60}
+.high{border-left:6px solid #c0392b}.mid{border-left:6px solid #e67e22}
+.low{border-left:6px solid #27ae60}.verdict{font-weight:600;margin:.2rem 0}
 figure{margin:1rem 0}figure img{max-width:100%;border:1px solid #eee}
 figcaption{font-size:.9rem;color:#555}.muted{color:#666;font-size:.9rem}
 """
@@ -69,52 +71,101 @@ def _png_bytes(fig):
     return buffer.getvalue()
 
 
-def _card(result, release):
-    mace = release.summary.iloc[0]
+def fmt_p(value):
+    """A p-value: two significant digits, scientific below 0.001."""
+    return f"{value:.2g}" if value >= 1e-3 else f"{value:.1e}"
+
+
+MEANINGS = {  # what each verdict (AuditResult.verdict) means, under the card's headline
+    "high": "the release is not ({eps:g}, {delta:g})-DP with respect to its members, with the "
+            "stated confidence",
+    "mid": "some membership leakage is certified, though not enough to refute ε = {eps:g}",
+    "low": "no analysis separates members from non-members beyond chance at this "
+           "confidence; this is not a proof of privacy (a stronger attack or more records "
+           "may show leakage)",
+}
+
+
+def _most_exposed(result, release, kind):
+    """The card's line naming the top-ranked member, only when something is certified."""
+    if kind == "low":
+        return ("<div class=\"muted\">no member is named: with nothing certified, the "
+                "ranking of records may be noise</div>")
     member_rows = np.flatnonzero(result.membership == 1)
-    top = member_rows[int(np.argmax(release.risk[member_rows]))]
-    # leakage = the interval's lower end clears the trivial |2p − 1| by 5 % of the room
-    # above it (1 − |2p − 1|, which is only 2p at a low prior p)
+    top = member_rows[int(np.argmax(release.scores[MACE_NAME][member_rows]))]
+    if release.posterior_points_to[top] != "member":
+        return ("<div class=\"muted\">no member is named: the held-out posterior calls "
+                "no member a member</div>")
+    return (f"<div>most exposed member: row {int(result.target_row[top])} of the members file"
+            f" <span class=\"muted\">(held-out risk {fmt(release.risk[top])}, an estimate)"
+            "</span></div>")
+
+
+def _card(result, release):
+    mace, kind = release.mace, result.verdict(release)
     trivial = abs(2 * result.prior - 1)
-    leaky = mace["advantage_lower"] > trivial + 0.05 * (1 - trivial)
-    verdict = ("measurable membership leakage" if leaky else
-               "no leakage distinguishable from the interval")
+    headline = result.headline(release)
+    meaning = MEANINGS[kind].format(eps=result.epsilon, delta=result.delta)
+    strongest = release.summary.set_index("analysis")
+    where = ""
+    if release.strongest_epsilon > 0 and release.strongest_analysis in strongest.index:
+        row = strongest.loc[release.strongest_analysis]
+        where = (f" at FPR ≤ {fmt(row['fpr_upper'])}, FNR ≤ {fmt(row['fnr_upper'])}")
+    source = (f"from {html.escape(release.strongest_analysis)}{where}"
+              if release.strongest_epsilon > 0 else "no analysis certifies ε > 0")
     return f"""
-<div class="card {'high' if leaky else 'low'}">
+<div class="card {kind}">
   <div class="muted">release <b>{html.escape(release.name)}</b> ·
     {release.n_synthetic} synthetic rows</div>
-  <div>optimal advantage at prior {fmt(result.prior)}
+  <div class="verdict">{headline}</div>
+  <div>optimal advantage at prior {fmt(result.prior)}, certified
     <span class="muted">(trivial |2p − 1| = {fmt(trivial)})</span></div>
-  <div class="big">{fmt(mace['advantage'])}
-    <span class="muted">[{fmt(mace['advantage_lower'])}, {fmt(mace['advantage_upper'])}]</span>
-  </div>
-  <div>implied ε ≥ <b>{fmt(mace['epsilon_lower_bound'], 2)}</b>
-    <span class="muted">({fmt(mace['epsilon_at_lower'], 2)} at the interval's lower end)</span>
-    · best attack AUC <b>{fmt(release.summary['auc'].max())}</b></div>
-  <div>most exposed member: row {int(result.target_row[top])} of the members file
-    (risk {fmt(release.risk[top])})</div>
-  <div class="muted">{verdict}</div>
+  <div class="big">at least {fmt(mace['optimal_advantage_at_least'])}</div>
+  <div class="muted">p = {fmt_p(mace['p_value'])} for "no leak" (this test alone)</div>
+  <div>ε <b>at least {fmt(release.strongest_epsilon, 2)}</b>
+    <span class="muted">(δ = {result.delta:g}; {source})</span></div>
+  <div class="muted">estimate, not certified: U_N = {fmt(mace['advantage_estimate'])}
+    [{fmt(mace['estimate_lower'])}, {fmt(mace['estimate_upper'])}] (the interval covers
+    sampling spread only, not the estimator's bias) · best attack AUC
+    {fmt(release.summary['auc'].max())}</div>
+  {_most_exposed(result, release, kind)}
+  <div class="muted">{meaning}.</div>
 </div>"""
 
 
 def _how_to_read(result):
+    trivial = fmt(abs(2 * result.prior - 1))
     return f"""
 <h2>How to read the numbers</h2>
 <ul>
-<li><b>Optimal advantage</b> (MACE Def. 2, Thm 6) is 2·P(correct) − 1 of the best attacker
-who sees only the nearest-synthetic distance, at prior p = {fmt(result.prior)}. 0 means the
-release tells such an attacker nothing about membership; 1 means perfect identification. At a
-prior p ≠ 0.5 always guessing the majority already scores |2p − 1| = {fmt(abs(2 * result.prior
-- 1))}.</li>
-<li><b>Intervals</b> are {result.confidence:.0%} confidence intervals for sampling error in
-the rows you supplied (McDiarmid for the advantage, MACE Thm 3 for each risk; the risk
-intervals hold record by record, not for all records at once). They do not cover the
-estimator's upward bias on small samples (a release that leaks nothing still shows some
-advantage above the trivial one), a different query, or a stronger attacker.</li>
-<li><b>ε ≥</b> is the smallest ε for which an ε-differentially-private generator could
-produce this advantage (MACE Thm 1.4); "at lower" uses the interval's lower end, the statement
-that holds with the stated confidence. It is only a lower bound: a query with more access could
-show more leakage, and no audit can prove a generator is ε-DP.</li>
+<li><b>Certified</b> ("at least"): the ε lower bound of every analysis, MACE's optimal
+advantage lower bound and its p-value. All the certified claims of one release hold together
+with probability {result.confidence:.0%} (each is computed at {result.claim_confidence:.2%},
+Bonferroni over the {N_CLAIMS} claims), assuming only that the members and the non-member
+targets are independent draws from the same population and that the release depends on the
+members alone. The card's colour uses these claims only.</li>
+<li><b>ε at least</b> (hypothesis-testing form of (ε, δ)-differential privacy, δ =
+{result.delta:g}): an (ε, δ)-DP generator forces every attack to have FPR + e^ε·FNR ≥ 1 − δ
+(and the same with FPR and FNR swapped). Each analysis's operating point (a score threshold,
+chosen on a random half of the targets) is evaluated on the other half with exact
+Clopper–Pearson upper bounds on its FPR and FNR, and the smallest ε those bounds allow is
+reported. The release is not (ε', δ)-DP for any ε' below it. It says nothing the other way:
+a stronger attack could show more leakage, and no audit can prove a generator is DP.</li>
+<li><b>Optimal advantage at least</b> (MACE Def. 2, at prior p = {fmt(result.prior)}):
+2·P(correct) − 1 of the best attacker who sees the nearest-synthetic distance is at least the
+advantage of the cross-fitted plug-in Bayes classifier, whose held-out true-positive and
+true-negative rates are bounded with exact Clopper–Pearson bounds. It is never below the
+trivial |2p − 1| = {trivial} of always guessing the majority. The <b>p-value</b> is the
+exact probability of at least as many correct held-out guesses if the distance carried no
+membership information.</li>
+<li><b>Estimated</b>: U_N (MACE Thm 6), the plug-in estimate of the optimal advantage, with
+its McDiarmid interval. The interval covers the sampling spread of U_N around its own mean,
+not the estimator's bias, so it is no lower bound; it is shown for comparison, never for the
+verdict.</li>
+<li><b>Individual risk</b> |f̂_p| (MACE Def. 3) is held out: each record is scored by
+densities fitted without it. It is a pointwise estimate with no interval, not simultaneous
+over records, and it also counts confident "non-member" calls; which way the posterior
+points is in records.csv. No member is named when nothing is certified.</li>
 <li><b>AUC and TPR at 1 % / 0.1 % FPR</b> compare attacks; TPR at low FPR says how many
 members an attacker identifies while almost never accusing a non-member.</li>
 </ul>"""
@@ -124,8 +175,10 @@ def write_report(result, out, *, title="sklearn-mace privacy audit"):
     """Write the audit to the folder ``out`` (created if needed).
 
     Writes ``report.html`` (figures embedded as base64 PNG, no external resources),
-    ``summary.csv``, ``records.csv`` (per-record risk with its interval, ranked within each
-    release) and ``figures/*.png``. Nothing is written outside ``out``.
+    ``summary.csv`` (one row per release and analysis: certified ε and advantage with the
+    operating point, AUC, TPR at low FPR; MACE's certified bound, p-value and estimate),
+    ``records.csv`` (every target's held-out risk, members first, most exposed first) and
+    ``figures/*.png``. Nothing is written outside ``out``.
 
     Parameters
     ----------
@@ -159,28 +212,53 @@ def write_report(result, out, *, title="sklearn-mace privacy audit"):
             "</figure>"
         )
 
-    shown = summary.rename(columns={
-        "tpr_at_1pct_fpr": "TPR @ 1% FPR", "tpr_at_0.1pct_fpr": "TPR @ 0.1% FPR",
-        "auc": "AUC", "advantage_lower": "lower", "advantage_upper": "upper",
-        "epsilon_lower_bound": "ε ≥", "epsilon_at_lower": "ε ≥ (at lower)",
+    certified = summary[["release", "analysis", "epsilon_at_least", "advantage_at_least",
+                         "threshold", "fpr", "fnr", "fpr_upper", "fnr_upper", "auc",
+                         "tpr_at_1pct_fpr", "tpr_at_0.1pct_fpr"]].rename(columns={
+        "epsilon_at_least": "ε ≥", "advantage_at_least": "advantage ≥",
+        "fpr": "FPR", "fnr": "FNR", "fpr_upper": "FPR ≤", "fnr_upper": "FNR ≤",
+        "auc": "AUC", "tpr_at_1pct_fpr": "TPR @ 1% FPR", "tpr_at_0.1pct_fpr": "TPR @ 0.1% FPR",
+    })
+    mace = summary[summary["analysis"] == MACE_NAME][[
+        "release", "optimal_advantage_at_least", "optimal_epsilon_at_least", "p_value",
+        "advantage_estimate", "estimate_lower", "estimate_upper", "epsilon_estimate"]]
+    mace = mace.assign(p_value=mace["p_value"].map(fmt_p)).rename(columns={
+        "optimal_advantage_at_least": "advantage ≥ (certified)",
+        "optimal_epsilon_at_least": "ε ≥ (certified)", "p_value": "p-value (no leak)",
+        "advantage_estimate": "U_N (estimate)", "estimate_lower": "interval lower",
+        "estimate_upper": "interval upper", "epsilon_estimate": "ε implied by U_N",
     })
     top_tables = []
     group_columns = [] if result.group_by is None else [result.group_by]
     for release in result.releases:
         mine = records[(records["release"] == release.name) & (records["member"] == 1)]
-        top = mine.head(10)[["row", *group_columns, "nearest_synthetic_distance", "risk",
-                             "risk_lower", "risk_upper"]]
+        top = mine.head(10)[["row", *group_columns, "nearest_synthetic_distance",
+                             "heldout_risk", "posterior_points_to"]].rename(columns={
+            "nearest_synthetic_distance": "nearest-synthetic distance",
+            "heldout_risk": "held-out risk", "posterior_points_to": "posterior points to"})
         top.insert(0, "rank", np.arange(1, len(top) + 1))
+        caveat = "" if result.verdict(release) != "low" else (
+            ' <span class="muted">(nothing is certified for this release: this ranking may '
+            "be noise)</span>")
         top_tables.append(
-            f"<h3>Release '{html.escape(release.name)}': the ten most exposed members</h3>"
-            + _table(top, text_columns=tuple(group_columns))
+            f"<h3>Release '{html.escape(release.name)}': the ten highest-ranked members"
+            f"{caveat}</h3>"
+            + _table(top, text_columns=(*group_columns, "posterior points to"))
         )
         if group_columns:
-            by_group = mine.groupby(result.group_by)["risk"].agg(["count", "mean", "max"])
+            # risk toward "member" only: |f̂_p| of a member called non-member is no exposure
+            called = mine.assign(exposure=mine["heldout_risk"].where(
+                mine["posterior_points_to"] == "member"))
+            by_group = called.groupby(result.group_by).agg(
+                members=("member", "size"), called_member=("exposure", "count"),
+                mean_risk=("exposure", "mean"), max_risk=("exposure", "max"))
             by_group = by_group.reset_index().rename(columns={
-                "count": "members", "mean": "mean risk", "max": "max risk"})
-            top_tables.append(f"<p>Members' risk by {html.escape(result.group_by)}:</p>"
-                              + _table(by_group, text_columns=tuple(group_columns)))
+                "called_member": "called member", "mean_risk": "mean held-out risk",
+                "max_risk": "max held-out risk"})
+            top_tables.append(
+                f"<p>Members by {html.escape(result.group_by)}; the risks are of the members "
+                "the held-out posterior calls members:</p>"
+                + _table(by_group, text_columns=tuple(group_columns)))
     inputs = ", ".join(f"{html.escape(k)}: {v} rows" for k, v in result.n_rows.items())
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in result.notes)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -192,20 +270,31 @@ def write_report(result, out, *, title="sklearn-mace privacy audit"):
 <h1>{html.escape(title)}</h1>
 <p class="muted">Generated {stamp} by sklearn-mace · inputs — {inputs} ·
 {len(result.feature_names)} encoded features · prior p = {fmt(result.prior)} ·
-{result.confidence:.0%} intervals</p>
+certified claims at {result.confidence:.0%} per release · δ = {result.delta:g}</p>
 <div class="cards">{''.join(_card(result, r) for r in result.releases)}</div>
-<h2>Summary</h2>
-{_table(shown, text_columns=("release", "analysis"))}
-<p class="muted">Advantage, interval and ε are MACE's (optimal advantage U_N on the
-nearest-synthetic distance); the attacks are compared by AUC and TPR at low FPR.
-Written to summary.csv.</p>
+<h2>Certified claims of every analysis</h2>
+{_table(certified, text_columns=("release", "analysis"))}
+<p class="muted">ε ≥ and advantage ≥ (at prior p = {fmt(result.prior)}) are certified lower
+bounds from each analysis's scores on the targets: the operating point (score threshold,
+chosen on a random half) has observed FPR and FNR on the other half, and FPR ≤ and FNR ≤ are
+their exact Clopper–Pearson upper bounds. The certified claims of a release hold together at
+{result.confidence:.0%} (each at {result.claim_confidence:.2%}). Written to summary.csv.</p>
+<h2>MACE on the nearest-synthetic distance: certified bound and estimate</h2>
+{_table(mace, text_columns=("release", "p-value (no leak)"))}
+<p class="muted">advantage ≥ is certified (cross-fitted plug-in Bayes classifier, exact
+bounds on its held-out outcomes); U_N is MACE's plug-in estimate, and its
+{result.claim_confidence:.0%} McDiarmid interval covers only the sampling spread of U_N,
+not its bias.</p>
 <h2>Figures</h2>
 {''.join(figure_html)}
 <h2>Most exposed records</h2>
 {''.join(top_tables)}
 <p class="muted">row: the member's row in the members file (0-based, header excluded).
-All target records (members and the hold-out rows not used as the reference), ranked by
-risk with every attack's score: records.csv.</p>
+Members are ranked by the held-out log posterior odds of MACE's cross-fitted attack, so
+those the posterior calls "member" come first, most confident first; held-out risk is
+|f̂_p| from densities fitted without the record (pointwise, an estimate).
+All target records (members first, then the hold-out rows not used as the reference), with
+every attack's score: records.csv.</p>
 {_how_to_read(result)}
 <h2>Columns</h2>
 {_table(_grouped_columns(result.column_report), text_columns=("columns", "treatment"))}

@@ -2,6 +2,7 @@
 
 import warnings
 from numbers import Integral
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -11,6 +12,14 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils import resolve_device, to_numpy
 from ._base import as_module, evaluate_in_batches, module_on
+from ._class_scores import (
+    LOG_PROBA_FLOOR,
+    additive_log_ratios,
+    are_logits_of,
+    log_softmax,
+    sklearn_logits,
+    true_label_log_odds,
+)
 
 __all__ = ["ClassifierQuery"]
 
@@ -22,14 +31,30 @@ OUTPUTS = (
     "true_label_confidence",
     "predicted_label_confidence",
     "loss",
+    "true_label_log_odds",
     "proba",
+    "log_proba",
+    "proba_log_ratios",
+    "logits",
     "activations",
 )
 #: Default outputs: exactly the query layout BTTAttack reads (columns 0-4).
 DEFAULT_OUTPUTS = OUTPUTS[:5]
 
-_EPS = np.finfo(float).eps
 _PROBA_SLACK = 1e-6
+#: Rows of the fit data on which a scikit-learn model's decision_function is checked to be
+#: the logits of its predict_proba.
+_N_LOGIT_CHECK = 256
+
+
+class _ModelScores(NamedTuple):
+    """One forward pass: raw logits (or None), logits/log-probas of every class, and the rest."""
+
+    raw_logits: np.ndarray | None  # as the model returns them: (n, k) or (n, 1) for binary
+    scores: np.ndarray  # (n, k): logits when the model exposes them, else log_proba
+    log_proba: np.ndarray  # (n, k), log-softmax, exact in the tails when from logits
+    proba: np.ndarray  # (n, k)
+    activations: np.ndarray | None
 
 
 def _model_kind(model):
@@ -45,8 +70,31 @@ def _model_kind(model):
     )
 
 
+def _skorch_emits_logits(net):
+    """Whether a skorch net's forward output is logits: its own rule for predict_proba."""
+    if net.predict_nonlinearity != "auto":
+        return False
+    return isinstance(
+        getattr(net, "criterion_", None), torch.nn.CrossEntropyLoss | torch.nn.BCEWithLogitsLoss
+    )
+
+
+def _check_proba(proba, hint=""):
+    # float32 nets round probabilities to ~1e-7: only errors beyond _PROBA_SLACK count
+    if not np.all(np.isfinite(proba)) or np.any(np.abs(proba - 0.5) > 0.5 + _PROBA_SLACK):
+        raise ValueError(
+            f"model returned probabilities that are not finite numbers in [0, 1]{hint}."
+        )
+
+
+def _log_of_proba(proba):
+    """log p with exact zeros at LOG_PROBA_FLOOR and float32 overshoot above 1 at 0."""
+    with np.errstate(divide="ignore"):
+        return np.clip(np.log(np.clip(proba, 0.0, None)), LOG_PROBA_FLOOR, 0.0)
+
+
 class ClassifierQuery(TransformerMixin, BaseEstimator):
-    """Query a fitted classifier on labelled records: correctness, confidences, loss, activations.
+    """Query a fitted classifier on labelled records: correctness, confidences, losses, logits.
 
     A record is a row of ``X`` whose **true label is the last column** (``label_column=-1``,
     the default) or the column ``label_column`` names: an integer position, or a column
@@ -54,25 +102,65 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
     The wrapped model is the target under audit: it is never trained, cloned or moved
     (``clone(query)`` keeps the very same fitted model).
 
-    Outputs (columns, in the order ``outputs`` lists them):
+    Outputs (columns, in the order ``outputs`` lists them; ``y`` is the true class, ``k`` the
+    number of classes, ``s`` the model's logits):
 
     * ``"correct"``: 1 if the predicted label equals the true label, else 0 (BTTA's ``A``);
     * ``"true_label"``: the true label;
     * ``"predicted_label"``: the label of largest probability;
     * ``"true_label_confidence"``: the probability ``M_y(x)`` of the true label;
     * ``"predicted_label_confidence"``: the largest probability ``max_j M_j(x)``;
-    * ``"loss"``: the cross-entropy ``-log M_y(x)`` (probabilities clipped at machine
-      epsilon, so it is finite);
-    * ``"proba"``: the full probability vector (one column per class);
+    * ``"loss"``: the cross-entropy ``-log M_y(x)``, taken from the log-softmax (below), so a
+      member classified with ``M_y = 1 − 1e-12`` gets ``1e-12``, not 0;
+    * ``"true_label_log_odds"``: ``log(M_y / (1 − M_y)) = s_y − logsumexp_{j≠y} s_j``, the
+      logit-scaled confidence of LiRA (Carlini et al. 2022, §4): near-Gaussian across
+      models, and finite where ``M_y`` rounds to 1 (bounded by ±708.4, like the loss);
+    * ``"proba"``: the full probability vector (``k`` columns), for classifiers such as the
+      shadow-model attack. Its columns sum to 1, so its covariance is singular: a Gaussian
+      KDE with a rule-of-thumb bandwidth refuses it (``GaussianKDE``, ``BayesOptimalMIA``;
+      ``KDEAdvantageEstimator``'s default sphering drops the null direction, a linear
+      reduction). For densities use ``"proba_log_ratios"``, which also spreads out the
+      probabilities that crowd near 0 and 1;
+    * ``"log_proba"``: ``log M_j(x)``, the log-softmax (``k`` columns; it lies on a
+      ``(k − 1)``-dimensional surface, so it is no density query either);
+    * ``"proba_log_ratios"``: ``log M_j(x) − log M_k(x)`` for ``j < k`` (``k − 1`` columns):
+      Aitchison's additive log-ratio transform of the probability vector, which is how a
+      probability vector enters a density estimator. It is a bijection between the open
+      simplex and ``R^{k−1}``, so the optimal membership advantage of the query (MACE Def. 2,
+      a total-variation distance) is that of the probability vector itself: no information
+      is lost or added. It equals ``s_j − s_k`` exactly, the logits up to their free shift,
+      and any other base class, or the isometric log-ratio, is a linear map of it;
+    * ``"logits"``: the raw pre-softmax scores ``s`` as the model gives them (``k`` columns,
+      or one, the score of ``classes_[1]``, for a binary model with one output). Available
+      where the model exposes them: a torch module with ``torch_output="logits"``; a skorch
+      net trained with ``CrossEntropyLoss`` or ``BCEWithLogitsLoss``; a scikit-learn
+      ``MLPClassifier`` (alone or ending a Pipeline: its output layer, from ``coefs_`` and
+      ``intercepts_``); naive Bayes (its ``predict_joint_log_proba``, ``log P(x, c)``); any
+      other scikit-learn model whose ``decision_function`` is the logit of its
+      ``predict_proba`` (``softmax(s)`` within 1e-6 of ``predict_proba`` on up to 256 of the
+      records given to ``fit``: ``LogisticRegression``, gradient boosting, LDA; not ``SVC``'s
+      Platt-scaled probabilities nor one-vs-rest models). Asking for ``"logits"`` from
+      another model is a ``ValueError`` that names ``"log_proba"`` and
+      ``"proba_log_ratios"``. Raw logits may carry a redundant direction (scikit-learn's
+      multinomial ``LogisticRegression`` gives logits that sum to a constant, a singular
+      covariance): for a density estimator use ``"proba_log_ratios"``;
     * ``"activations"``: for torch modules and skorch nets, the flattened output of the
       sub-module named ``layer`` (a forward hook): MACE App. I's white-box query.
+
+    Where logits exist (``log_proba_source_ == "logits"``) every output is computed from them
+    in float64 log space (:func:`~sklearn_mace.queries._class_scores.log_softmax`). Otherwise
+    the log-probabilities are the model's ``predict_log_proba`` when it has one, else
+    ``log(predict_proba)``; a probability of exactly 0 then becomes ``log`` of the smallest
+    normal double, about −708.4 (a loss of 708.4), and nothing else is clipped: rounding
+    that already happened inside the model cannot be undone, which is why logits are
+    preferred.
 
     The default ``outputs`` are the first five, the query layout
     :class:`~sklearn_mace.attacks.BTTAttack` reads.
 
-    A true label that is not among the model's classes gets confidence 0, is never correct,
-    and a ``UserWarning`` says how many records have one (it usually means ``label_column``
-    points at the wrong column).
+    A true label that is not among the model's classes gets confidence 0 (loss 708.4, log-odds
+    −708.4), is never correct, and a ``UserWarning`` says how many records have one (it
+    usually means ``label_column`` points at the wrong column).
 
     Parameters
     ----------
@@ -107,8 +195,26 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
         Column names, when ``X`` was a DataFrame with string column names.
     classes_ : ndarray
         The model's classes.
+    log_proba_source_ : {"logits", "log_proba", "proba"}
+        Where the log-probabilities come from: the model's logits (exact), its
+        ``predict_log_proba``, or ``log`` of its probabilities.
+    n_logits_ : int
+        Width of the ``"logits"`` output (0 when the model exposes no logits).
     n_activations_ : int
         Width of the flattened ``layer`` output (0 when ``"activations"`` is not asked for).
+
+    See Also
+    --------
+    sklearn_mace.attacks.BTTAttack : reads the default outputs.
+    sklearn_mace.estimation.KDEAdvantageEstimator : takes ``"loss"``,
+        ``"true_label_log_odds"`` or ``"proba_log_ratios"`` as its query.
+
+    References
+    ----------
+    MACE (TMLR 2023) §2.2 and App. I (queries of a discriminative model); Carlini et al.,
+    "Membership inference attacks from first principles", IEEE S&P 2022, §4 (logit scaling);
+    J. Aitchison, "The statistical analysis of compositional data", JRSS B 44 (1982)
+    (the additive log-ratio transform).
 
     Examples
     --------
@@ -122,6 +228,14 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
     >>> Q = ClassifierQuery(model, outputs=("correct", "loss")).fit_transform(records)
     >>> Q.shape
     (150, 2)
+
+    Three classes give two log-ratio columns, and the loss comes from the logits:
+
+    >>> query = ClassifierQuery(model, outputs=("proba_log_ratios", "loss")).fit(records)
+    >>> query.log_proba_source_
+    'logits'
+    >>> [str(name) for name in query.get_feature_names_out()]
+    ['log_ratio_0_vs_2', 'log_ratio_1_vs_2', 'loss']
     """
 
     _parameter_constraints: dict = {
@@ -203,6 +317,11 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
     def fit(self, X, y=None):
         """Check the model and the record layout; learn the classes and output widths.
 
+        For a scikit-learn model this also checks, on up to 256 records, whether its raw
+        scores (``decision_function``, naive Bayes' joint log-likelihoods or
+        ``MLPClassifier``'s output layer) are the logits of its ``predict_proba``
+        (``log_proba_source_``).
+
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features + 1)
@@ -239,22 +358,48 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
             self.device_ = resolve_device(self.device)
             self.module_ = module_on(self.model, self.device_)
         features, _ = self._split(X_original, X)
-        proba, activations = self._forward(features[:1] if not hasattr(features, "iloc")
-                                           else features.iloc[:1])
+        self.log_proba_source_ = self._find_log_proba_source(features)
+        if "logits" in outputs and self.log_proba_source_ != "logits":
+            raise ValueError(
+                "outputs='logits' needs a model that exposes its pre-softmax scores: a torch "
+                "module with torch_output='logits', a skorch net trained with "
+                "CrossEntropyLoss, an MLPClassifier, naive Bayes, or a scikit-learn classifier "
+                "whose decision_function is the logit of its predict_proba. This "
+                f"{type(self.model).__name__} gives probabilities only: use 'log_proba', "
+                "or 'proba_log_ratios' for a density estimator."
+            )
+        first = self._forward(features[:1] if not hasattr(features, "iloc")
+                              else features.iloc[:1])  # fmt: skip
         if self._kind != "sklearn":
             classes = getattr(self.model, "classes_", None) if self._kind == "skorch" else None
             self.classes_ = (
-                np.asarray(classes) if classes is not None else np.arange(proba.shape[1])
+                np.asarray(classes) if classes is not None else np.arange(first.proba.shape[1])
             )
-        self.n_activations_ = 0 if activations is None else activations.shape[1]
+        self.n_logits_ = 0 if first.raw_logits is None else first.raw_logits.shape[1]
+        self.n_activations_ = 0 if first.activations is None else first.activations.shape[1]
         return self
+
+    def _find_log_proba_source(self, features):
+        """"logits", "log_proba" or "proba": see the ``log_proba_source_`` attribute."""
+        if self._kind == "torch":
+            return "logits" if self.torch_output == "logits" else "proba"
+        if self._kind == "skorch":
+            return "logits" if _skorch_emits_logits(self.model) else "proba"
+        sample = features.iloc[:_N_LOGIT_CHECK] if hasattr(features, "iloc") else (
+            features[:_N_LOGIT_CHECK]
+        )  # fmt: skip
+        proba = np.asarray(self.model.predict_proba(sample), dtype=float)
+        _, logits = sklearn_logits(self.model, sample, self.classes_.size)
+        if are_logits_of(logits, proba):
+            return "logits"
+        return "log_proba" if hasattr(self.model, "predict_log_proba") else "proba"
 
     # ------------------------------------------------------------------ forward passes
     def _forward(self, features):
-        """(probabilities (n, k), flattened layer activations (n, d) or None)."""
+        """One pass of the model over ``features``: a :class:`_ModelScores`."""
         want_activations = "activations" in self._check_outputs()
         if self._kind == "sklearn":
-            return np.asarray(self.model.predict_proba(features), dtype=float), None
+            return self._sklearn_scores(features)
         module = self.module_
         captured = []
         handle = None
@@ -268,39 +413,59 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
             )
         try:
             if self._kind == "skorch":
-                proba = np.asarray(
-                    self.model.predict_proba(np.asarray(features, dtype=np.float32)), dtype=float
-                )
+                features = np.asarray(features, dtype=np.float32)
+                if self.log_proba_source_ == "logits":
+                    out = to_numpy(self.model.forward(features, training=False)).astype(float)
+                else:
+                    out = np.asarray(self.model.predict_proba(features), dtype=float)
             else:
-                proba = self._torch_proba(module, np.asarray(features))
+                out = evaluate_in_batches(
+                    [module], np.asarray(features), lambda batch, modules: modules[0](batch),
+                    device=self.device_, batch_size=self.batch_size,
+                )  # fmt: skip
         finally:
             if handle is not None:
                 handle.remove()
-        # float32 nets round probabilities to ~1e-7: only errors beyond _PROBA_SLACK count
-        if not np.all(np.isfinite(proba)) or np.any(np.abs(proba - 0.5) > 0.5 + _PROBA_SLACK):
-            hint = "" if self._kind != "torch" else (
-                f" (torch_output={self.torch_output!r}: does the module return "
-                f"{'logits' if self.torch_output == 'logits' else 'probabilities'}?)"
-            )  # fmt: skip
-            raise ValueError(
-                f"model returned probabilities that are not finite numbers in [0, 1]{hint}."
-            )
         activations = np.concatenate(captured).astype(float) if want_activations else None
-        return proba, activations
-
-    def _torch_proba(self, module, features):
-        out = evaluate_in_batches(
-            [module], features, lambda batch, modules: modules[0](batch),
-            device=self.device_, batch_size=self.batch_size,
+        hint = "" if self._kind != "torch" else (
+            f" (torch_output={self.torch_output!r}: does the module return "
+            f"{'logits' if self.torch_output == 'logits' else 'probabilities'}?)"
         )  # fmt: skip
-        if out.ndim == 1 or out.shape[1] == 1:  # one logit / probability for class 1
+        if self.log_proba_source_ == "logits":
+            return self._from_logits(out, activations, hint)
+        if out.ndim == 1 or out.shape[1] == 1:  # one probability, of class 1
             out = out.reshape(-1)
-            positive = 1 / (1 + np.exp(-out)) if self.torch_output == "logits" else out
-            return np.column_stack([1 - positive, positive])
-        if self.torch_output == "logits":
-            out = np.exp(out - out.max(axis=1, keepdims=True))
-            return out / out.sum(axis=1, keepdims=True)
-        return out
+            out = np.column_stack([1 - out, out])
+        _check_proba(out, hint)
+        log_proba = _log_of_proba(out)
+        return _ModelScores(None, log_proba, log_proba, out, activations)
+
+    @staticmethod
+    def _from_logits(raw, activations, hint=""):
+        raw = raw.reshape(len(raw), -1)
+        if not np.all(np.isfinite(raw)):
+            raise ValueError(f"model returned logits that are not finite numbers{hint}.")
+        # one logit is the score of class 1 against class 0
+        full = np.column_stack([np.zeros(len(raw)), raw]) if raw.shape[1] == 1 else raw
+        log_proba = log_softmax(full)
+        return _ModelScores(raw, full, log_proba, np.exp(log_proba), activations)
+
+    def _sklearn_scores(self, features):
+        if self.log_proba_source_ == "logits":
+            raw, _ = sklearn_logits(self.model, features, self.classes_.size)
+            return self._from_logits(raw, None)
+        if self.log_proba_source_ == "log_proba":
+            with np.errstate(over="ignore"):
+                log_proba = np.asarray(self.model.predict_log_proba(features), dtype=float)
+                proba = np.exp(log_proba)
+        else:
+            proba = np.asarray(self.model.predict_proba(features), dtype=float)
+            log_proba = None
+        _check_proba(proba)
+        log_proba = _log_of_proba(proba) if log_proba is None else np.clip(
+            log_proba, LOG_PROBA_FLOOR, 0.0
+        )  # fmt: skip
+        return _ModelScores(None, log_proba, log_proba, proba, None)
 
     # ------------------------------------------------------------------ transform
     def transform(self, X):
@@ -319,9 +484,9 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
         X_original = X
         X = validate_data(self, X, reset=False)
         features, labels = self._split(X_original, X)
-        proba, activations = self._forward(features)
+        out = self._forward(features)
         classes = self.classes_
-        predicted_index = np.argmax(proba, axis=1)
+        predicted_index = np.argmax(out.scores, axis=1)
         order = np.argsort(classes)
         position = order[np.clip(np.searchsorted(classes[order], labels), 0, classes.size - 1)]
         known = classes[position] == labels
@@ -334,28 +499,54 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
                 stacklevel=2,
             )
         rows = np.arange(labels.size)
-        true_confidence = np.where(known, proba[rows, position], 0.0)
+        true_log_proba = np.where(known, out.log_proba[rows, position], LOG_PROBA_FLOOR)
+        wanted = self._check_outputs()
         blocks = {
-            "correct": (known & (predicted_index == position)).astype(float),
-            "true_label": labels,
-            "predicted_label": classes[predicted_index].astype(float),
-            "true_label_confidence": true_confidence,
-            "predicted_label_confidence": proba[rows, predicted_index],
-            "loss": -np.log(np.clip(true_confidence, _EPS, 1.0)),
-            "proba": proba,
-            "activations": activations,
+            "correct": lambda: (known & (predicted_index == position)).astype(float),
+            "true_label": lambda: labels,
+            "predicted_label": lambda: classes[predicted_index].astype(float),
+            "true_label_confidence": lambda: np.where(known, out.proba[rows, position], 0.0),
+            "predicted_label_confidence": lambda: out.proba[rows, predicted_index],
+            "loss": lambda: -true_log_proba,
+            # bounded like the loss: a one-class model's +inf becomes -LOG_PROBA_FLOOR
+            "true_label_log_odds": lambda: np.where(
+                known,
+                np.clip(true_label_log_odds(out.scores, position), LOG_PROBA_FLOOR,
+                        -LOG_PROBA_FLOOR),
+                LOG_PROBA_FLOOR,
+            ),  # fmt: skip
+            "proba": lambda: out.proba,
+            "log_proba": lambda: out.log_proba,
+            "proba_log_ratios": lambda: additive_log_ratios(out.scores),
+            "logits": lambda: out.raw_logits,
+            "activations": lambda: out.activations,
         }
-        return np.column_stack([blocks[name] for name in self._check_outputs()]).astype(float)
+        return np.column_stack([blocks[name]() for name in wanted]).astype(float)
 
     def get_feature_names_out(self, input_features=None):
-        """Names of the output columns (``proba_<class>``, ``activation_<j>`` for blocks)."""
+        """Names of the output columns (one per class, log-ratio or unit for the blocks).
+
+        Parameters
+        ----------
+        input_features : ignored
+
+        Returns
+        -------
+        names : ndarray of str
+            ``proba_<class>``, ``log_proba_<class>``, ``log_ratio_<class>_vs_<last class>``,
+            ``logit_<class>`` and ``activation_<j>`` for the blocks, the output's own name
+            otherwise.
+        """
         check_is_fitted(self)
+        classes = self.classes_
+        blocks = {
+            "proba": [f"proba_{c}" for c in classes],
+            "log_proba": [f"log_proba_{c}" for c in classes],
+            "proba_log_ratios": [f"log_ratio_{c}_vs_{classes[-1]}" for c in classes[:-1]],
+            "logits": [f"logit_{c}" for c in classes[-self.n_logits_:]] if self.n_logits_ else [],
+            "activations": [f"activation_{j}" for j in range(self.n_activations_)],
+        }
         names = []
         for name in self._check_outputs():
-            if name == "proba":
-                names += [f"proba_{c}" for c in self.classes_]
-            elif name == "activations":
-                names += [f"activation_{j}" for j in range(self.n_activations_)]
-            else:
-                names.append(name)
+            names += blocks.get(name, [name])
         return np.asarray(names, dtype=object)

@@ -171,6 +171,33 @@ members an attacker identifies while almost never accusing a non-member.</li>
 </ul>"""
 
 
+def write_tables_and_figures(out, summary, records, figures):
+    """Write ``summary.csv``, ``records.csv`` and ``figures/*.png`` under ``out``.
+
+    ``figures`` maps a file name to ``(matplotlib figure, caption)``. Returns the paths
+    (``report`` included, for the caller to write) and each figure as an embedded
+    ``<figure>`` element.
+    """
+    out = Path(out)
+    (out / "figures").mkdir(parents=True, exist_ok=True)
+    paths = {"report": out / "report.html", "summary": out / "summary.csv",
+             "records": out / "records.csv"}
+    summary.to_csv(paths["summary"], index=False)
+    records.to_csv(paths["records"], index=False)
+    figure_html = []
+    for name, (fig, caption) in figures.items():
+        png = _png_bytes(fig)
+        (out / "figures" / name).write_bytes(png)
+        paths[name] = out / "figures" / name
+        data = base64.b64encode(png).decode("ascii")
+        figure_html.append(
+            f'<figure><img src="data:image/png;base64,{data}" alt="{html.escape(caption)}" '
+            f'data-file="figures/{name}"><figcaption>{html.escape(caption)}</figcaption>'
+            "</figure>"
+        )
+    return paths, figure_html
+
+
 def write_report(result, out, *, title="sklearn-mace privacy audit"):
     """Write the audit to the folder ``out`` (created if needed).
 
@@ -191,26 +218,8 @@ def write_report(result, out, *, title="sklearn-mace privacy audit"):
     paths : dict of str -> Path
         ``report``, ``summary``, ``records`` and one entry per figure.
     """
-    out = Path(out)
-    (out / "figures").mkdir(parents=True, exist_ok=True)
-    paths = {"report": out / "report.html", "summary": out / "summary.csv",
-             "records": out / "records.csv"}
-    summary = result.summary
-    summary.to_csv(paths["summary"], index=False)
-    records = result.records
-    records.to_csv(paths["records"], index=False)
-
-    figure_html = []
-    for name, (fig, caption) in draw_figures(result).items():
-        png = _png_bytes(fig)
-        (out / "figures" / name).write_bytes(png)
-        paths[name] = out / "figures" / name
-        data = base64.b64encode(png).decode("ascii")
-        figure_html.append(
-            f'<figure><img src="data:image/png;base64,{data}" alt="{html.escape(caption)}" '
-            f'data-file="figures/{name}"><figcaption>{html.escape(caption)}</figcaption>'
-            "</figure>"
-        )
+    summary, records = result.summary, result.records
+    paths, figure_html = write_tables_and_figures(out, summary, records, draw_figures(result))
 
     certified = summary[["release", "analysis", "epsilon_at_least", "advantage_at_least",
                          "threshold", "fpr", "fnr", "fpr_upper", "fnr_upper", "auc",

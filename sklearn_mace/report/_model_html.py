@@ -2,17 +2,15 @@
 records.csv, figures/*.png — the same contract as ``sklearn-mace audit``; nothing is written
 anywhere else. Figures and HTML reuse the synthetic-data report's helpers."""
 
-import base64
 import html
 import sys
 from datetime import datetime, timezone
-from pathlib import Path
 
 import numpy as np
 
 from ..metrics import IndividualRiskDisplay, MembershipRocDisplay
 from ._figures import _figure, slug
-from ._html import STYLE, _png_bytes, _table, fmt
+from ._html import STYLE, _table, fmt, write_tables_and_figures
 
 __all__ = ["draw_model_figures", "print_model_summary", "write_model_report"]
 
@@ -131,24 +129,9 @@ def write_model_report(result, out, *, title="sklearn-mace model privacy audit")
     paths : dict of str -> Path
         ``report``, ``summary``, ``records`` and one entry per figure.
     """
-    out = Path(out)
-    (out / "figures").mkdir(parents=True, exist_ok=True)
-    paths = {"report": out / "report.html", "summary": out / "summary.csv",
-             "records": out / "records.csv"}
-    summary = result.summary
-    summary.to_csv(paths["summary"], index=False)
-    records = result.records
-    records.to_csv(paths["records"], index=False)
-    figure_html = []
-    for name, (fig, caption) in draw_model_figures(result).items():
-        png = _png_bytes(fig)
-        (out / "figures" / name).write_bytes(png)
-        paths[name] = out / "figures" / name
-        data = base64.b64encode(png).decode("ascii")
-        figure_html.append(
-            f'<figure><img src="data:image/png;base64,{data}" alt="{html.escape(caption)}" '
-            f'data-file="figures/{name}"><figcaption>{html.escape(caption)}</figcaption>'
-            "</figure>")
+    summary, records = result.summary, result.records
+    paths, figure_html = write_tables_and_figures(out, summary, records,
+                                                  draw_model_figures(result))
     shown = summary.rename(columns={
         "auc": "AUC", "tpr_at_1pct_fpr": "TPR @ 1% FPR", "tpr_at_0.1pct_fpr": "TPR @ 0.1% FPR",
         "epsilon_lower_bound": "ε ≥ (certified)", "advantage_estimate": "advantage (U_N)",

@@ -118,6 +118,9 @@ def build_parser():
                          help="text columns with more distinct values are dropped "
                               "(default: 20)")
     options.add_argument("--random-state", type=int, default=0)
+    options.add_argument("--n-jobs", type=int, default=None,
+                         help="releases audited in parallel (joblib: -1 = all cores); the "
+                              "report does not depend on it")
     options.add_argument("--quiet", action="store_true", help="no progress bar")
 
     add_audit_model_parser(commands)
@@ -176,7 +179,7 @@ def run_audit(args):
             ("--prior", args.prior, None), ("--columns", args.columns, None),
             ("--group-by", args.group_by, None), ("--confidence", args.confidence, 0.95),
             ("--epsilon", args.epsilon, 1.0), ("--max-categories", args.max_categories, 20),
-            ("--delta", args.delta, 0.0),
+            ("--delta", args.delta, 0.0), ("--n-jobs", args.n_jobs, None),
         ) if value != default]
         if ignored:  # the demo has its own settings; running it would silently drop these
             raise AuditInputError(f"{', '.join(ignored)} need input files (--members, "
@@ -208,7 +211,7 @@ def run_audit(args):
                    prior=args.prior, confidence=args.confidence, delta=args.delta,
                    epsilon=args.epsilon,
                    max_categories=args.max_categories, group_by=args.group_by,
-                   random_state=args.random_state,
+                   random_state=args.random_state, n_jobs=args.n_jobs,
                    verbose=not args.quiet)
     paths = write_report(result, args.out or DEFAULT_OUT)
     print_summary(result, paths)

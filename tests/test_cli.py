@@ -146,6 +146,19 @@ def test_same_random_state_same_claims():
     pd.testing.assert_frame_equal(first.releases[0].size_curve, second.releases[0].size_curve)
 
 
+def test_releases_audited_in_parallel_give_the_serial_report():
+    # seeds are drawn per release up front: n_jobs changes nothing (threads: no start-up cost)
+    from joblib import parallel_config
+
+    members, non_members, releases = audit_tables()
+    serial = audit(members, non_members, releases, random_state=5, verbose=False)
+    with parallel_config(backend="threading"):
+        parallel = audit(members, non_members, releases, random_state=5, n_jobs=2,
+                         verbose=False)
+    pd.testing.assert_frame_equal(serial.summary, parallel.summary)
+    pd.testing.assert_frame_equal(serial.records, parallel.records)
+
+
 # ----------------------------------------------------------------------------- errors
 @pytest.fixture
 def inputs(tmp_path):

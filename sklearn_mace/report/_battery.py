@@ -28,6 +28,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
+from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.metrics import roc_auc_score
 from sklearn.utils import check_random_state
 
@@ -176,6 +177,16 @@ def _seed(rng):
     return int(rng.randint(np.iinfo(np.int32).max))
 
 
+class _SilentProgress:
+    """The part of tqdm's interface ``_run_release`` uses, doing nothing (in workers)."""
+
+    def set_postfix_str(self, text):
+        pass
+
+    def update(self, n=1):
+        pass
+
+
 def _run_release(name, synthetic, reference, targets, m, *, prior, confidence, delta, rng,
                  progress):
     scores = {}
@@ -255,7 +266,7 @@ def _group_labels(group_by, members, non_members, max_categories):
 
 def audit(members, non_members, synthetic, reference=None, *, columns=None, prior=None,
           confidence=0.95, delta=0.0, epsilon=1.0, max_categories=20, group_by=None,
-          random_state=0, verbose=True):
+          random_state=0, n_jobs=None, verbose=True):
     """Run the default battery on one or more synthetic releases.
 
     Parameters
@@ -289,6 +300,10 @@ def audit(members, non_members, synthetic, reference=None, *, columns=None, prio
     random_state : int, default=0
         Seeds every random step (reference split, bandwidth folds, cross-fitting, the
         operating-point splits), so the same inputs give the same report.
+    n_jobs : int, default=None
+        Releases audited in parallel (joblib; ``None`` is 1, ``-1`` all cores, and
+        ``joblib.parallel_config`` picks the backend, e.g. Dask). Each release's seed is
+        drawn up front, so the report does not depend on ``n_jobs``.
     verbose : bool, default=True
         Show a progress bar on stderr.
 
@@ -349,14 +364,25 @@ def audit(members, non_members, synthetic, reference=None, *, columns=None, prio
     prior_value = float(m.mean()) if prior is None else float(prior)
     claim_confidence = 1.0 - (1.0 - confidence) / N_CLAIMS
     steps = len(synthetic) * (len(ATTACKS) + 1 + len(SIZE_FRACTIONS))
-    releases = []
+    seeds = {key: _seed(rng) for key in synthetic}
+
+    def run(key, progress):
+        return _run_release(
+            key, arrays[f"synthetic '{key}'"], X_ref, targets, m, prior=prior_value,
+            confidence=claim_confidence, delta=float(delta),
+            rng=check_random_state(seeds[key]), progress=progress,
+        )
+
     with tqdm(total=steps, desc="sklearn-mace audit", disable=not verbose,
               unit="step") as progress:
-        for key in synthetic:
-            releases.append(_run_release(
-                key, arrays[f"synthetic '{key}'"], X_ref, targets, m, prior=prior_value,
-                confidence=claim_confidence, delta=float(delta), rng=rng, progress=progress,
-            ))
+        if effective_n_jobs(n_jobs) == 1 or len(synthetic) == 1:
+            releases = [run(key, progress) for key in synthetic]
+        else:  # workers cannot share the bar: it advances a release at a time
+            releases = []
+            tasks = (delayed(run)(key, _SilentProgress()) for key in synthetic)
+            for release in Parallel(n_jobs=n_jobs, return_as="generator")(tasks):
+                releases.append(release)
+                progress.update(steps // len(synthetic))
     n_rows = {name: len(frame) for name, frame in tables.items()}
     return AuditResult(
         releases=releases, membership=m,

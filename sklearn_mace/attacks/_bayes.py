@@ -184,13 +184,6 @@ default="scott"
         """
         X, y = validate_data(self, X, y, dtype=np.float64)
         m = self._fit_membership_labels(y)
-        return self._fit_validated(X, m)
-
-    def _fit_validated(self, X, m):
-        """``fit`` after validation: ``X`` finite float64, ``m`` in {0, 1} with both classes.
-
-        Lets :class:`KDEAdvantageEstimator` reuse its own validation on large samples.
-        """
         self.prior_ = resolve_prior(self.prior, m)
         metric = resolve_metric(self.metric)
         self.threshold_ = metric.optimal_threshold(self.prior_)

@@ -171,6 +171,22 @@ members an attacker identifies while almost never accusing a non-member.</li>
 </ul>"""
 
 
+def html_page(title, n_rows, subtitle, body):
+    """A self-contained report page: the title, a line on when and from what, the body."""
+    inputs = ", ".join(f"{html.escape(k)}: {v} rows" for k, v in n_rows.items())
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(title)}</title><style>{STYLE}</style></head>
+<body>
+<h1>{html.escape(title)}</h1>
+<p class="muted">Generated {stamp} by sklearn-mace · inputs — {inputs} · {subtitle}</p>
+{body}
+</body></html>
+"""
+
+
 def write_tables_and_figures(out, summary, records, figures):
     """Write ``summary.csv``, ``records.csv`` and ``figures/*.png`` under ``out``.
 
@@ -268,19 +284,11 @@ def write_report(result, out, *, title="sklearn-mace privacy audit"):
                 f"<p>Members by {html.escape(result.group_by)}; the risks are of the members "
                 "the held-out posterior calls members:</p>"
                 + _table(by_group, text_columns=tuple(group_columns)))
-    inputs = ", ".join(f"{html.escape(k)}: {v} rows" for k, v in result.n_rows.items())
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in result.notes)
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    document = f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{html.escape(title)}</title><style>{STYLE}</style></head>
-<body>
-<h1>{html.escape(title)}</h1>
-<p class="muted">Generated {stamp} by sklearn-mace · inputs — {inputs} ·
-{len(result.feature_names)} encoded features · prior p = {fmt(result.prior)} ·
-certified claims at {result.confidence:.0%} per release · δ = {result.delta:g}</p>
-<div class="cards">{''.join(_card(result, r) for r in result.releases)}</div>
+    subtitle = (f"{len(result.feature_names)} encoded features · prior p = "
+                f"{fmt(result.prior)} · certified claims at {result.confidence:.0%} per "
+                f"release · δ = {result.delta:g}")
+    body = f"""<div class="cards">{''.join(_card(result, r) for r in result.releases)}</div>
 <h2>Certified claims of every analysis</h2>
 {_table(certified, text_columns=("release", "analysis"))}
 <p class="muted">ε ≥ and advantage ≥ (at prior p = {fmt(result.prior)}) are certified lower
@@ -311,7 +319,7 @@ every attack's score: records.csv.</p>
 encoded (scaled so that a different category counts like one standard deviation);
 identifier-like, date/time and constant columns are dropped.</p>
 {f'<h2>Notes</h2><ul>{notes}</ul>' if notes else ''}
-</body></html>
 """
+    document = html_page(title, result.n_rows, subtitle, body)
     paths["report"].write_text(document, encoding="utf-8")
     return paths

@@ -4,13 +4,12 @@ anywhere else. Figures and HTML reuse the synthetic-data report's helpers."""
 
 import html
 import sys
-from datetime import datetime, timezone
 
 import numpy as np
 
 from ..metrics import IndividualRiskDisplay, MembershipRocDisplay
 from ._figures import _figure, slug
-from ._html import STYLE, _table, fmt, write_tables_and_figures
+from ._html import _table, fmt, html_page, write_tables_and_figures
 
 __all__ = ["draw_model_figures", "print_model_summary", "write_model_report"]
 
@@ -143,19 +142,10 @@ def write_model_report(result, out, *, title="sklearn-mace model privacy audit")
         top.insert(0, "rank", np.arange(1, len(top) + 1))
         top_tables.append(f"<h3>Model '{html.escape(model.name)}': the ten most exposed "
                           f"members</h3>" + _table(top))
-    inputs = ", ".join(f"{html.escape(k)}: {v} rows" for k, v in result.n_rows.items())
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in result.notes)
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    document = f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{html.escape(title)}</title><style>{STYLE}</style></head>
-<body>
-<h1>{html.escape(title)}</h1>
-<p class="muted">Generated {stamp} by sklearn-mace · inputs — {inputs} ·
-label column {html.escape(result.label)} · {len(result.feature_names)} input columns ·
-prior p = {fmt(result.prior)} · {result.confidence:.0%} bounds</p>
-<div class="cards">{''.join(_card(result, r) for r in result.models)}</div>
+    subtitle = (f"label column {html.escape(result.label)} · {len(result.feature_names)} "
+                f"input columns · prior p = {fmt(result.prior)} · {result.confidence:.0%} bounds")
+    body = f"""<div class="cards">{''.join(_card(result, r) for r in result.models)}</div>
 <h2>Summary</h2>
 {_table(shown, text_columns=("model", "analysis", "detail"))}
 <p class="muted">Written to summary.csv.</p>
@@ -167,8 +157,8 @@ prior p = {fmt(result.prior)} · {result.confidence:.0%} bounds</p>
 target record with its loss, risk and every attack's score, ranked by risk: records.csv.</p>
 {_how_to_read(result)}
 {f'<h2>Notes</h2><ul>{notes}</ul>' if notes else ''}
-</body></html>
 """
+    document = html_page(title, result.n_rows, subtitle, body)
     paths["report"].write_text(document, encoding="utf-8")
     return paths
 

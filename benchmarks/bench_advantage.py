@@ -101,8 +101,13 @@ def grid_u_n(log_densities, X, Y):
 def mace_u_n(Q, m, n_mc=10_000, random_state=None):
     """MACE's U_N: per-class Scott KDEs, grid (d <= 2) or Monte Carlo integration."""
     mia = BayesOptimalMIA(bandwidth="scott", device="cpu").fit(Q, m)
-    advantage, method, _ = kde_advantage(mia.member_density_, mia.nonmember_density_, PRIOR,
-                                         n_mc_samples=n_mc, random_state=random_state)
+    advantage, method, _ = kde_advantage(
+        mia.member_density_,
+        mia.nonmember_density_,
+        PRIOR,
+        n_mc_samples=n_mc,
+        random_state=random_state,
+    )
     return SimpleNamespace(advantage_=advantage, integration_=method, classifier_=mia)
 
 
@@ -141,16 +146,24 @@ def kernel_table(repeats):
         X = rng.normal(size=(1_000_000, d))
         L = cholesky(np.atleast_2d(np.cov(X[:1000], rowvar=False)) * 0.1, lower=True)
         L_inv, Xc = solve_triangular(L, np.eye(d), lower=True), X - X.mean(axis=0)
-        row("whiten 1e6 rows, matmul vs solve", d,
+        row(
+            "whiten 1e6 rows, matmul vs solve",
+            d,
             lambda Xc=Xc, L_inv=L_inv: Xc @ L_inv.T,
-            lambda Xc=Xc, L=L: solve_triangular(L, Xc.T, lower=True).T)  # fmt: skip
+            lambda Xc=Xc, L=L: solve_triangular(L, Xc.T, lower=True).T,
+        )
 
     for d in (1, 8, 64):
         Zq, Zd = rng.normal(size=(5_000, d)), rng.normal(size=(20_000, d))
-        row("kernel sum 5e3x2e4, 4 vs 64 MiB", d,
+        row(
+            "kernel sum 5e3x2e4, 4 vs 64 MiB",
+            d,
             lambda Zq=Zq, Zd=Zd: gaussian_log_kernel_sum(Zq, Zd, device="cpu"),
             lambda Zq=Zq, Zd=Zd: gaussian_log_kernel_sum(
-                Zq, Zd, device="cpu", max_chunk_bytes=DEFAULT_CHUNK_BYTES))  # fmt: skip
+                Zq, Zd, device="cpu", max_chunk_bytes=DEFAULT_CHUNK_BYTES
+            ),
+        )
+
 
 # --- the table ------------------------------------------------------------------------------
 
@@ -175,11 +188,16 @@ def main():
     parser.add_argument("--cap", type=float, default=60.0, help="max seconds per baseline run")
     parser.add_argument("--repeats", type=int, default=3, help="repeats of our timing (best)")
     parser.add_argument("--mc", type=int, default=10_000, help="Monte Carlo points (8-D)")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="torch threads (default: torch's choice); on an oversubscribed "
-                             "machine 1 thread avoids OpenMP threads waiting")  # fmt: skip
-    parser.add_argument("--kernel", action="store_true",
-                        help="only the GaussianKDE block-size / whitening table")  # fmt: skip
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch threads (default: torch's choice); on an oversubscribed "
+        "machine 1 thread avoids OpenMP threads waiting",
+    )
+    parser.add_argument(
+        "--kernel", action="store_true", help="only the GaussianKDE block-size / whitening table"
+    )
     args = parser.parse_args()
     if args.threads is not None:
         torch.set_num_threads(args.threads)
@@ -190,10 +208,14 @@ def main():
     sizes_1d = [10_000, 100_000] if args.quick else [10_000, 100_000, 1_000_000]
     sizes_8d = [2_000] if args.quick else [10_000, 30_000]
     n_mc = 2_000 if args.quick else args.mc
-    print(f"torch threads: {torch.get_num_threads()}, CPUs: {os.cpu_count()}, p = {PRIOR}, "
-          f"truth 2Φ(1/2) − 1 = {2 * norm.cdf(0.5) - 1:.4f}")  # fmt: skip
-    header = (f"{'d':>2} {'N':>9} {'method':<22} {'seconds':>9} {'ratio':>8} "
-              f"{'U_N':>10} {'|Δ| vs ours':>12}  note")  # fmt: skip
+    print(
+        f"torch threads: {torch.get_num_threads()}, CPUs: {os.cpu_count()}, p = {PRIOR}, "
+        f"truth 2Φ(1/2) − 1 = {2 * norm.cdf(0.5) - 1:.4f}"
+    )
+    header = (
+        f"{'d':>2} {'N':>9} {'method':<22} {'seconds':>9} {'ratio':>8} "
+        f"{'U_N':>10} {'|Δ| vs ours':>12}  note"
+    )
     print(header)
     print("-" * len(header))
     rng = np.random.default_rng(0)
@@ -201,19 +223,22 @@ def main():
     measured = {}
     for n in sizes_1d:
         Q, m = experiment_2(n, 1, rng)
-        ours_s, est = best_time(
-            lambda Q=Q, m=m: mace_u_n(Q, m), args.repeats
+        ours_s, est = best_time(lambda Q=Q, m=m: mace_u_n(Q, m), args.repeats)
+        print(
+            f"{1:>2} {n:>9} {'ours (bin+FFT grid)':<22} {ours_s:9.3f} {1.0:8.1f} "
+            f"{est.advantage_:10.6f} {'':>12}  {est.integration_}"
         )
-        print(f"{1:>2} {n:>9} {'ours (bin+FFT grid)':<22} {ours_s:9.3f} {1.0:8.1f} "
-              f"{est.advantage_:10.6f} {'':>12}  {est.integration_}")  # fmt: skip
         X, Y = Q[m == 1], Q[m == 0]
         H = [np.atleast_2d(gaussian_kde(Z.T).covariance) for Z in (X, Y)]
         nodes = len(kde_grid_axes([X, Y], H, points_per_bandwidth=4)[0])
         for name, dens in BASELINES:
             seconds, value, note = run_baseline(
-                name + " 1d", lambda dens=dens, X=X, Y=Y: grid_u_n(dens, X, Y)[0],
-                n * nodes, args.cap, measured,
-            )  # fmt: skip
+                name + " 1d",
+                lambda dens=dens, X=X, Y=Y: grid_u_n(dens, X, Y)[0],
+                n * nodes,
+                args.cap,
+                measured,
+            )
             if note == "measured":
                 measured[name + " 1d"] = (seconds / (n * nodes), n)
             _row(1, n, name, seconds, ours_s, value, est.advantage_, f"{note}, {nodes} nodes")
@@ -224,23 +249,39 @@ def main():
             lambda Q=Q, m=m: mace_u_n(Q, m, n_mc=n_mc, random_state=0),
             args.repeats,
         )
-        print(f"{8:>2} {n:>9} {'ours (exact, torch)':<22} {ours_s:9.3f} {1.0:8.1f} "
-              f"{est.advantage_:10.6f} {'':>12}  {est.integration_}, M={n_mc}")  # fmt: skip
+        print(
+            f"{8:>2} {n:>9} {'ours (exact, torch)':<22} {ours_s:9.3f} {1.0:8.1f} "
+            f"{est.advantage_:10.6f} {'':>12}  {est.integration_}, M={n_mc}"
+        )
         samples = same_mc_points(est, n_mc, 0)
         X, Y = Q[m == 1], Q[m == 0]
         for name, dens in BASELINES:
             seconds, value, note = run_baseline(
-                name + " 8d", lambda dens=dens, X=X, Y=Y, s=samples: mc_u_n(dens, X, Y, s),
-                n * n_mc, args.cap, measured,
-            )  # fmt: skip
+                name + " 8d",
+                lambda dens=dens, X=X, Y=Y, s=samples: mc_u_n(dens, X, Y, s),
+                n * n_mc,
+                args.cap,
+                measured,
+            )
             if note == "measured":
                 measured[name + " 8d"] = (seconds / (n * n_mc), n)
-            _row(8, n, name, seconds, ours_s, value, est.advantage_, f"{note}, relative |Δ|",
-                 relative=True)  # fmt: skip
+            _row(
+                8,
+                n,
+                name,
+                seconds,
+                ours_s,
+                value,
+                est.advantage_,
+                f"{note}, relative |Δ|",
+                relative=True,
+            )
 
 
-BASELINES = (("scipy gaussian_kde", scipy_log_densities),
-             ("sklearn KernelDensity", sklearn_log_densities))  # fmt: skip
+BASELINES = (
+    ("scipy gaussian_kde", scipy_log_densities),
+    ("sklearn KernelDensity", sklearn_log_densities),
+)
 
 
 def _row(d, n, name, seconds, ours_s, value, ours_value, note, relative=False):
@@ -249,8 +290,10 @@ def _row(d, n, name, seconds, ours_s, value, ours_value, note, relative=False):
     else:
         shown = value
         delta = abs(value - ours_value) / (abs(ours_value) if relative else 1.0)
-    print(f"{d:>2} {n:>9} {name:<22} {seconds:9.3f} {seconds / ours_s:8.1f} "
-          f"{shown:10.6f} {delta:12.2e}  {note}")  # fmt: skip
+    print(
+        f"{d:>2} {n:>9} {name:<22} {seconds:9.3f} {seconds / ours_s:8.1f} "
+        f"{shown:10.6f} {delta:12.2e}  {note}"
+    )
 
 
 if __name__ == "__main__":

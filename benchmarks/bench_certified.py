@@ -37,8 +37,10 @@ def timed(fn, *args):
 def null_table(dims, sizes, seeds):
     print("U_N on null data (truth 0), mean over seeds; 'claims' = runs whose certified")
     print("bound exceeds 0 (at 95 %).")
-    print(f"{'d':>3} {'n/class':>8} {'U_N default':>12} {'U_N MACE Scott':>15} "
-          f"{'bound':>7} {'claims':>7} {'fit s':>7}")  # fmt: skip
+    print(
+        f"{'d':>3} {'n/class':>8} {'U_N default':>12} {'U_N MACE Scott':>15} "
+        f"{'bound':>7} {'claims':>7} {'fit s':>7}"
+    )
     for d in dims:
         for n in sizes:
             default, scott, bounds, claims, seconds = [], [], [], 0, []
@@ -51,11 +53,16 @@ def null_table(dims, sizes, seeds):
                 bounds.append(est.advantage_lower_bound_)
                 claims += est.advantage_lower_bound_ > 0
                 mace = BayesOptimalMIA(bandwidth="scott").fit(Q, m)
-                scott.append(kde_advantage(mace.member_density_, mace.nonmember_density_, 0.5,
-                                           random_state=seed)[0])  # fmt: skip
-            print(f"{d:>3} {n:>8} {np.mean(default):>12.3f} {np.mean(scott):>15.3f} "
-                  f"{np.mean(bounds):>7.3f} {claims:>4}/{seeds:<2} {np.mean(seconds):>7.2f}",
-                  flush=True)  # fmt: skip
+                scott.append(
+                    kde_advantage(
+                        mace.member_density_, mace.nonmember_density_, 0.5, random_state=seed
+                    )[0]
+                )
+            print(
+                f"{d:>3} {n:>8} {np.mean(default):>12.3f} {np.mean(scott):>15.3f} "
+                f"{np.mean(bounds):>7.3f} {claims:>4}/{seeds:<2} {np.mean(seconds):>7.2f}",
+                flush=True,
+            )
 
 
 def w_n_alone(Q, m):
@@ -78,8 +85,10 @@ def randomized_response(rng, n, eps):
 
 def rr_table(sizes, epsilons, seeds):
     print("Randomized response: certified ε (95 %) vs the true ε; cost vs W_N alone.")
-    print(f"{'n/class':>8} {'ε':>5} {'certified ε':>12} {'ratio':>6} {'fit s':>8} "
-          f"{'W_N s':>8} {'cost ratio':>10}")  # fmt: skip
+    print(
+        f"{'n/class':>8} {'ε':>5} {'certified ε':>12} {'ratio':>6} {'fit s':>8} "
+        f"{'W_N s':>8} {'cost ratio':>10}"
+    )
     for n in sizes:
         for eps in epsilons:
             certified, fit_s, wn_s = [], [], []
@@ -92,16 +101,21 @@ def rr_table(sizes, epsilons, seeds):
                 _, t = timed(w_n_alone, Q, m)
                 wn_s.append(t)
             ratio = np.mean(fit_s) / np.mean(wn_s)
-            print(f"{n:>8} {eps:>5} {np.mean(certified):>12.3f} "
-                  f"{np.mean(certified) / eps:>6.2f} {np.mean(fit_s):>8.3f} "
-                  f"{np.mean(wn_s):>8.3f} {ratio:>9.1f}x", flush=True)  # fmt: skip
+            print(
+                f"{n:>8} {eps:>5} {np.mean(certified):>12.3f} "
+                f"{np.mean(certified) / eps:>6.2f} {np.mean(fit_s):>8.3f} "
+                f"{np.mean(wn_s):>8.3f} {ratio:>9.1f}x",
+                flush=True,
+            )
 
 
 def cost_table(cases):
     truth = 2 * norm.cdf(0.5) - 1
     print(f"Gaussian shift (truth {truth:.3f}): the whole default fit vs MACE's U_N alone.")
-    print(f"{'d':>3} {'N':>7} {'bound':>7} {'U_N':>7} {'fit s':>8} {'U_N alone':>10} "
-          f"{'MACE U_N':>9} {'cost ratio':>10}")  # fmt: skip
+    print(
+        f"{'d':>3} {'N':>7} {'bound':>7} {'U_N':>7} {'fit s':>8} {'U_N alone':>10} "
+        f"{'MACE U_N':>9} {'cost ratio':>10}"
+    )
     for d, n_total in cases:
         rng = np.random.default_rng(0)
         n = n_total // 2
@@ -110,9 +124,11 @@ def cost_table(cases):
         Q, m = np.r_[members, rng.normal(size=(n, d))], np.r_[np.ones(n, int), np.zeros(n, int)]
         est, t_fit = timed(KDEAdvantageEstimator(random_state=0).fit, Q, m)
         u_n, t_alone = timed(u_n_alone, Q, m)
-        print(f"{d:>3} {n_total:>7} {est.advantage_lower_bound_:>7.3f} {est.advantage_:>7.3f} "
-              f"{t_fit:>8.2f} {t_alone:>10.2f} {u_n:>9.3f} {t_fit / t_alone:>9.1f}x",
-              flush=True)  # fmt: skip
+        print(
+            f"{d:>3} {n_total:>7} {est.advantage_lower_bound_:>7.3f} {est.advantage_:>7.3f} "
+            f"{t_fit:>8.2f} {t_alone:>10.2f} {u_n:>9.3f} {t_fit / t_alone:>9.1f}x",
+            flush=True,
+        )
 
 
 def main():
@@ -130,12 +146,14 @@ def main():
             null_table([1, 2, 4, 8, 16], [200, 1000, 5000], 3)
         print()
     if args.rr or everything:
-        rr_table([1000] if args.quick else [1000, 10_000, 100_000], [0.5, 1.0, 2.0],
-                 1 if args.quick else 3)  # fmt: skip
+        rr_table(
+            [1000] if args.quick else [1000, 10_000, 100_000],
+            [0.5, 1.0, 2.0],
+            1 if args.quick else 3,
+        )
         print()
     if args.cost or everything:
-        cost_table([(1, 2000)] if args.quick else [(1, 2000), (1, 20_000), (8, 2000),
-                                                    (8, 10_000)])  # fmt: skip
+        cost_table([(1, 2000)] if args.quick else [(1, 2000), (1, 20_000), (8, 2000), (8, 10_000)])
 
 
 if __name__ == "__main__":

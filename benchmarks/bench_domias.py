@@ -63,9 +63,12 @@ def adult(n_members, n_reference, random_state):
     generator = GaussianMixture(50, covariance_type="full", random_state=random_state)
     synthetic = generator.fit(members).sample(n_reference)[0]
     return {
-        "members": members, "non_members": non_members, "synthetic": synthetic,
-        "reference": reference, "oracle": None,
-    }  # fmt: skip
+        "members": members,
+        "non_members": non_members,
+        "synthetic": synthetic,
+        "reference": reference,
+        "oracle": None,
+    }
 
 
 def timed(fn):
@@ -76,6 +79,7 @@ def timed(fn):
 
 def reference_scores(synthetic, reference, X):
     """The reference implementation's KDE scores, plain and in log space, with timings."""
+
     def plain():
         kde_g, kde_r = gaussian_kde(synthetic.T), gaussian_kde(reference.T)
         return kde_g(X.T) / (kde_r(X.T) + 1e-10)
@@ -84,8 +88,10 @@ def reference_scores(synthetic, reference, X):
         kde_g, kde_r = gaussian_kde(synthetic.T), gaussian_kde(reference.T)
         return kde_g.logpdf(X.T) - kde_r.logpdf(X.T)
 
-    rows = {"reference KDE p_G/(p_R+1e-10)": timed(plain),
-            "reference KDE, log space": timed(log_space)}  # fmt: skip
+    rows = {
+        "reference KDE p_G/(p_R+1e-10)": timed(plain),
+        "reference KDE, log space": timed(log_space),
+    }
     if importlib.util.find_spec("domias") is not None:
         from domias import baselines as ref
 
@@ -128,15 +134,25 @@ def run(name, data, bnaf_epochs, random_state):
     table = pd.concat([table, ours], ignore_index=True)
     base = table.set_index("attack").loc["reference KDE p_G/(p_R+1e-10)", "fit+score s"]
     table["time / ref KDE"] = table["fit+score s"] / base
-    cols = ["attack", "auc", "accuracy_median", "tpr_at_1%_fpr", "precision_top_10%",
-            "fit+score s", "time / ref KDE"]  # fmt: skip
+    cols = [
+        "attack",
+        "auc",
+        "accuracy_median",
+        "tpr_at_1%_fpr",
+        "precision_top_10%",
+        "fit+score s",
+        "time / ref KDE",
+    ]
     print(f"\n## {name}: {len(syn)} synthetic, {len(ref)} reference, {len(X)} test rows, {d}-D")
     print(table[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    finite = np.isfinite(attacks["ours KDE scott (default)"].fit_synthetic_reference(
-        syn, ref).decision_function(X)).all()  # fmt: skip
+    finite = np.isfinite(
+        attacks["ours KDE scott (default)"].fit_synthetic_reference(syn, ref).decision_function(X)
+    ).all()
     plain = scores["reference KDE p_G/(p_R+1e-10)"][0]
-    print(f"ours finite: {finite}; reference plain score == 0 for {np.mean(plain == 0):.0%} "
-          f"and p_R < 1e-10 for {np.mean(gaussian_kde(ref.T)(X.T) < 1e-10):.0%} of test rows")
+    print(
+        f"ours finite: {finite}; reference plain score == 0 for {np.mean(plain == 0):.0%} "
+        f"and p_R < 1e-10 for {np.mean(gaussian_kde(ref.T)(X.T) < 1e-10):.0%} of test rows"
+    )
     return table
 
 
@@ -148,25 +164,44 @@ def main():
     parser.add_argument("--bnaf-epochs", type=int, default=10, help="0 skips BNAF")
     parser.add_argument("--quick", action="store_true", help="2 000 rows, 8-D and Adult only")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1,
-                        help="torch threads (1 = like scipy's single-threaded KDE)")  # fmt: skip
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads (1 = like scipy's single-threaded KDE)",
+    )
     args = parser.parse_args()
     if args.quick:
         args.n, args.dims = 2000, [8]
     torch.set_num_threads(args.threads)
     print(f"torch threads: {torch.get_num_threads()}, load average: {os.getloadavg()[0]:.1f}")
     for d in args.dims:
-        data = make_planted_leak(args.members, args.members, args.n, args.n, n_features=d,
-                                 leak_fraction=0.2, noise=PLANTED_NOISE.get(d, 1.0),
-                                 random_state=args.seed)  # fmt: skip
-        run(f"planted leak, noise {PLANTED_NOISE.get(d, 1.0)}", dict(data), args.bnaf_epochs,
-            args.seed)  # fmt: skip
+        data = make_planted_leak(
+            args.members,
+            args.members,
+            args.n,
+            args.n,
+            n_features=d,
+            leak_fraction=0.2,
+            noise=PLANTED_NOISE.get(d, 1.0),
+            random_state=args.seed,
+        )
+        run(
+            f"planted leak, noise {PLANTED_NOISE.get(d, 1.0)}",
+            dict(data),
+            args.bnaf_epochs,
+            args.seed,
+        )
     data = adult(args.members, args.n, args.seed)
     if data is None:
         print("\nAdult skipped: pip install mglearn (the optional 'bench' extra).")
     else:
-        run("Adult (6 numeric columns), GMM-50 generator on 500 members", data,
-            args.bnaf_epochs, args.seed)  # fmt: skip
+        run(
+            "Adult (6 numeric columns), GMM-50 generator on 500 members",
+            data,
+            args.bnaf_epochs,
+            args.seed,
+        )
 
 
 if __name__ == "__main__":

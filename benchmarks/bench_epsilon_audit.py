@@ -49,10 +49,14 @@ def best_time(repeats, fn, *args, **kwargs):
 
 
 def tightness_table(sizes, epsilons, seeds):
-    print("Table 1 - randomized response: certified 95 % lower bound on ε (mean over "
-          f"{seeds} seeds) and its ratio to the true ε")
-    header = (f"{'n/class':>8} {'ε':>4} | {'split':>6} {'ratio':>5} | {'bonf.':>6} {'ratio':>5}"
-              f" | {'1-run':>6} {'ratio':>5} | {'t split':>8} {'t bonf.':>8} {'t 1-run':>8}")
+    print(
+        "Table 1 - randomized response: certified 95 % lower bound on ε (mean over "
+        f"{seeds} seeds) and its ratio to the true ε"
+    )
+    header = (
+        f"{'n/class':>8} {'ε':>4} | {'split':>6} {'ratio':>5} | {'bonf.':>6} {'ratio':>5}"
+        f" | {'1-run':>6} {'ratio':>5} | {'t split':>8} {'t bonf.':>8} {'t 1-run':>8}"
+    )
     print(header)
     print("-" * len(header))
     for n in sizes:
@@ -63,29 +67,41 @@ def tightness_table(sizes, epsilons, seeds):
                 rng = np.random.default_rng(seed)
                 members, nonmembers = randomized_response(eps, n, rng)
                 for strategy in ("split", "bonferroni"):
-                    t, audit = best_time(1, audit_epsilon, members, nonmembers,
-                                         threshold=strategy, random_state=seed)
+                    t, audit = best_time(
+                        1, audit_epsilon, members, nonmembers, threshold=strategy, random_state=seed
+                    )
                     bounds[strategy].append(audit.epsilon)
                     times[strategy] = min(times[strategy], t)
                 reports, included = rr_canaries(eps, n, rng)
-                t, audit = best_time(1, one_run_epsilon, reports, included,
-                                     n_positive_guesses=n // 2, n_negative_guesses=n - n // 2,
-                                     random_state=seed)
+                t, audit = best_time(
+                    1,
+                    one_run_epsilon,
+                    reports,
+                    included,
+                    n_positive_guesses=n // 2,
+                    n_negative_guesses=n - n // 2,
+                    random_state=seed,
+                )
                 bounds["one-run"].append(audit.epsilon)
                 times["one-run"] = min(times["one-run"], t)
-            cells = " | ".join(f"{np.mean(bounds[k]):6.3f} {np.mean(bounds[k]) / eps:5.2f}"
-                               for k in ("split", "bonferroni", "one-run"))
-            ms = " ".join(f"{1e3 * times[k]:6.1f}ms" for k in ("split", "bonferroni",
-                                                               "one-run"))
+            cells = " | ".join(
+                f"{np.mean(bounds[k]):6.3f} {np.mean(bounds[k]) / eps:5.2f}"
+                for k in ("split", "bonferroni", "one-run")
+            )
+            ms = " ".join(f"{1e3 * times[k]:6.1f}ms" for k in ("split", "bonferroni", "one-run"))
             print(f"{n:>8} {eps:>4} | {cells} | {ms}")
     print()
 
 
 def cost_table(sizes, repeats):
-    print("Table 2 - cost on continuous scores (N(1, 1) vs N(0, 1), all scores distinct); "
-          "baseline: tpr_at_fpr on the same scores")
-    header = (f"{'n/class':>8} | {'baseline':>9} | {'split':>9} {'ratio':>6} | "
-              f"{'bonf.':>9} {'ratio':>6} | {'ε split':>7} {'ε bonf.':>7}")
+    print(
+        "Table 2 - cost on continuous scores (N(1, 1) vs N(0, 1), all scores distinct); "
+        "baseline: tpr_at_fpr on the same scores"
+    )
+    header = (
+        f"{'n/class':>8} | {'baseline':>9} | {'split':>9} {'ratio':>6} | "
+        f"{'bonf.':>9} {'ratio':>6} | {'ε split':>7} {'ε bonf.':>7}"
+    )
     print(header)
     print("-" * len(header))
     for n in sizes:
@@ -95,11 +111,14 @@ def cost_table(sizes, repeats):
         scores = np.r_[members, nonmembers]
         base, _ = best_time(repeats, tpr_at_fpr, labels, scores, fpr=0.01)
         t_split, split = best_time(repeats, audit_epsilon, members, nonmembers, random_state=0)
-        t_bonf, bonf = best_time(repeats, audit_epsilon, members, nonmembers,
-                                 threshold="bonferroni")
-        print(f"{n:>8} | {1e3 * base:7.1f}ms | {1e3 * t_split:7.1f}ms {t_split / base:6.1f} | "
-              f"{1e3 * t_bonf:7.1f}ms {t_bonf / base:6.1f} | {split.epsilon:7.3f} "
-              f"{bonf.epsilon:7.3f}")
+        t_bonf, bonf = best_time(
+            repeats, audit_epsilon, members, nonmembers, threshold="bonferroni"
+        )
+        print(
+            f"{n:>8} | {1e3 * base:7.1f}ms | {1e3 * t_split:7.1f}ms {t_split / base:6.1f} | "
+            f"{1e3 * t_bonf:7.1f}ms {t_bonf / base:6.1f} | {split.epsilon:7.3f} "
+            f"{bonf.epsilon:7.3f}"
+        )
     print()
 
 

@@ -37,10 +37,12 @@ HAS_FAISS = importlib.util.find_spec("faiss") is not None
 def methods():
     table = {
         "sklearn auto": lambda X, Y: NearestNeighbors(n_neighbors=1).fit(Y).kneighbors(X)[0],
-        "sklearn brute": lambda X, Y: NearestNeighbors(n_neighbors=1, algorithm="brute")
-        .fit(Y).kneighbors(X)[0],
-        "ours (torch)": lambda X, Y: NearestSyntheticDistance(Y, backend="torch")
-        .fit(X[:1]).transform(X),
+        "sklearn brute": lambda X, Y: (
+            NearestNeighbors(n_neighbors=1, algorithm="brute").fit(Y).kneighbors(X)[0]
+        ),
+        "ours (torch)": lambda X, Y: (
+            NearestSyntheticDistance(Y, backend="torch").fit(X[:1]).transform(X)
+        ),
     }
     if HAS_FAISS:
         import faiss
@@ -60,9 +62,9 @@ def methods():
             return np.sqrt(index.search(X.astype(np.float32), 2)[0][:, 0])
 
         table["faiss k=2"] = raw_faiss_two
-        table["ours (faiss)"] = lambda X, Y: NearestSyntheticDistance(Y, backend="faiss").fit(
-            X[:1]
-        ).transform(X)
+        table["ours (faiss)"] = lambda X, Y: (
+            NearestSyntheticDistance(Y, backend="faiss").fit(X[:1]).transform(X)
+        )
     return table
 
 
@@ -115,17 +117,21 @@ def main():
             faiss.omp_set_num_threads(args.threads)
     n, N = (1_000, 10_000) if args.quick else (10_000, 100_000)
     rng = np.random.default_rng(0)
-    print(f"nearest-synthetic distance, {n} queries x {N} synthetic rows, median of "
-          f"{args.repeats} interleaved runs; torch threads {torch.get_num_threads()}, "
-          f"faiss {'installed' if HAS_FAISS else 'not installed'}")  # fmt: skip
+    print(
+        f"nearest-synthetic distance, {n} queries x {N} synthetic rows, median of "
+        f"{args.repeats} interleaved runs; torch threads {torch.get_num_threads()}, "
+        f"faiss {'installed' if HAS_FAISS else 'not installed'}"
+    )
     header = f"{'d':>3}  {'method':<18} {'median s':>9} {'min-max s':>13} {'vs brute':>9}"
     print(header + (f" {'vs faiss':>9}" if HAS_FAISS else ""))
     with threadpool_limits(limits=args.threads):
         for d in (16, 64):
             median, spread = time_all(n, N, d, args.repeats, rng)
             for name, t in median.items():
-                line = (f"{d:>3}  {name:<18} {t:>9.3f} {spread[name][0]:>6.2f}-"
-                        f"{spread[name][1]:<6.2f} {t / median['sklearn brute']:>9.2f}")  # fmt: skip
+                line = (
+                    f"{d:>3}  {name:<18} {t:>9.3f} {spread[name][0]:>6.2f}-"
+                    f"{spread[name][1]:<6.2f} {t / median['sklearn brute']:>9.2f}"
+                )
                 if HAS_FAISS:
                     line += f" {t / median['faiss IndexFlatL2']:>9.2f}"
                 print(line)
@@ -133,11 +139,13 @@ def main():
     print("\npeak memory of ours (torch), each in a fresh process, d = 16")
     print(f"{'queries':>8} {'synthetic N':>12} {'extra peak MiB':>15} {'n x N matrix MiB':>17}")
     n_mem = 1_000 if args.quick else 2_000
-    for N_mem in ((10_000, 40_000) if args.quick else (25_000, 100_000, 400_000)):
+    for N_mem in (10_000, 40_000) if args.quick else (25_000, 100_000, 400_000):
         probe = subprocess.run(
             [sys.executable, __file__, "--memory-probe", str(n_mem), str(N_mem), "16"],
-            capture_output=True, text=True, check=True,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         extra = json.loads(probe.stdout)
         print(f"{n_mem:>8} {N_mem:>12} {extra:>15.0f} {n_mem * N_mem * 8 / 2**20:>17.0f}")
 

@@ -73,15 +73,21 @@ def timing_table(X, y, n_shadow, repeats):
     template = HistGradientBoostingClassifier(max_iter=50)
 
     def shadows(n_jobs=None):
-        model = ShadowModels(template, n_shadow=n_shadow, split="balanced", n_jobs=n_jobs,
-                             random_state=0)  # fmt: skip
+        model = ShadowModels(
+            template, n_shadow=n_shadow, split="balanced", n_jobs=n_jobs, random_state=0
+        )
         return model.fit(X, y).queries_
 
     from dask.distributed import Client, LocalCluster
 
     start = time.perf_counter()
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=logging.ERROR)  # fmt: skip
+    cluster = LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+    )
     client = Client(cluster)
     cluster_start = time.perf_counter() - start
 
@@ -93,8 +99,11 @@ def timing_table(X, y, n_shadow, repeats):
         with parallel_config(backend="dask"):
             return shadows()
 
-    runs = {"serial (n_jobs=1)": serial, "n_jobs=2 (loky)": lambda: shadows(n_jobs=2),
-            "Dask, 2 workers x 1 thread": on_dask}  # fmt: skip
+    runs = {
+        "serial (n_jobs=1)": serial,
+        "n_jobs=2 (loky)": lambda: shadows(n_jobs=2),
+        "Dask, 2 workers x 1 thread": on_dask,
+    }
     times = {name: [] for name in runs}
     cold = {}
     loads = [os.getloadavg()[0]]
@@ -110,8 +119,10 @@ def timing_table(X, y, n_shadow, repeats):
                 else:
                     cold[name] = elapsed
                 loads.append(os.getloadavg()[0])
-        overhead = {"serial (n_jobs=1)": _per_task_overhead(),
-                    "n_jobs=2 (loky)": _per_task_overhead(n_jobs=2)}  # fmt: skip
+        overhead = {
+            "serial (n_jobs=1)": _per_task_overhead(),
+            "n_jobs=2 (loky)": _per_task_overhead(n_jobs=2),
+        }
         with parallel_config(backend="dask"):
             overhead["Dask, 2 workers x 1 thread"] = _per_task_overhead()
     finally:
@@ -119,24 +130,34 @@ def timing_table(X, y, n_shadow, repeats):
         cluster.close()
 
     base = float(np.median(times["serial (n_jobs=1)"]))
-    print(f"\n## {n_shadow} shadow models, HistGradientBoostingClassifier(max_iter=50), "
-          f"digits ({len(y)} records, each shadow on a random half)")  # fmt: skip
-    print(f"(median of {repeats} interleaved rounds after a cold one; 1-min load average "
-          f"during the runs {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores; "
-          f"Dask LocalCluster start {cluster_start:.1f} s, in no row)\n")  # fmt: skip
-    print("| run | cold (s) | warm, median (s) | warm, min (s) | speed-up vs serial "
-          "| per shadow (s) | no-op task (ms) |")  # fmt: skip
+    print(
+        f"\n## {n_shadow} shadow models, HistGradientBoostingClassifier(max_iter=50), "
+        f"digits ({len(y)} records, each shadow on a random half)"
+    )
+    print(
+        f"(median of {repeats} interleaved rounds after a cold one; 1-min load average "
+        f"during the runs {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores; "
+        f"Dask LocalCluster start {cluster_start:.1f} s, in no row)\n"
+    )
+    print(
+        "| run | cold (s) | warm, median (s) | warm, min (s) | speed-up vs serial "
+        "| per shadow (s) | no-op task (ms) |"
+    )
     print("|---|---|---|---|---|---|---|")
     for name in runs:
         median = float(np.median(times[name]))
-        print(f"| {name} | {cold[name]:.1f} | {median:.1f} | {min(times[name]):.1f} | "
-              f"{base / median:.2f}x | {median / n_shadow:.2f} | "
-              f"{overhead[name]:.2f} |")  # fmt: skip
+        print(
+            f"| {name} | {cold[name]:.1f} | {median:.1f} | {min(times[name]):.1f} | "
+            f"{base / median:.2f}x | {median / n_shadow:.2f} | "
+            f"{overhead[name]:.2f} |"
+        )
     dask_extra = np.median(times["Dask, 2 workers x 1 thread"]) - np.median(
         times["n_jobs=2 (loky)"]
     )
-    print(f"\nDask minus loky (warm medians), per shadow task: {dask_extra / n_shadow:+.3f} s; "
-          f"ideal 2-core time {base / 2:.1f} s.")  # fmt: skip
+    print(
+        f"\nDask minus loky (warm medians), per shadow task: {dask_extra / n_shadow:+.3f} s; "
+        f"ideal 2-core time {base / 2:.1f} s."
+    )
 
 
 def _targets(X, y, n_targets, template):
@@ -160,27 +181,40 @@ def lira_tables(X, y, n_targets, shadow_counts, n_jobs):
     records, targets = _targets(X, y, n_targets, template)
     gaps = [(t.score(X[m], y[m]), t.score(X[~m], y[~m])) for t, m in targets]
     n_non = sum(int((~m).sum()) for _, m in targets)
-    print(f"\n## LiRA on digits: {n_targets} MLP(64) targets, train / test accuracy "
-          f"{np.mean([g[0] for g in gaps]):.3f} / {np.mean([g[1] for g in gaps]):.3f}; "
-          f"{n_non} non-members pooled, so 0.1 % FPR = {n_non // 1000} false positives")
+    print(
+        f"\n## LiRA on digits: {n_targets} MLP(64) targets, train / test accuracy "
+        f"{np.mean([g[0] for g in gaps]):.3f} / {np.mean([g[1] for g in gaps]):.3f}; "
+        f"{n_non} non-members pooled, so 0.1 % FPR = {n_non // 1000} false positives"
+    )
     print(f"({_load()}; shadows trained with n_jobs={n_jobs})\n")
-    variants = {"online": {}, "online, fixed variance": {"fix_variance": True},
-                "offline, fixed variance": {"online": False, "fix_variance": True}}  # fmt: skip
+    variants = {
+        "online": {},
+        "online, fixed variance": {"fix_variance": True},
+        "offline, fixed variance": {"online": False, "fix_variance": True},
+    }
     print("| shadows | variant | TPR @ 0.1 % FPR | TPR @ 1 % FPR | AUC | fit (s) |")
     print("|---|---|---|---|---|---|")
     first_target, first_member = targets[0]
     for n_shadow in shadow_counts:
         for name, params in variants.items():
-            attack = LiRAAttack(first_target, template, n_shadow=n_shadow, n_jobs=n_jobs,
-                                random_state=n_shadow, **params)  # fmt: skip
+            attack = LiRAAttack(
+                first_target,
+                template,
+                n_shadow=n_shadow,
+                n_jobs=n_jobs,
+                random_state=n_shadow,
+                **params,
+            )
             elapsed, _ = _timed(lambda: attack.fit(records, first_member))  # noqa: B023
             scored = []
             for target, member in targets:
                 attack.target = target  # same shadows, another target
                 scored.append((attack.score_samples(records), member))
             tpr_001, tpr_01, auc = _pooled(scored)
-            print(f"| {n_shadow} | {name} | {tpr_001:.3f} | {tpr_01:.3f} | {auc:.3f} | "
-                  f"{elapsed:.1f} |")  # fmt: skip
+            print(
+                f"| {n_shadow} | {name} | {tpr_001:.3f} | {tpr_01:.3f} | {auc:.3f} | "
+                f"{elapsed:.1f} |"
+            )
     return template, records, targets
 
 
@@ -190,12 +224,18 @@ def baseline_table(X, y, template, records, targets, n_shadow, n_jobs):
     scored = [(logit_confidence(t, records), m) for t, m in targets]
     rows["global threshold on the logit confidence (no shadows)"] = _pooled(scored)
 
-    sma_shadows = ShadowModels(template, n_shadow=n_shadow, split="balanced",
-                               outputs=("true_label", "proba"), n_jobs=n_jobs,
-                               random_state=1).fit(X, y)  # fmt: skip
+    sma_shadows = ShadowModels(
+        template,
+        n_shadow=n_shadow,
+        split="balanced",
+        outputs=("true_label", "proba"),
+        n_jobs=n_jobs,
+        random_state=1,
+    ).fit(X, y)
     sma = ShadowModelAttack(random_state=0).fit(sma_shadows.queries_, sma_shadows.membership_)
-    btta_shadows = ShadowModels(template, n_shadow=n_shadow, split="balanced", n_jobs=n_jobs,
-                                random_state=1).fit(X, y)  # fmt: skip
+    btta_shadows = ShadowModels(
+        template, n_shadow=n_shadow, split="balanced", n_jobs=n_jobs, random_state=1
+    ).fit(X, y)
     btta = BTTAttack().fit(btta_shadows.queries_, btta_shadows.membership_)
     cbtta = BTTAttack(partition="true_label_confidence").fit(
         btta_shadows.queries_, btta_shadows.membership_
@@ -211,8 +251,14 @@ def baseline_table(X, y, template, records, targets, n_shadow, n_jobs):
             scored.append((attack.decision_function(query.fit_transform(records)), member))
         rows[name] = _pooled(scored)
 
-    attack = LiRAAttack(targets[0][0], template, n_shadow=n_shadow, n_jobs=n_jobs,
-                        fix_variance=True, random_state=n_shadow)  # fmt: skip
+    attack = LiRAAttack(
+        targets[0][0],
+        template,
+        n_shadow=n_shadow,
+        n_jobs=n_jobs,
+        fix_variance=True,
+        random_state=n_shadow,
+    )
     attack.fit(records, targets[0][1])
     scored = []
     for target, member in targets:

@@ -57,8 +57,10 @@ members, non_members, pool = order[:300], order[300:600], order[600:]
 target = RandomForestClassifier(n_estimators=50, random_state=SEED).fit(X[members], y[members])
 train_accuracy = target.score(X[members], y[members])
 test_accuracy = target.score(X[non_members], y[non_members])
-print(f"target: train accuracy {train_accuracy:.3f}, test accuracy {test_accuracy:.3f}, "
-      f"generalization gap {train_accuracy - test_accuracy:.3f}")
+print(
+    f"target: train accuracy {train_accuracy:.3f}, test accuracy {test_accuracy:.3f}, "
+    f"generalization gap {train_accuracy - test_accuracy:.3f}"
+)
 
 # %%
 # Queries
@@ -88,8 +90,12 @@ shadows = ShadowModels(
     random_state=SEED,
 )
 Q_shadow, m_shadow = shadows.fit_queries(X[pool], y[pool])
-print("shadow train accuracies", np.round(shadows.train_accuracies_, 3),
-      "test accuracies", np.round(shadows.test_accuracies_, 3))
+print(
+    "shadow train accuracies",
+    np.round(shadows.train_accuracies_, 3),
+    "test accuracies",
+    np.round(shadows.test_accuracies_, 3),
+)
 
 # %%
 # The attacks
@@ -105,9 +111,7 @@ attacks = {
     "PTC": BTTAttack(partition="true_label_confidence", prior=0.5).fit(Q_shadow, m_shadow),
     # MACE's Bayes-optimal attack on the true-label confidence alone (column 3), with
     # Gaussian KDEs of the shadow members' and non-members' confidences.
-    "Bayes-optimal (confidence, KDE)": BayesOptimalMIA(prior=0.5).fit(
-        Q_shadow[:, [3]], m_shadow
-    ),
+    "Bayes-optimal (confidence, KDE)": BayesOptimalMIA(prior=0.5).fit(Q_shadow[:, [3]], m_shadow),
 }
 # Some classes' shadow probability vectors separate members perfectly, so the attack MLP's
 # loss keeps falling until max_iter; that is expected here, not a fault.
@@ -153,27 +157,33 @@ for name, reported in predictions.items():
     true_positive = int(np.sum((reported == 1) & (m_target == 1)))
     accuracy = interval(np.sum(reported == m_target), m_target.size)
     advantage = [2 * value - 1 for value in accuracy]
-    rows.append({
-        "attack": name,
-        "accuracy": show(*accuracy),
-        "precision": (show(*interval(true_positive, reported.sum())) if reported.any()
-                      else "undefined"),
-        "recall": show(*interval(true_positive, m_target.sum())),
-        "advantage": show(*advantage),
-        "ε ≥": f"{epsilon_lower_bound(max(advantage[0], 0.0)):.2f}",
-        "expected acc.": (f"{attack.expected_accuracy_:.3f}"
-                          if isinstance(attack, BTTAttack) else ""),
-    })
+    rows.append(
+        {
+            "attack": name,
+            "accuracy": show(*accuracy),
+            "precision": (
+                show(*interval(true_positive, reported.sum())) if reported.any() else "undefined"
+            ),
+            "recall": show(*interval(true_positive, m_target.sum())),
+            "advantage": show(*advantage),
+            "ε ≥": f"{epsilon_lower_bound(max(advantage[0], 0.0)):.2f}",
+            "expected acc.": (
+                f"{attack.expected_accuracy_:.3f}" if isinstance(attack, BTTAttack) else ""
+            ),
+        }
+    )
 low, high = optimal.advantage_interval_
-rows.append({
-    "attack": "optimal, U_N (confidence, KDE)",
-    "accuracy": show((1 + optimal.advantage_) / 2, (1 + low) / 2, (1 + high) / 2),
-    "precision": "",
-    "recall": "",
-    "advantage": show(optimal.advantage_, low, high),
-    "ε ≥": f"{optimal.epsilon_:.2f}",
-    "expected acc.": "",
-})
+rows.append(
+    {
+        "attack": "optimal, U_N (confidence, KDE)",
+        "accuracy": show((1 + optimal.advantage_) / 2, (1 + low) / 2, (1 + high) / 2),
+        "precision": "",
+        "recall": "",
+        "advantage": show(optimal.advantage_, low, high),
+        "ε ≥": f"{optimal.epsilon_:.2f}",
+        "expected acc.": "",
+    }
+)
 table = pd.DataFrame(rows).set_index("attack")
 with pd.option_context("display.width", 250, "display.max_columns", None):
     print(table)
@@ -202,8 +212,9 @@ fig, ax = plt.subplots(figsize=(7, 4))
 estimates = []
 for name, reported in predictions.items():
     estimates.append((name, *interval(np.sum(reported == m_target), m_target.size)))
-estimates.append(("optimal, U_N (McDiarmid)", (1 + optimal.advantage_) / 2,
-                  (1 + low) / 2, (1 + high) / 2))
+estimates.append(
+    ("optimal, U_N (McDiarmid)", (1 + optimal.advantage_) / 2, (1 + low) / 2, (1 + high) / 2)
+)
 names, values, lows, highs = zip(*estimates, strict=True)
 errors = [np.subtract(values, lows), np.subtract(highs, values)]
 ax.errorbar(values, range(len(names)), xerr=errors, fmt="o", capsize=3)

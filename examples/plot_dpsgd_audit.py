@@ -69,22 +69,29 @@ members, nonmembers = records[order[:800]], records[order[800:1600]]
 # without clipping or noise.
 def train(epsilon, *, epochs=8, batch_size=200, lr=0.5, hidden=32):
     torch.manual_seed(SEED)
-    net = torch.nn.Sequential(torch.nn.Linear(64, hidden), torch.nn.ReLU(),
-                              torch.nn.Linear(hidden, 10))  # fmt: skip
+    net = torch.nn.Sequential(
+        torch.nn.Linear(64, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 10)
+    )
     optimizer = torch.optim.SGD(net.parameters(), lr=lr, momentum=0.9)
     data = torch.utils.data.TensorDataset(
         torch.as_tensor(members[:, :-1]), torch.as_tensor(members[:, -1], dtype=torch.long)
     )
-    loader = torch.utils.data.DataLoader(data, batch_size=batch_size, shuffle=True,
-                                         generator=torch.Generator().manual_seed(SEED))  # fmt: skip
+    loader = torch.utils.data.DataLoader(
+        data, batch_size=batch_size, shuffle=True, generator=torch.Generator().manual_seed(SEED)
+    )
     engine = None
     if epsilon is not None:
         engine = PrivacyEngine()
         net, optimizer, loader = engine.make_private_with_epsilon(
-            module=net, optimizer=optimizer, data_loader=loader, target_epsilon=epsilon,
-            target_delta=DELTA, epochs=epochs, max_grad_norm=1.0,
+            module=net,
+            optimizer=optimizer,
+            data_loader=loader,
+            target_epsilon=epsilon,
+            target_delta=DELTA,
+            epochs=epochs,
+            max_grad_norm=1.0,
             noise_generator=torch.Generator().manual_seed(SEED + 1),
-        )  # fmt: skip
+        )
     for _ in range(epochs):
         for batch, labels in loader:
             optimizer.zero_grad()
@@ -124,20 +131,23 @@ for name, (net, spent) in models.items():
     # every record scored by densities fitted without its fold: an honest attack
     said_member = kde.crossfit_decision_ > 0
     held_out = said_member[m == 1].mean() - said_member[m == 0].mean()
-    rows.append({
-        "model": name,
-        "train / test acc.": f"{accuracy(net, members):.2f} / {accuracy(net, nonmembers):.2f}",
-        "accountant ε": spent,
-        "certified ε (−loss)": by_loss.epsilon,
-        "certified ε (log-odds)": by_log_odds.epsilon,
-        "certified ε (KDE, loss)": kde.epsilon_,
-        "p-value (no leak)": kde.p_value_,
-        "held-out advantage": held_out,
-        "U_N (estimate)": kde.advantage_,
-    })
+    rows.append(
+        {
+            "model": name,
+            "train / test acc.": f"{accuracy(net, members):.2f} / {accuracy(net, nonmembers):.2f}",
+            "accountant ε": spent,
+            "certified ε (−loss)": by_loss.epsilon,
+            "certified ε (log-odds)": by_log_odds.epsilon,
+            "certified ε (KDE, loss)": kde.epsilon_,
+            "p-value (no leak)": kde.p_value_,
+            "held-out advantage": held_out,
+            "U_N (estimate)": kde.advantage_,
+        }
+    )
 table = pd.DataFrame(rows).set_index("model")
-with pd.option_context("display.width", 250, "display.max_columns", None,
-                       "display.float_format", "{:.3f}".format):  # fmt: skip
+with pd.option_context(
+    "display.width", 250, "display.max_columns", None, "display.float_format", "{:.3f}".format
+):
     print(table)
 
 # %%
@@ -162,12 +172,18 @@ certified = table[["certified ε (−loss)", "certified ε (log-odds)", "certifi
 fig, ax = plt.subplots(figsize=(7, 3.5))
 positions = np.arange(len(table))
 accountant = table["accountant ε"].to_numpy()
-bars = ax.bar(positions - 0.2, np.where(np.isfinite(accountant), accountant, 0), width=0.4,
-              label="accountant ε")  # fmt: skip
-ax.bar_label(bars, labels=[f"{e:.2f}" if np.isfinite(e) else "∞ (no DP)" for e in accountant],
-             fontsize=8)  # fmt: skip
-bars = ax.bar(positions + 0.2, certified.max(axis=1), width=0.4,
-              label="strongest certified ε (95 %)")  # fmt: skip
+bars = ax.bar(
+    positions - 0.2,
+    np.where(np.isfinite(accountant), accountant, 0),
+    width=0.4,
+    label="accountant ε",
+)
+ax.bar_label(
+    bars, labels=[f"{e:.2f}" if np.isfinite(e) else "∞ (no DP)" for e in accountant], fontsize=8
+)
+bars = ax.bar(
+    positions + 0.2, certified.max(axis=1), width=0.4, label="strongest certified ε (95 %)"
+)
 ax.bar_label(bars, fmt="%.2f", fontsize=8)
 ax.set_xticks(positions, table.index, fontsize=8)
 ax.set_ylabel("ε")

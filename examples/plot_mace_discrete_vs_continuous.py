@@ -53,24 +53,29 @@ Q = DiscriminatorQuery(gan.discriminator_).fit_transform(records)
 
 rows = []
 continuous = KDEAdvantageEstimator(bandwidth="scott", random_state=SEED).fit(Q, m)
-rows.append(("U_N  continuous (KDE, Scott)", continuous.advantage_,
-             continuous.advantage_interval_))  # fmt: skip
+rows.append(("U_N  continuous (KDE, Scott)", continuous.advantage_, continuous.advantage_interval_))
 for bins in (10, 30, 100):
     discrete = KDEAdvantageEstimator(bins=bins).fit(Q, m)
-    rows.append((f"W_N  discrete ({bins} bins)", discrete.advantage_,
-                 discrete.advantage_interval_))  # fmt: skip
+    rows.append((f"W_N  discrete ({bins} bins)", discrete.advantage_, discrete.advantage_interval_))
 
 cv = StratifiedKFold(5, shuffle=True, random_state=SEED)
 held_out = cross_val_score(KDEAdvantageEstimator(random_state=SEED), Q, m, cv=cv)
-rows.append(("optimal adversary, held out (5-fold)", held_out.mean(),
-             (held_out.mean() - held_out.std(), held_out.mean() + held_out.std())))  # fmt: skip
+rows.append(
+    (
+        "optimal adversary, held out (5-fold)",
+        held_out.mean(),
+        (held_out.mean() - held_out.std(), held_out.mean() + held_out.std()),
+    )
+)
 fixed = membership_advantage(m, Q[:, 0] > 0.0)
 top_n = membership_advantage(m, Q[:, 0] > np.sort(Q[:, 0])[-int(m.sum()) - 1])
 rows.append(("LOGAN fixed threshold D(z) > 0", fixed, None))
 rows.append(("LOGAN top-n (n = #members)", top_n, None))
 
-print(f"\nJS-GAN on {is_member.sum()} digits; query D(z); {m.sum()} members vs "
-      f"{(1 - m).sum()} non-members (p = 0.5)")  # fmt: skip
+print(
+    f"\nJS-GAN on {is_member.sum()} digits; query D(z); {m.sum()} members vs "
+    f"{(1 - m).sum()} non-members (p = 0.5)"
+)
 print(f"{'adversary / estimator':<38} {'advantage':>9}  {'95% interval (CV: ±1 sd)':>24}")
 for name, value, interval in rows:
     band = f"[{interval[0]:.3f}, {interval[1]:.3f}]" if interval else ""
@@ -93,8 +98,9 @@ ax_q.set(xlabel="discriminator logit D(z)", ylabel="records", title="The query")
 ax_q.legend()
 names = [r[0] for r in rows]
 values = [r[1] for r in rows]
-errors = np.array([[v - r[2][0], r[2][1] - v] if r[2] else [0, 0] for v, r in zip(values, rows,
-                                                                                  strict=True)]).T
+errors = np.array(
+    [[v - r[2][0], r[2][1] - v] if r[2] else [0, 0] for v, r in zip(values, rows, strict=True)]
+).T
 ax_a.barh(names, values, xerr=errors, color=["C0"] * 4 + ["C2"] + ["C3"] * 2)
 ax_a.invert_yaxis()
 ax_a.set(xlabel="membership advantage", title="Optimal (blue/green) vs heuristic (red)")

@@ -50,11 +50,13 @@ records, m = membership_experiment(X[is_member], X[~is_member], prior=0.5, rando
 queries = {
     "D(z)  (Eq. 3)": DiscriminatorQuery(gan.discriminator_),
     "nearest synthetic  (Eq. 2)": NearestSyntheticDistance(synthetic),
-    "hybrid (D, nearest)  (Eq. 4)": FeatureUnion([
-        ("discriminator", DiscriminatorQuery(gan.discriminator_)),
-        ("nearest", NearestSyntheticDistance(synthetic)),
-    ]),
-}  # fmt: skip
+    "hybrid (D, nearest)  (Eq. 4)": FeatureUnion(
+        [
+            ("discriminator", DiscriminatorQuery(gan.discriminator_)),
+            ("nearest", NearestSyntheticDistance(synthetic)),
+        ]
+    ),
+}
 cv = StratifiedKFold(5, shuffle=True, random_state=SEED)
 rows = []
 for name, query in queries.items():
@@ -62,15 +64,27 @@ for name, query in queries.items():
     audit.fit(records, m)
     est = audit[-1]
     held_out = cross_val_score(audit, records, m, cv=cv)
-    rows.append((name, est.n_features_in_, est.advantage_, est.advantage_interval_,
-                 held_out.mean(), held_out.std()))  # fmt: skip
+    rows.append(
+        (
+            name,
+            est.n_features_in_,
+            est.advantage_,
+            est.advantage_interval_,
+            held_out.mean(),
+            held_out.std(),
+        )
+    )
 
-print(f"\nJS-GAN on {is_member.sum()} digits, {len(synthetic)} synthetic images; "
-      f"{m.sum()} members vs {(1 - m).sum()} non-members")  # fmt: skip
+print(
+    f"\nJS-GAN on {is_member.sum()} digits, {len(synthetic)} synthetic images; "
+    f"{m.sum()} members vs {(1 - m).sum()} non-members"
+)
 print(f"{'query':<30} {'dim':>3} {'U_N':>6} {'95% interval':>16} {'held-out (±sd)':>16}")
 for name, dim, U, (lo, hi), mean, sd in rows:
-    print(f"{name:<30} {dim:>3} {U:>6.3f} {f'[{lo:.3f}, {hi:.3f}]':>16} "
-          f"{f'{mean:.3f} ± {sd:.3f}':>16}")  # fmt: skip
+    print(
+        f"{name:<30} {dim:>3} {U:>6.3f} {f'[{lo:.3f}, {hi:.3f}]':>16} "
+        f"{f'{mean:.3f} ± {sd:.3f}':>16}"
+    )
 
 # %%
 import matplotlib  # noqa: E402

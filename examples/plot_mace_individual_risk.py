@@ -33,8 +33,9 @@ OUTPUT = Path(__file__).resolve().parent / "output"
 digits = load_digit_images()
 X = digits.data
 is_member = split_members(len(X), train_fraction=0.1, random_state=SEED)
-train, is_corrupted = add_white_box(X[is_member], digits.image_shape, fraction=0.1, box_size=4,
-                                    random_state=SEED)  # fmt: skip
+train, is_corrupted = add_white_box(
+    X[is_member], digits.image_shape, fraction=0.1, box_size=4, random_state=SEED
+)
 # Moderate training (500 epochs): the clean training images are only mildly overfit, while
 # the few atypical corrupted ones are memorised — the situation Fig. 4 is about. (After
 # 2 000 epochs every training image is memorised and D scores everything in the far tail.)
@@ -53,15 +54,21 @@ attack = BayesOptimalMIA(density="kde", confidence=0.95).fit(Q, m)
 risk, lower, upper = attack.individual_risk(Q[m == 1], return_interval=True)
 advantage = KDEAdvantageEstimator(random_state=SEED).fit(Q, m)
 
-print(f"\nJS-GAN on {len(train)} digits, {is_corrupted.sum()} of them with a white box; "
-      f"query D(z); population U_N = {advantage.advantage_:.3f} "
-      f"[{advantage.advantage_interval_[0]:.3f}, {advantage.advantage_interval_[1]:.3f}]")
-print(f"{'training images':<16} {'n':>4} {'mean risk':>10} {'mean 95% interval':>20} "
-      f"{'median risk':>12}")  # fmt: skip
+print(
+    f"\nJS-GAN on {len(train)} digits, {is_corrupted.sum()} of them with a white box; "
+    f"query D(z); population U_N = {advantage.advantage_:.3f} "
+    f"[{advantage.advantage_interval_[0]:.3f}, {advantage.advantage_interval_[1]:.3f}]"
+)
+print(
+    f"{'training images':<16} {'n':>4} {'mean risk':>10} {'mean 95% interval':>20} "
+    f"{'median risk':>12}"
+)
 for label, group in (("corrupted", is_corrupted), ("clean", ~is_corrupted)):
-    print(f"{label:<16} {group.sum():>4} {risk[group].mean():>10.3f} "
-          f"{f'[{lower[group].mean():.3f}, {upper[group].mean():.3f}]':>20} "
-          f"{np.median(risk[group]):>12.3f}")  # fmt: skip
+    print(
+        f"{label:<16} {group.sum():>4} {risk[group].mean():>10.3f} "
+        f"{f'[{lower[group].mean():.3f}, {upper[group].mean():.3f}]':>20} "
+        f"{np.median(risk[group]):>12.3f}"
+    )
 test = mannwhitneyu(risk[is_corrupted], risk[~is_corrupted], alternative="greater")
 print(f"Mann-Whitney U, corrupted > clean: p = {test.pvalue:.2g}")
 
@@ -80,8 +87,12 @@ for k, i in enumerate(shown):
     ax.axis("off")
 ax = fig.add_subplot(1, 3, 3)
 means = [risk[is_corrupted].mean(), risk[~is_corrupted].mean()]
-spans = np.array([[mu - lower[g].mean(), upper[g].mean() - mu] for mu, g in
-                  zip(means, (is_corrupted, ~is_corrupted), strict=True)]).T  # fmt: skip
+spans = np.array(
+    [
+        [mu - lower[g].mean(), upper[g].mean() - mu]
+        for mu, g in zip(means, (is_corrupted, ~is_corrupted), strict=True)
+    ]
+).T
 ax.bar(["corrupted", "clean"], means, yerr=spans, color=["C3", "C0"], capsize=6)
 ax.set(ylabel="mean individual privacy risk |f_p|", title="MACE Fig. 4 on digits")
 fig.suptitle("Training images (top row corrupted, bottom row clean) and their risk")

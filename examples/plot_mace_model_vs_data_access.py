@@ -55,11 +55,15 @@ records, m = membership_experiment(X[is_member], X[~is_member], prior=0.5, rando
 queries = {
     "D(z)  (model access, Eq. 3)": DiscriminatorQuery(gan.discriminator_),
     "min_w ||z - G(w)||  (generator, GAN-leaks)": GeneratorReconstructionQuery(
-        gan.generator_, latent_dim=gan.latent_dim, n_restarts=5, n_steps=200,
-        learning_rate=0.05, random_state=SEED,
+        gan.generator_,
+        latent_dim=gan.latent_dim,
+        n_restarts=5,
+        n_steps=200,
+        learning_rate=0.05,
+        random_state=SEED,
     ),
     "min_j ||z - g_j||  (data access, Eq. 2)": NearestSyntheticDistance(synthetic),
-}  # fmt: skip
+}
 # Heuristics: high discriminator score = member; close to the synthetic data = member.
 heuristics = {
     "D(z)  (model access, Eq. 3)": lambda q: q > 0.0,
@@ -72,17 +76,25 @@ for name, query in queries.items():
     Q = query.fit_transform(records)
     est = KDEAdvantageEstimator(random_state=SEED).fit(Q, m)
     held_out = cross_val_score(KDEAdvantageEstimator(random_state=SEED), Q, m, cv=cv)
-    results[name] = dict(Q=Q[:, 0], U=est.advantage_, interval=est.advantage_interval_,
-                         held_out=held_out.mean(),
-                         heuristic=membership_advantage(m, heuristics[name](Q[:, 0])))  # fmt: skip
+    results[name] = dict(
+        Q=Q[:, 0],
+        U=est.advantage_,
+        interval=est.advantage_interval_,
+        held_out=held_out.mean(),
+        heuristic=membership_advantage(m, heuristics[name](Q[:, 0])),
+    )
 
-print(f"\nJS-GAN on {is_member.sum()} digits, {len(synthetic)} synthetic images; "
-      f"{m.sum()} members vs {(1 - m).sum()} non-members")  # fmt: skip
+print(
+    f"\nJS-GAN on {is_member.sum()} digits, {len(synthetic)} synthetic images; "
+    f"{m.sum()} members vs {(1 - m).sum()} non-members"
+)
 print(f"{'query':<44} {'U_N':>6} {'95% interval':>16} {'held-out':>9} {'heuristic':>9}")
 for name, r in results.items():
     lo, hi = r["interval"]
-    print(f"{name:<44} {r['U']:>6.3f} {f'[{lo:.3f}, {hi:.3f}]':>16} {r['held_out']:>9.3f} "
-          f"{r['heuristic']:>9.3f}")  # fmt: skip
+    print(
+        f"{name:<44} {r['U']:>6.3f} {f'[{lo:.3f}, {hi:.3f}]':>16} {r['held_out']:>9.3f} "
+        f"{r['heuristic']:>9.3f}"
+    )
 
 # %%
 import matplotlib  # noqa: E402
@@ -99,10 +111,12 @@ for ax, (name, r) in zip(axes[:3], results.items(), strict=True):
     ax.legend()
 labels = ["discriminator", "generator", "synthetic data"]
 width = 0.25
-for k, (key, label) in enumerate([("U", "U_N (optimal)"), ("held_out", "held-out optimal"),
-                                  ("heuristic", "heuristic")]):  # fmt: skip
-    axes[3].bar(np.arange(3) + (k - 1) * width, [r[key] for r in results.values()], width,
-                label=label)  # fmt: skip
+for k, (key, label) in enumerate(
+    [("U", "U_N (optimal)"), ("held_out", "held-out optimal"), ("heuristic", "heuristic")]
+):
+    axes[3].bar(
+        np.arange(3) + (k - 1) * width, [r[key] for r in results.values()], width, label=label
+    )
 axes[3].set_xticks(np.arange(3), labels)
 axes[3].set(ylabel="membership advantage", title="Who leaks more")
 axes[3].legend()

@@ -49,15 +49,20 @@ for name, query in queries.items():
     Q = query.fit_transform(records)
     est = KDEAdvantageEstimator(random_state=SEED).fit(Q, m)
     held_out = cross_val_score(KDEAdvantageEstimator(random_state=SEED), Q, m, cv=cv)
-    rows.append((name, Q.shape[1], est.advantage_, est.advantage_interval_, held_out.mean(),
-                 held_out.std()))  # fmt: skip
+    rows.append(
+        (name, Q.shape[1], est.advantage_, est.advantage_interval_, held_out.mean(), held_out.std())
+    )
 
-print(f"\nprivGAN (2 pairs) on {is_member.sum()} digits; {m.sum()} members vs "
-      f"{(1 - m).sum()} non-members")  # fmt: skip
+print(
+    f"\nprivGAN (2 pairs) on {is_member.sum()} digits; {m.sum()} members vs "
+    f"{(1 - m).sum()} non-members"
+)
 print(f"{'query':<28} {'dim':>3} {'U_N':>6} {'95% interval':>16} {'held-out (±sd)':>16}")
 for name, dim, U, (lo, hi), mean, sd in rows:
-    print(f"{name:<28} {dim:>3} {U:>6.3f} {f'[{lo:.3f}, {hi:.3f}]':>16} "
-          f"{f'{mean:.3f} ± {sd:.3f}':>16}")  # fmt: skip
+    print(
+        f"{name:<28} {dim:>3} {U:>6.3f} {f'[{lo:.3f}, {hi:.3f}]':>16} "
+        f"{f'{mean:.3f} ± {sd:.3f}':>16}"
+    )
 
 # %%
 import matplotlib  # noqa: E402

@@ -46,8 +46,10 @@ for size in SIZES:
 
 half_width = KDEAdvantageEstimator().fit(Q, m)
 lo, hi = half_width.advantage_interval_
-print(f"\nJS-GAN on {is_member.sum()} digits; query: nearest-synthetic distance; "
-      f"{m.sum()} members vs {(1 - m).sum()} non-members")  # fmt: skip
+print(
+    f"\nJS-GAN on {is_member.sum()} digits; query: nearest-synthetic distance; "
+    f"{m.sum()} members vs {(1 - m).sum()} non-members"
+)
 print(f"{'synthetic size':>14} {'U_N (mean of 3)':>16} {'sd over draws':>14}")
 for size, mean, sd in results:
     print(f"{size:>14} {mean:>16.3f} {sd:>14.3f}")
@@ -62,8 +64,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 sizes, means, sds = (np.array(c) for c in zip(*results, strict=True))
 fig, ax = plt.subplots(figsize=(6, 4))
 ax.errorbar(sizes, means, yerr=sds, marker="o", capsize=4)
-ax.set(xscale="log", xlabel="number of released synthetic images",
-       ylabel="optimal membership advantage U_N", title="MACE App. H on digits")  # fmt: skip
+ax.set(
+    xscale="log",
+    xlabel="number of released synthetic images",
+    ylabel="optimal membership advantage U_N",
+    title="MACE App. H on digits",
+)
 fig.tight_layout()
 OUTPUT.mkdir(exist_ok=True)
 fig.savefig(OUTPUT / "mace_synthetic_size.png", dpi=120)

@@ -44,18 +44,20 @@ def make_demo_tables(random_state=0):
     table.insert(0, "patient_id", [f"P{i:04d}" for i in range(len(table))])
     table["diagnosis"] = np.where(data.target == 1, "benign", "malignant")
     members = table.iloc[order[:N_MEMBERS]].reset_index(drop=True)
-    non_members = table.iloc[order[N_MEMBERS:N_MEMBERS + N_NON_MEMBERS]].reset_index(drop=True)
-    reference = table.iloc[order[N_MEMBERS + N_NON_MEMBERS:]].reset_index(drop=True)
+    non_members = table.iloc[order[N_MEMBERS : N_MEMBERS + N_NON_MEMBERS]].reset_index(drop=True)
+    reference = table.iloc[order[N_MEMBERS + N_NON_MEMBERS :]].reset_index(drop=True)
 
     # generators see the measurements and the diagnosis (as 0/1), never the identifier
     columns = [*features.columns, "malignant"]
     train = members[features.columns].assign(malignant=(members["diagnosis"] == "malignant"))
     scaler = StandardScaler().fit(train.astype(float))
     Z = scaler.transform(train.astype(float))
-    leaky = GaussianMixture(N_MEMBERS // 2, covariance_type="diag", reg_covar=1e-3,
-                            random_state=random_state).fit(Z)
-    safe = GaussianMixture(3, covariance_type="diag", reg_covar=1e-3,
-                           random_state=random_state).fit(Z)
+    leaky = GaussianMixture(
+        N_MEMBERS // 2, covariance_type="diag", reg_covar=1e-3, random_state=random_state
+    ).fit(Z)
+    safe = GaussianMixture(
+        3, covariance_type="diag", reg_covar=1e-3, random_state=random_state
+    ).fit(Z)
     releases = {}
     for name, model in (("leaky", leaky), ("safe", safe)):
         frame = _sample(model, scaler, N_SYNTHETIC, columns, random_state)
@@ -76,18 +78,33 @@ def run_demo(out="mace-output/demo", random_state=0, verbose=True):
     members, non_members, reference, releases = make_demo_tables(random_state)
     inputs = out / "inputs"
     inputs.mkdir(parents=True, exist_ok=True)
-    tables = {"members": members, "non_members": non_members, "reference": reference,
-              **{f"synthetic_{k}": v for k, v in releases.items()}}
+    tables = {
+        "members": members,
+        "non_members": non_members,
+        "reference": reference,
+        **{f"synthetic_{k}": v for k, v in releases.items()},
+    }
     for name, frame in tables.items():
         frame.to_csv(inputs / f"{name}.csv", index=False)
-    print("sklearn-mace demo: breast cancer, a leaky (overfit 100-component mixture) and a "
-          "safer (3-component mixture) synthetic release")
-    result = audit(members, non_members, releases, reference, group_by="diagnosis",
-                   random_state=random_state, verbose=verbose)
+    print(
+        "sklearn-mace demo: breast cancer, a leaky (overfit 100-component mixture) and a "
+        "safer (3-component mixture) synthetic release"
+    )
+    result = audit(
+        members,
+        non_members,
+        releases,
+        reference,
+        group_by="diagnosis",
+        random_state=random_state,
+        verbose=verbose,
+    )
     paths = write_report(result, out)
     print_summary(result, paths)
-    print(f"the same from files: sklearn-mace audit --members {inputs}/members.csv "
-          f"--non-members {inputs}/non_members.csv --reference {inputs}/reference.csv "
-          f"--synthetic leaky={inputs}/synthetic_leaky.csv safe={inputs}/synthetic_safe.csv "
-          f"--group-by diagnosis --out {out}-from-files")
+    print(
+        f"the same from files: sklearn-mace audit --members {inputs}/members.csv "
+        f"--non-members {inputs}/non_members.csv --reference {inputs}/reference.csv "
+        f"--synthetic leaky={inputs}/synthetic_leaky.csv safe={inputs}/synthetic_safe.csv "
+        f"--group-by diagnosis --out {out}-from-files"
+    )
     return result

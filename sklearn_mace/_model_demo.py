@@ -38,7 +38,7 @@ def make_model_demo_tables(random_state=0, sizes=(N_MEMBERS, N_NON_MEMBERS, None
     order = np.random.default_rng(random_state).permutation(len(table))
     n_mem, n_non, n_pop = sizes
     stop = len(table) if n_pop is None else n_mem + n_non + n_pop
-    cuts = [order[:n_mem], order[n_mem:n_mem + n_non], order[n_mem + n_non:stop]]
+    cuts = [order[:n_mem], order[n_mem : n_mem + n_non], order[n_mem + n_non : stop]]
     return [table.iloc[rows].reset_index(drop=True) for rows in cuts]
 
 
@@ -66,12 +66,20 @@ def save_demo_models(members, folder, random_state=0):
     (folder / "overfit.onnx").write_bytes(onnx.SerializeToString())
     regularised.fit(X, y)
     sio.dump(regularised, folder / "regularised.skops")
-    return {"overfit": folder / "overfit.onnx", "regularised": folder / "regularised.skops",
-            "recipe": folder / "overfit-recipe.skops"}
+    return {
+        "overfit": folder / "overfit.onnx",
+        "regularised": folder / "regularised.skops",
+        "recipe": folder / "overfit-recipe.skops",
+    }
 
 
-def run_model_demo(out="mace-output/audit-model", n_jobs=None, random_state=0, verbose=True,
-                   sizes=(N_MEMBERS, N_NON_MEMBERS, None)):
+def run_model_demo(
+    out="mace-output/audit-model",
+    n_jobs=None,
+    random_state=0,
+    verbose=True,
+    sizes=(N_MEMBERS, N_NON_MEMBERS, None),
+):
     """Train, save, load back and audit the two demo models; write the report under ``out``.
 
     ``sizes`` (members, hold-out, population rows) exists so that the tests can run a smaller
@@ -87,7 +95,8 @@ def run_model_demo(out="mace-output/audit-model", n_jobs=None, random_state=0, v
         import skops  # noqa: F401
     except ImportError as exc:
         raise AuditInputError(
-            f"The model demo saves ONNX and skops files: {MODELS_EXTRA}.") from exc
+            f"The model demo saves ONNX and skops files: {MODELS_EXTRA}."
+        ) from exc
     out = Path(out)
     members, non_members, population = make_model_demo_tables(random_state, sizes)
     inputs = out / "inputs"
@@ -96,19 +105,31 @@ def run_model_demo(out="mace-output/audit-model", n_jobs=None, random_state=0, v
     for name, frame in tables.items():
         frame.to_csv(inputs / f"{name}.csv", index=False)
     files = save_demo_models(members, out / "models", random_state)
-    print("sklearn-mace audit-model demo: digits, an overfit random forest (ONNX) and a "
-          f"regularised logistic regression (skops), trained on the same {len(members)} "
-          "members")
+    print(
+        "sklearn-mace audit-model demo: digits, an overfit random forest (ONNX) and a "
+        f"regularised logistic regression (skops), trained on the same {len(members)} "
+        "members"
+    )
     models = {name: load_model(files[name], name=name) for name in ("overfit", "regularised")}
     recipes = {"overfit": load_estimator(files["recipe"])}
-    result = audit_model(models, members, non_members, label=LABEL, population=population,
-                         shadow_estimators=recipes, n_jobs=n_jobs, random_state=random_state,
-                         verbose=verbose)
+    result = audit_model(
+        models,
+        members,
+        non_members,
+        label=LABEL,
+        population=population,
+        shadow_estimators=recipes,
+        n_jobs=n_jobs,
+        random_state=random_state,
+        verbose=verbose,
+    )
     paths = write_model_report(result, out)
     print_model_summary(result, paths)
-    print(f"the same from files: sklearn-mace audit-model --model overfit={files['overfit']} "
-          f"regularised={files['regularised']} --shadow-estimator "
-          f"overfit={files['recipe']} --members {inputs}/members.csv --non-members "
-          f"{inputs}/non_members.csv --population {inputs}/population.csv --label {LABEL} "
-          f"--out {out}-from-files")
+    print(
+        f"the same from files: sklearn-mace audit-model --model overfit={files['overfit']} "
+        f"regularised={files['regularised']} --shadow-estimator "
+        f"overfit={files['recipe']} --members {inputs}/members.csv --non-members "
+        f"{inputs}/non_members.csv --population {inputs}/population.csv --label {LABEL} "
+        f"--out {out}-from-files"
+    )
     return result

@@ -52,8 +52,7 @@ def _positive_int(text):
     except ValueError:
         value = 0
     if value < 1:
-        raise argparse.ArgumentTypeError(
-            f"--max-categories must be an integer >= 1; got {text!r}")
+        raise argparse.ArgumentTypeError(f"--max-categories must be an integer >= 1; got {text!r}")
     return value
 
 
@@ -85,42 +84,86 @@ def build_parser():
     )
     inputs = audit.add_argument_group("inputs (CSV or Parquet; all three, or none for the demo)")
     inputs.add_argument("--members", metavar="PATH", help="training rows of the generator")
-    inputs.add_argument("--non-members", metavar="PATH",
-                        help="hold-out rows from the same population, unseen by the generator")
-    inputs.add_argument("--synthetic", metavar="[NAME=]PATH", nargs="+", type=_release,
-                        help="released synthetic rows; several releases are compared side "
-                             "by side")
-    inputs.add_argument("--reference", metavar="PATH",
-                        help="further population rows for DOMIAS and GAN-leaks CAL "
-                             "(default: half of the non-members)")
+    inputs.add_argument(
+        "--non-members",
+        metavar="PATH",
+        help="hold-out rows from the same population, unseen by the generator",
+    )
+    inputs.add_argument(
+        "--synthetic",
+        metavar="[NAME=]PATH",
+        nargs="+",
+        type=_release,
+        help="released synthetic rows; several releases are compared side by side",
+    )
+    inputs.add_argument(
+        "--reference",
+        metavar="PATH",
+        help="further population rows for DOMIAS and GAN-leaks CAL "
+        "(default: half of the non-members)",
+    )
     options = audit.add_argument_group("audit options")
-    options.add_argument("--prior", type=_open_unit_interval("--prior"), default=None,
-                         help="P(member) at which advantages and risks are stated (default: "
-                              "the fraction of members among the audited records)")
-    options.add_argument("--columns", action="append", metavar="A,B,…",
-                         help="audit only these comma-separated columns (default: all)")
-    options.add_argument("--out", metavar="DIR", type=Path, default=None,
-                         help=f"output folder (default: {DEFAULT_OUT}, or {DEMO_OUT} for the "
-                              "demo); nothing is written elsewhere")
-    options.add_argument("--group-by", metavar="COLUMN", default=None,
-                         help="a categorical column of the members and non-members that "
-                              "groups the records in the risk figure and records.csv")
-    options.add_argument("--confidence", type=_open_unit_interval("--confidence"),
-                         default=0.95, help="level at which each release's certified claims "
-                                            "hold together (default: 0.95)")
-    options.add_argument("--delta", type=_delta, default=0.0,
-                         help="δ of (ε, δ)-DP at which the ε lower bounds are stated "
-                              "(default: 0)")
-    options.add_argument("--epsilon", type=_non_negative, default=1.0,
-                         help="ε whose DP bound the figures draw; a certified ε above it "
-                              "turns a release's card red (default: 1)")
-    options.add_argument("--max-categories", type=_positive_int, default=20,
-                         help="text columns with more distinct values are dropped "
-                              "(default: 20)")
+    options.add_argument(
+        "--prior",
+        type=_open_unit_interval("--prior"),
+        default=None,
+        help="P(member) at which advantages and risks are stated (default: "
+        "the fraction of members among the audited records)",
+    )
+    options.add_argument(
+        "--columns",
+        action="append",
+        metavar="A,B,…",
+        help="audit only these comma-separated columns (default: all)",
+    )
+    options.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        default=None,
+        help=f"output folder (default: {DEFAULT_OUT}, or {DEMO_OUT} for the "
+        "demo); nothing is written elsewhere",
+    )
+    options.add_argument(
+        "--group-by",
+        metavar="COLUMN",
+        default=None,
+        help="a categorical column of the members and non-members that "
+        "groups the records in the risk figure and records.csv",
+    )
+    options.add_argument(
+        "--confidence",
+        type=_open_unit_interval("--confidence"),
+        default=0.95,
+        help="level at which each release's certified claims hold together (default: 0.95)",
+    )
+    options.add_argument(
+        "--delta",
+        type=_delta,
+        default=0.0,
+        help="δ of (ε, δ)-DP at which the ε lower bounds are stated (default: 0)",
+    )
+    options.add_argument(
+        "--epsilon",
+        type=_non_negative,
+        default=1.0,
+        help="ε whose DP bound the figures draw; a certified ε above it "
+        "turns a release's card red (default: 1)",
+    )
+    options.add_argument(
+        "--max-categories",
+        type=_positive_int,
+        default=20,
+        help="text columns with more distinct values are dropped (default: 20)",
+    )
     options.add_argument("--random-state", type=int, default=0)
-    options.add_argument("--n-jobs", type=int, default=None,
-                         help="releases audited in parallel (joblib: -1 = all cores); the "
-                              "report does not depend on it")
+    options.add_argument(
+        "--n-jobs",
+        type=int,
+        default=None,
+        help="releases audited in parallel (joblib: -1 = all cores); the "
+        "report does not depend on it",
+    )
     options.add_argument("--quiet", action="store_true", help="no progress bar")
 
     add_audit_model_parser(commands)
@@ -135,37 +178,55 @@ def build_parser():
 def print_summary(result, paths, file=None):
     """The printed summary: certified claims per analysis, then each release's verdict."""
     file = sys.stdout if file is None else file
-    rows = [(row["release"], row["analysis"], f"{row['epsilon_at_least']:.2f}",
-             f"{row['fpr_upper']:.3f}", f"{row['fnr_upper']:.3f}", f"{row['auc']:.3f}",
-             f"{row['tpr_at_1pct_fpr']:.3f}", f"{row['tpr_at_0.1pct_fpr']:.3f}")
-            for _, row in result.summary.iterrows()]
-    header = ("release", "analysis", "ε ≥", "at FPR ≤", "FNR ≤", "AUC", "TPR@1%FPR",
-              "TPR@0.1%FPR")
+    rows = [
+        (
+            row["release"],
+            row["analysis"],
+            f"{row['epsilon_at_least']:.2f}",
+            f"{row['fpr_upper']:.3f}",
+            f"{row['fnr_upper']:.3f}",
+            f"{row['auc']:.3f}",
+            f"{row['tpr_at_1pct_fpr']:.3f}",
+            f"{row['tpr_at_0.1pct_fpr']:.3f}",
+        )
+        for _, row in result.summary.iterrows()
+    ]
+    header = ("release", "analysis", "ε ≥", "at FPR ≤", "FNR ≤", "AUC", "TPR@1%FPR", "TPR@0.1%FPR")
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     n_mem = int(result.membership.sum())
-    print(f"sklearn-mace audit: {n_mem} members, {len(result.membership) - n_mem} "
-          f"non-members, prior {result.prior:.3g}, δ = {result.delta:g}; the certified claims "
-          f"of a release hold together at {result.confidence:.0%} (each at "
-          f"{result.claim_confidence:.2%})", file=file)
+    print(
+        f"sklearn-mace audit: {n_mem} members, {len(result.membership) - n_mem} "
+        f"non-members, prior {result.prior:.3g}, δ = {result.delta:g}; the certified claims "
+        f"of a release hold together at {result.confidence:.0%} (each at "
+        f"{result.claim_confidence:.2%})",
+        file=file,
+    )
     for r in [header, *rows]:
-        print("  ".join(str(v).ljust(w) if i < 2 else str(v).rjust(w)
-                        for i, (v, w) in enumerate(zip(r, widths, strict=True))), file=file)
+        print(
+            "  ".join(
+                str(v).ljust(w) if i < 2 else str(v).rjust(w)
+                for i, (v, w) in enumerate(zip(r, widths, strict=True))
+            ),
+            file=file,
+        )
     for release in result.releases:
         mace = release.mace
-        source = (f" ({release.strongest_analysis})" if release.strongest_epsilon > 0 else "")
-        print(f"{release.name}: [{result.headline(release)}] — optimal advantage at "
-              f"least {mace['optimal_advantage_at_least']:.3f} at prior {result.prior:.3g} "
-              f"(trivial {abs(2 * result.prior - 1):.3f}, p = {mace['p_value']:.2g}), ε at "
-              f"least {release.strongest_epsilon:.2f}{source}; estimate U_N "
-              f"{mace['advantage_estimate']:.3f} [{mace['estimate_lower']:.3f}, "
-              f"{mace['estimate_upper']:.3f}] (interval: sampling spread only)", file=file)
+        source = f" ({release.strongest_analysis})" if release.strongest_epsilon > 0 else ""
+        print(
+            f"{release.name}: [{result.headline(release)}] — optimal advantage at "
+            f"least {mace['optimal_advantage_at_least']:.3f} at prior {result.prior:.3g} "
+            f"(trivial {abs(2 * result.prior - 1):.3f}, p = {mace['p_value']:.2g}), ε at "
+            f"least {release.strongest_epsilon:.2f}{source}; estimate U_N "
+            f"{mace['advantage_estimate']:.3f} [{mace['estimate_lower']:.3f}, "
+            f"{mace['estimate_upper']:.3f}] (interval: sampling spread only)",
+            file=file,
+        )
     for note in result.notes:
         print(f"note: {note}", file=file)
     dropped = result.column_report[result.column_report["features"] == 0]
     for row in dropped.itertuples(index=False):
         print(f"column {row.column!r} {row.treatment}", file=file)
-    print(f"report: {paths['report']}  (summary.csv, records.csv, figures/ beside it)",
-          file=file)
+    print(f"report: {paths['report']}  (summary.csv, records.csv, figures/ beside it)", file=file)
 
 
 def run_audit(args):
@@ -175,44 +236,72 @@ def run_audit(args):
     if all(v is None for v in given) and args.reference is None:
         from ._demo import run_demo
 
-        ignored = [flag for flag, value, default in (
-            ("--prior", args.prior, None), ("--columns", args.columns, None),
-            ("--group-by", args.group_by, None), ("--confidence", args.confidence, 0.95),
-            ("--epsilon", args.epsilon, 1.0), ("--max-categories", args.max_categories, 20),
-            ("--delta", args.delta, 0.0), ("--n-jobs", args.n_jobs, None),
-        ) if value != default]
+        ignored = [
+            flag
+            for flag, value, default in (
+                ("--prior", args.prior, None),
+                ("--columns", args.columns, None),
+                ("--group-by", args.group_by, None),
+                ("--confidence", args.confidence, 0.95),
+                ("--epsilon", args.epsilon, 1.0),
+                ("--max-categories", args.max_categories, 20),
+                ("--delta", args.delta, 0.0),
+                ("--n-jobs", args.n_jobs, None),
+            )
+            if value != default
+        ]
         if ignored:  # the demo has its own settings; running it would silently drop these
-            raise AuditInputError(f"{', '.join(ignored)} need input files (--members, "
-                                  "--non-members, --synthetic); the demo takes only --out, "
-                                  "--random-state and --quiet.")
-        print("No input files given: auditing the embedded demo data "
-              "(see `sklearn-mace audit --help`).")
-        return run_demo(out=args.out or DEMO_OUT, random_state=args.random_state,
-                        verbose=not args.quiet)
-    missing = [flag for flag, v in zip(("--members", "--non-members", "--synthetic"), given,
-                                       strict=True) if v is None]
+            raise AuditInputError(
+                f"{', '.join(ignored)} need input files (--members, "
+                "--non-members, --synthetic); the demo takes only --out, "
+                "--random-state and --quiet."
+            )
+        print(
+            "No input files given: auditing the embedded demo data "
+            "(see `sklearn-mace audit --help`)."
+        )
+        return run_demo(
+            out=args.out or DEMO_OUT, random_state=args.random_state, verbose=not args.quiet
+        )
+    missing = [
+        flag
+        for flag, v in zip(("--members", "--non-members", "--synthetic"), given, strict=True)
+        if v is None
+    ]
     if missing:
-        raise AuditInputError(f"the audit needs {', '.join(missing)} as well (or no input files "
-                         "at all for the demo).")
+        raise AuditInputError(
+            f"the audit needs {', '.join(missing)} as well (or no input files at all for the demo)."
+        )
     names = [name for name, _ in args.synthetic]
     if len(set(names)) != len(names):
-        raise AuditInputError(f"synthetic release names must differ; got {names}. Name them "
-                         "with NAME=PATH.")
+        raise AuditInputError(
+            f"synthetic release names must differ; got {names}. Name them with NAME=PATH."
+        )
     members = read_table(args.members, role="members")
     non_members = read_table(args.non_members, role="non-members")
-    synthetic = {name: read_table(path, role=f"synthetic '{name}'")
-                 for name, path in args.synthetic}
-    reference = None if args.reference is None else read_table(args.reference,
-                                                                role="reference")
+    synthetic = {
+        name: read_table(path, role=f"synthetic '{name}'") for name, path in args.synthetic
+    }
+    reference = None if args.reference is None else read_table(args.reference, role="reference")
     columns = None
     if args.columns:
         columns = [c.strip() for text in args.columns for c in text.split(",") if c.strip()]
-    result = audit(members, non_members, synthetic, reference, columns=columns,
-                   prior=args.prior, confidence=args.confidence, delta=args.delta,
-                   epsilon=args.epsilon,
-                   max_categories=args.max_categories, group_by=args.group_by,
-                   random_state=args.random_state, n_jobs=args.n_jobs,
-                   verbose=not args.quiet)
+    result = audit(
+        members,
+        non_members,
+        synthetic,
+        reference,
+        columns=columns,
+        prior=args.prior,
+        confidence=args.confidence,
+        delta=args.delta,
+        epsilon=args.epsilon,
+        max_categories=args.max_categories,
+        group_by=args.group_by,
+        random_state=args.random_state,
+        n_jobs=args.n_jobs,
+        verbose=not args.quiet,
+    )
     paths = write_report(result, args.out or DEFAULT_OUT)
     print_summary(result, paths)
     return result
@@ -233,39 +322,76 @@ def add_audit_model_parser(commands):
         ),
     )
     inputs = sub.add_argument_group("inputs (tables: CSV or Parquet)")
-    inputs.add_argument("--model", metavar="[NAME=]PATH", nargs="+", type=_release,
-                        help="the classifier(s): .onnx (run by onnxruntime), .skops, or a "
-                             "pickle/joblib file with --trust-pickle; several are compared "
-                             "side by side")
+    inputs.add_argument(
+        "--model",
+        metavar="[NAME=]PATH",
+        nargs="+",
+        type=_release,
+        help="the classifier(s): .onnx (run by onnxruntime), .skops, or a "
+        "pickle/joblib file with --trust-pickle; several are compared "
+        "side by side",
+    )
     inputs.add_argument("--members", metavar="PATH", help="the model's training rows")
-    inputs.add_argument("--non-members", metavar="PATH",
-                        help="hold-out rows from the same population, unseen in training")
+    inputs.add_argument(
+        "--non-members",
+        metavar="PATH",
+        help="hold-out rows from the same population, unseen in training",
+    )
     inputs.add_argument("--label", metavar="COL", help="the true-label column of the tables")
-    inputs.add_argument("--population", metavar="PATH",
-                        help="further population rows that train shadow models (shadow-model "
-                             "attack, LiRA)")
-    inputs.add_argument("--shadow-estimator", metavar="[NAME=]PATH", nargs="+", type=_release,
-                        help="training recipe that shadow models copy (an unfitted or fitted "
-                             "scikit-learn classifier in skops, or pickle with "
-                             "--trust-pickle), per model NAME or for all; default: the model "
-                             "itself when it is a scikit-learn model (ONNX has none)")
+    inputs.add_argument(
+        "--population",
+        metavar="PATH",
+        help="further population rows that train shadow models (shadow-model attack, LiRA)",
+    )
+    inputs.add_argument(
+        "--shadow-estimator",
+        metavar="[NAME=]PATH",
+        nargs="+",
+        type=_release,
+        help="training recipe that shadow models copy (an unfitted or fitted "
+        "scikit-learn classifier in skops, or pickle with "
+        "--trust-pickle), per model NAME or for all; default: the model "
+        "itself when it is a scikit-learn model (ONNX has none)",
+    )
     options = sub.add_argument_group("audit options")
-    options.add_argument("--trust-pickle", action="store_true",
-                         help="allow pickle/joblib files. Loading a pickle RUNS CODE stored in "
-                              "the file: use it only for files you trust")
-    options.add_argument("--prior", type=_open_unit_interval("--prior"), default=None,
-                         help="P(member) for advantages, risks and ε (default: the fraction "
-                              "of members among the audited records)")
-    options.add_argument("--columns", action="append", metavar="A,B,…",
-                         help="the model's input columns, comma-separated (default: all but "
-                              "the label)")
-    options.add_argument("--confidence", type=_open_unit_interval("--confidence"),
-                         default=0.95, help="level of the certified bounds (default: 0.95)")
-    options.add_argument("--out", metavar="DIR", type=Path, default=MODEL_OUT,
-                         help=f"output folder (default: {MODEL_OUT}); nothing is written "
-                              "elsewhere")
-    options.add_argument("--n-jobs", type=int, default=None,
-                         help="parallel jobs for shadow models (joblib: -1 = all cores)")
+    options.add_argument(
+        "--trust-pickle",
+        action="store_true",
+        help="allow pickle/joblib files. Loading a pickle RUNS CODE stored in "
+        "the file: use it only for files you trust",
+    )
+    options.add_argument(
+        "--prior",
+        type=_open_unit_interval("--prior"),
+        default=None,
+        help="P(member) for advantages, risks and ε (default: the fraction "
+        "of members among the audited records)",
+    )
+    options.add_argument(
+        "--columns",
+        action="append",
+        metavar="A,B,…",
+        help="the model's input columns, comma-separated (default: all but the label)",
+    )
+    options.add_argument(
+        "--confidence",
+        type=_open_unit_interval("--confidence"),
+        default=0.95,
+        help="level of the certified bounds (default: 0.95)",
+    )
+    options.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        default=MODEL_OUT,
+        help=f"output folder (default: {MODEL_OUT}); nothing is written elsewhere",
+    )
+    options.add_argument(
+        "--n-jobs",
+        type=int,
+        default=None,
+        help="parallel jobs for shadow models (joblib: -1 = all cores)",
+    )
     options.add_argument("--random-state", type=int, default=0)
     options.add_argument("--quiet", action="store_true", help="no progress bar")
     return sub
@@ -278,33 +404,44 @@ def run_audit_model(args):
     from .report._model_html import print_model_summary, write_model_report
     from .report._model_io import load_estimator, load_model
 
-    given = {"--model": args.model, "--members": args.members,
-             "--non-members": args.non_members, "--label": args.label}
+    given = {
+        "--model": args.model,
+        "--members": args.members,
+        "--non-members": args.non_members,
+        "--label": args.label,
+    }
     if all(v is None for v in given.values()) and args.population is None:
         from ._model_demo import run_model_demo
 
         if args.shadow_estimator or args.prior is not None or args.columns:
-            raise AuditInputError("--shadow-estimator, --prior and --columns need input "
-                                  "files; the demo takes only --out, --n-jobs, "
-                                  "--random-state and --quiet.")
-        print("No inputs given: auditing the embedded model demo "
-              "(see `sklearn-mace audit-model --help`).")
-        return run_model_demo(out=args.out, n_jobs=args.n_jobs,
-                              random_state=args.random_state, verbose=not args.quiet)
+            raise AuditInputError(
+                "--shadow-estimator, --prior and --columns need input "
+                "files; the demo takes only --out, --n-jobs, "
+                "--random-state and --quiet."
+            )
+        print(
+            "No inputs given: auditing the embedded model demo "
+            "(see `sklearn-mace audit-model --help`)."
+        )
+        return run_model_demo(
+            out=args.out, n_jobs=args.n_jobs, random_state=args.random_state, verbose=not args.quiet
+        )
     missing = [flag for flag, value in given.items() if value is None]
     if missing:
-        raise AuditInputError(f"the model audit needs {', '.join(missing)} as well (or no "
-                              "inputs at all for the demo).")
+        raise AuditInputError(
+            f"the model audit needs {', '.join(missing)} as well (or no "
+            "inputs at all for the demo)."
+        )
     names = [name for name, _ in args.model]
     if len(set(names)) != len(names):
-        raise AuditInputError(f"model names must differ; got {names}. Name them with "
-                              "NAME=PATH.")
+        raise AuditInputError(f"model names must differ; got {names}. Name them with NAME=PATH.")
     members = read_table(args.members, role="members")
     non_members = read_table(args.non_members, role="non-members")
-    population = None if args.population is None else read_table(args.population,
-                                                                  role="population")
-    models = {name: load_model(path, name=name, trust_pickle=args.trust_pickle)
-              for name, path in args.model}
+    population = None if args.population is None else read_table(args.population, role="population")
+    models = {
+        name: load_model(path, name=name, trust_pickle=args.trust_pickle)
+        for name, path in args.model
+    }
     recipes = {}
     for name, path in args.shadow_estimator or []:
         key = name if len(args.shadow_estimator) > 1 or name in models else ""
@@ -312,11 +449,20 @@ def run_audit_model(args):
     columns = None
     if args.columns:
         columns = [c.strip() for text in args.columns for c in text.split(",") if c.strip()]
-    result = audit_model(models, members, non_members, label=args.label,
-                         population=population, columns=columns, prior=args.prior,
-                         confidence=args.confidence, shadow_estimators=recipes,
-                         n_jobs=args.n_jobs, random_state=args.random_state,
-                         verbose=not args.quiet)
+    result = audit_model(
+        models,
+        members,
+        non_members,
+        label=args.label,
+        population=population,
+        columns=columns,
+        prior=args.prior,
+        confidence=args.confidence,
+        shadow_estimators=recipes,
+        n_jobs=args.n_jobs,
+        random_state=args.random_state,
+        verbose=not args.quiet,
+    )
     paths = write_model_report(result, args.out)
     print_model_summary(result, paths)
     return result
@@ -330,8 +476,11 @@ def main(argv=None):
     try:
         import matplotlib  # noqa: F401  (the report's figures)
     except ImportError:
-        parser.exit(2, f"sklearn-mace {args.command}: error: the report's figures need "
-                       'matplotlib: pip install "sklearn-mace[plot]"\n')
+        parser.exit(
+            2,
+            f"sklearn-mace {args.command}: error: the report's figures need "
+            'matplotlib: pip install "sklearn-mace[plot]"\n',
+        )
 
     try:
         if args.command == "audit":

@@ -155,8 +155,9 @@ class PriorSampler(BaseSampler):
         rng = check_random_state(self.random_state)
         m = validate_membership(y)
         members, non_members = np.flatnonzero(m == 1), np.flatnonzero(m == 0)
-        n1, n2 = _sample_sizes(members.size, non_members.size, self.n_samples,
-                               check_prior(self.prior))  # fmt: skip
+        n1, n2 = _sample_sizes(
+            members.size, non_members.size, self.n_samples, check_prior(self.prior)
+        )
         index = np.sort(np.r_[rng.choice(members, n1, False), rng.choice(non_members, n2, False)])
         self.sample_indices_ = index
         return _take(X, index), _take(y, index)

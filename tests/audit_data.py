@@ -19,7 +19,8 @@ def audit_tables(seed=0, n_members=40, n_non_members=60):
     members, non_members = population(n_members, rng), population(n_non_members, rng)
     copies = pd.concat([members, members], ignore_index=True)
     noise = 0.05 * rng.normal(size=(len(copies), 3))
-    leaky = copies.assign(**{c: copies[c] + noise[:, i]
-                             for i, c in enumerate(["age", "bmi", "glucose"])})
+    leaky = copies.assign(
+        **{c: copies[c] + noise[:, i] for i, c in enumerate(["age", "bmi", "glucose"])}
+    )
     safe = population(2 * n_members, rng)
     return members, non_members, {"leaky": leaky, "safe": safe}

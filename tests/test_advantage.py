@@ -34,8 +34,9 @@ def randomized_response(rng, n, eps):
 def optimal_advantage_two_gaussians(prior, shift=1.0):
     """∫ |p φ(x − δ) − (1 − p) φ(x)| dx by adaptive quadrature."""
     f = lambda x: abs(prior * norm.pdf(x - shift) - (1 - prior) * norm.pdf(x))  # noqa: E731
-    return integrate.quad(f, -15, 15, limit=200, points=[shift / 2 + np.log((1 - prior) / prior)
-                                                        / shift])[0]  # fmt: skip
+    return integrate.quad(
+        f, -15, 15, limit=200, points=[shift / 2 + np.log((1 - prior) / prior) / shift]
+    )[0]
 
 
 @parametrize_with_checks(
@@ -117,8 +118,9 @@ def test_monte_carlo_agrees_with_the_grid_on_the_same_u_n(rng):
     # (test_density_kde_interval), so the MC estimate must be within 4 of its standard errors.
     Q, m = two_gaussians(rng, 1500, 1500, d=2)
     grid = KDEAdvantageEstimator(device="cpu").fit(Q, m)
-    mc = KDEAdvantageEstimator(integration="monte_carlo", n_mc_samples=20_000, random_state=0,
-                               device="cpu").fit(Q, m)  # fmt: skip
+    mc = KDEAdvantageEstimator(
+        integration="monte_carlo", n_mc_samples=20_000, random_state=0, device="cpu"
+    ).fit(Q, m)
     assert grid.integration_ == "grid" and mc.integration_ == "monte_carlo"
     assert 0 < mc.mc_standard_error_ < 0.5 / np.sqrt(20_000)
     assert abs(mc.advantage_ - grid.advantage_) <= 4 * mc.mc_standard_error_ + 1e-4
@@ -129,8 +131,9 @@ def test_monte_carlo_in_3d_against_closed_form(rng):
     # h ≈ 0.3 biases U_N by about −0.01 and its SD is ~0.008, MC SE ~0.004: tol 0.035.
     # (MACE's own U_N: per-class Scott bandwidths on the raw query.)
     Q, m = two_gaussians(rng, 4000, 4000, d=3)
-    est = KDEAdvantageEstimator(bandwidth="scott", feature_map=None, random_state=0,
-                                n_mc_samples=5000, device="cpu").fit(Q, m)
+    est = KDEAdvantageEstimator(
+        bandwidth="scott", feature_map=None, random_state=0, n_mc_samples=5000, device="cpu"
+    ).fit(Q, m)
     assert est.integration_ == "monte_carlo"
     assert est.advantage_ == pytest.approx(2 * norm.cdf(0.5) - 1, abs=0.035)
 
@@ -203,8 +206,9 @@ def test_max_query_advantage_remark_1(rng):
     # 2Φ(1) − 1 = 0.683 (tolerance as for U_N at N = 8 000: 0.03).
     m = np.r_[np.ones(4000, int), np.zeros(4000, int)]
     X = rng.normal(size=(8000, 3)) + np.c_[m * 1.0, m * 2.0, m * 0.0]
-    result = max_query_advantage(X, m, {"a": [0], "b": [1], "none": [2]},
-                                 estimator=KDEAdvantageEstimator(device="cpu"))  # fmt: skip
+    result = max_query_advantage(
+        X, m, {"a": [0], "b": [1], "none": [2]}, estimator=KDEAdvantageEstimator(device="cpu")
+    )
     assert result.best_query == "b"
     assert result.advantage == pytest.approx(2 * norm.cdf(1) - 1, abs=0.03)
     assert result.advantages["none"] < 0.05

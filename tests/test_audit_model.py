@@ -62,8 +62,11 @@ def workspace(tmp_path_factory):
     root = tmp_path_factory.mktemp("audit_model")
     members, non_members, population = _tables()
     paths = {}
-    for name, frame in (("members", members), ("non-members", non_members),
-                        ("population", population)):
+    for name, frame in (
+        ("members", members),
+        ("non-members", non_members),
+        ("population", population),
+    ):
         paths[name] = root / f"{name}.csv"
         frame.to_csv(paths[name], index=False)
     X, y = _xy(members)
@@ -75,8 +78,14 @@ def workspace(tmp_path_factory):
     sio.dump(linear, paths["linear"])
     paths["pickle"] = root / "linear.joblib"
     joblib.dump(linear, paths["pickle"])
-    return {"root": root, "paths": paths, "forest": forest, "linear": linear,
-            "members": members, "non_members": non_members}
+    return {
+        "root": root,
+        "paths": paths,
+        "forest": forest,
+        "linear": linear,
+        "members": members,
+        "non_members": non_members,
+    }
 
 
 def _run(argv):
@@ -87,9 +96,20 @@ def _run(argv):
 
 
 def _base_args(paths, out, *models):
-    return ["audit-model", "--model", *models, "--members", str(paths["members"]),
-            "--non-members", str(paths["non-members"]), "--label", LABEL, "--out", str(out),
-            "--quiet"]
+    return [
+        "audit-model",
+        "--model",
+        *models,
+        "--members",
+        str(paths["members"]),
+        "--non-members",
+        str(paths["non-members"]),
+        "--label",
+        LABEL,
+        "--out",
+        str(out),
+        "--quiet",
+    ]
 
 
 # ----------------------------------------------------------------------------- loading
@@ -111,11 +131,15 @@ def _linear_onnx(path, W, b, output):
     from onnx import TensorProto, helper, numpy_helper
 
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "W"], ["xw"]),
-         helper.make_node("Add", ["xw", "b"], [output])],
-        "linear", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, W.shape[0]])],
+        [
+            helper.make_node("MatMul", ["x", "W"], ["xw"]),
+            helper.make_node("Add", ["xw", "b"], [output]),
+        ],
+        "linear",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, W.shape[0]])],
         [helper.make_tensor_value_info(output, TensorProto.FLOAT, [None, W.shape[1]])],
-        [numpy_helper.from_array(W, "W"), numpy_helper.from_array(b, "b")])
+        [numpy_helper.from_array(W, "W"), numpy_helper.from_array(b, "b")],
+    )
     onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     onnx_model.ir_version = 8
     path.write_bytes(onnx_model.SerializeToString())
@@ -132,8 +156,11 @@ def test_onnx_raw_logits_become_log_softmax(tmp_path, n_outputs):
     model = load_model(_linear_onnx(tmp_path / "net.onnx", W, b, "logits"))
     frame = pd.DataFrame(rng.standard_normal((50, 4)), columns=list("abcd"))
     z = frame.to_numpy(dtype=np.float32).astype(float) @ W + b
-    expected = log_softmax(z, axis=1) if n_outputs > 1 else log_softmax(
-        np.column_stack([np.zeros(50), z[:, 0]]), axis=1)
+    expected = (
+        log_softmax(z, axis=1)
+        if n_outputs > 1
+        else log_softmax(np.column_stack([np.zeros(50), z[:, 0]]), axis=1)
+    )
     # float32 matrix product in onnxruntime: logits of size ~10 carry ~1e-6 error
     np.testing.assert_allclose(model.log_proba(frame), expected, atol=1e-4)
 
@@ -175,18 +202,21 @@ def test_skops_with_untrusted_types_is_refused(workspace, tmp_path, capsys):
 
 def test_missing_packages_name_the_extra(workspace, monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "onnxruntime", None)
-    with pytest.raises(AuditInputError, match=r'sklearn-mace\[models\]'):
+    with pytest.raises(AuditInputError, match=r"sklearn-mace\[models\]"):
         load_model(workspace["paths"]["forest"])
 
 
 # ----------------------------------------------------------------------------- bad input
-@pytest.mark.parametrize("change, message", [
-    ("label", "has no label column 'species'"),
-    ("extension", "Unknown model format"),
-    ("columns", "Mismatched columns"),
-    ("width", "takes 64 features but the tables give 3"),
-    ("partial", "needs --members"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ("label", "has no label column 'species'"),
+        ("extension", "Unknown model format"),
+        ("columns", "Mismatched columns"),
+        ("width", "takes 64 features but the tables give 3"),
+        ("partial", "needs --members"),
+    ],
+)
 def test_bad_inputs_give_clear_errors(workspace, tmp_path, capsys, change, message):
     paths = dict(workspace["paths"])
     out = tmp_path / "out"
@@ -220,9 +250,10 @@ def audited(workspace):
     root, paths = workspace["root"], workspace["paths"]
     before = set(root.rglob("*"))
     out = root / "report"
-    printed = _run(_base_args(paths, out, f"forest={paths['forest']}",
-                              f"linear={paths['linear']}")
-                   + ["--population", str(paths["population"])])
+    printed = _run(
+        _base_args(paths, out, f"forest={paths['forest']}", f"linear={paths['linear']}")
+        + ["--population", str(paths["population"])]
+    )
     return {"out": out, "printed": printed, "new": set(root.rglob("*")) - before}
 
 
@@ -231,8 +262,9 @@ def test_cli_writes_the_report_only_under_out(audited):
     for name in ("report.html", "summary.csv", "records.csv"):
         assert (out / name).stat().st_size > 0
     figures = sorted(p.name for p in (out / "figures").glob("*.png"))
-    assert figures == [f"{kind}_{model}.png" for kind in ("loss", "risk", "roc")
-                       for model in ("forest", "linear")]
+    assert figures == [
+        f"{kind}_{model}.png" for kind in ("loss", "risk", "roc") for model in ("forest", "linear")
+    ]
     assert all(out in p.parents or p == out for p in audited["new"])
     html = (out / "report.html").read_text()
     assert "data:image/png;base64," in html and "<script" not in html
@@ -241,8 +273,12 @@ def test_cli_writes_the_report_only_under_out(audited):
 def test_summary_rows_and_metrics(audited):
     summary = pd.read_csv(audited["out"] / "summary.csv")
     per_model = summary.groupby("model")["analysis"].apply(list).to_dict()
-    base = ["BTTA (generalization gap)", "CBTTA (best partition)", "MACE optimal (loss)",
-            "MACE optimal (true-label confidence)"]
+    base = [
+        "BTTA (generalization gap)",
+        "CBTTA (best partition)",
+        "MACE optimal (loss)",
+        "MACE optimal (true-label confidence)",
+    ]
     # the linear model is its own shadow recipe; the ONNX forest has none (a note says so)
     assert per_model["linear"] == [*base, "Shadow-model attack (Shokri)", "LiRA (online)"]
     assert per_model["forest"] == base
@@ -268,9 +304,15 @@ def test_records_rank_every_target_by_risk(audited):
 
 
 def _check_demo(out, printed):
-    for name in ("report.html", "summary.csv", "records.csv", "models/overfit.onnx",
-                 "models/regularised.skops", "models/overfit-recipe.skops",
-                 "inputs/population.csv"):
+    for name in (
+        "report.html",
+        "summary.csv",
+        "records.csv",
+        "models/overfit.onnx",
+        "models/regularised.skops",
+        "models/overfit-recipe.skops",
+        "inputs/population.csv",
+    ):
         assert (out / name).exists(), name
     summary = pd.read_csv(out / "summary.csv")
     assert set(summary["model"]) == {"overfit", "regularised"}
@@ -318,9 +360,18 @@ def test_results_do_not_depend_on_n_jobs(workspace):
         # threads: the same joblib tasks and seeds without process start-up (torch imports);
         # tests/test_lira.py and the shadow tests cover process back-ends
         with joblib.parallel_config(backend="threading"):
-            runs.append(audit_model(model, members, non_members, label=LABEL,
-                                    population=population, n_jobs=n_jobs, random_state=0,
-                                    verbose=False))
+            runs.append(
+                audit_model(
+                    model,
+                    members,
+                    non_members,
+                    label=LABEL,
+                    population=population,
+                    n_jobs=n_jobs,
+                    random_state=0,
+                    verbose=False,
+                )
+            )
     assert "LiRA (online)" in runs[0].models[0].scores
     pd.testing.assert_frame_equal(runs[0].summary, runs[1].summary)
     pd.testing.assert_frame_equal(runs[0].records, runs[1].records)
@@ -342,13 +393,19 @@ def _null_claims(n_runs):
     for run in range(n_runs):
         members, non_members, population = _tables(60, 60, 200, seed=run)
         model = make_pipeline(StandardScaler(), LogisticRegression(C=0.1, max_iter=500))
-        model = AuditedModel("null", "null.skops", "skops",
-                             estimator=model.fit(*_xy(population)))
-        summary = audit_model(model, members, non_members, label=LABEL, random_state=run,
-                              verbose=False).summary.set_index("analysis")
+        model = AuditedModel("null", "null.skops", "skops", estimator=model.fit(*_xy(population)))
+        summary = audit_model(
+            model, members, non_members, label=LABEL, random_state=run, verbose=False
+        ).summary.set_index("analysis")
         mace = summary[summary.index.str.startswith("MACE")]
-        claims.append(pd.concat([summary["epsilon_lower_bound"] > 0,
-                                 (mace["advantage_lower_bound"] > 0).add_prefix("adv: ")]))
+        claims.append(
+            pd.concat(
+                [
+                    summary["epsilon_lower_bound"] > 0,
+                    (mace["advantage_lower_bound"] > 0).add_prefix("adv: "),
+                ]
+            )
+        )
     return pd.DataFrame(claims)
 
 

@@ -71,8 +71,11 @@ def test_decision_function_is_log_posterior_odds_from_two_kdes(rng):
     Q, m = two_gaussians(rng, 300, 500, d=2)
     attack = BayesOptimalMIA(device="cpu").fit(Q, m)
     X = rng.normal(size=(20, 2)) * 2
-    expected = (gaussian_kde(Q[m == 1].T).logpdf(X.T) - gaussian_kde(Q[m == 0].T).logpdf(X.T)
-                + np.log(300 / 500))  # fmt: skip
+    expected = (
+        gaussian_kde(Q[m == 1].T).logpdf(X.T)
+        - gaussian_kde(Q[m == 0].T).logpdf(X.T)
+        + np.log(300 / 500)
+    )
     np.testing.assert_allclose(attack.decision_function(X), expected, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(attack.predict_proba(X)[:, 1], expit(expected), rtol=1e-9)
 

@@ -62,8 +62,9 @@ def test_fits_a_correlated_gaussian(rng):
     cov = np.array([[1.0, 0.8], [0.8, 1.0]])
     X = rng.multivariate_normal([0, 0], cov, size=2000)
     X_test = rng.multivariate_normal([0, 0], cov, size=2000)
-    flow = BNAFDensity(n_flows=3, hidden_dim=8, batch_size=128, max_epochs=20, device="cpu",
-                       random_state=0).fit(X)  # fmt: skip
+    flow = BNAFDensity(
+        n_flows=3, hidden_dim=8, batch_size=128, max_epochs=20, device="cpu", random_state=0
+    ).fit(X)
     truth = multivariate_normal([0, 0], cov).logpdf(X_test).mean()
     assert flow.score_samples(X_test).mean() == pytest.approx(truth, abs=0.05)
 
@@ -79,8 +80,13 @@ def test_score_is_in_data_units(rng):
 
 def test_early_stopping_and_progress_bar(rng, capsys):
     X = rng.normal(size=(300, 2))
-    flow = BNAFDensity(**{**TINY, "max_epochs": 200}, n_iter_no_change=1, learning_rate=0.5,
-                       verbose=1, random_state=0).fit(X)  # fmt: skip
+    flow = BNAFDensity(
+        **{**TINY, "max_epochs": 200},
+        n_iter_no_change=1,
+        learning_rate=0.5,
+        verbose=1,
+        random_state=0,
+    ).fit(X)
     assert flow.n_epochs_ < 200
     assert "BNAF" in capsys.readouterr().err
 

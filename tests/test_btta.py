@@ -237,8 +237,11 @@ def test_categorical_expected_accuracy_matches_simulation(rng):
     p_train = np.array([0.99, 0.8, 0.9])
     p_test = np.array([0.7, 0.85, 0.5])
     exact = sum(
-        d[i] * (max(q[i] * p_train[i], (1 - q[i]) * p_test[i])
-                + max(q[i] * (1 - p_train[i]), (1 - q[i]) * (1 - p_test[i])))
+        d[i]
+        * (
+            max(q[i] * p_train[i], (1 - q[i]) * p_test[i])
+            + max(q[i] * (1 - p_train[i]), (1 - q[i]) * (1 - p_test[i]))
+        )
         for i in range(3)
     )
 
@@ -362,9 +365,7 @@ def test_agrees_with_bayes_optimal_histogram_attack(partition, rng):
     Q, m = _query(rng, 3000)
     columns = [0] if partition is None else [0, 1]
     btta = BTTAttack(partition=partition, prior=0.3).fit(Q, m)
-    mace = BayesOptimalMIA(density="histogram", bins="discrete", prior=0.3).fit(
-        Q[:, columns], m
-    )
+    mace = BayesOptimalMIA(density="histogram", bins="discrete", prior=0.3).fit(Q[:, columns], m)
     Q_new, _ = _query(rng, 2000)
     posterior = btta.predict_proba(Q_new)[:, 1]
     assert np.all(np.abs(posterior - 0.5) > 1e-9)  # no ties, where >= and > could differ

@@ -109,9 +109,18 @@ def _null_claims(rng, kind, d, n, runs):
 
 
 @pytest.mark.parametrize(
-    "kind, d", [("gaussian", 1), ("gaussian", 2), ("gaussian", 4), ("gaussian", 8),
-                ("gaussian", 16), ("lognormal", 1), ("pareto", 1), ("lognormal", 4)],
-)  # fmt: skip
+    "kind, d",
+    [
+        ("gaussian", 1),
+        ("gaussian", 2),
+        ("gaussian", 4),
+        ("gaussian", 8),
+        ("gaussian", 16),
+        ("lognormal", 1),
+        ("pareto", 1),
+        ("lognormal", 4),
+    ],
+)
 def test_null_queries_claim_no_leakage_reduced(rng, kind, d):
     runs = 12
     claims, small_p = _null_claims(rng, kind, d, 100, runs)
@@ -165,8 +174,11 @@ def test_randomized_response_bound_is_below_the_truth_and_tight(eps):
     # 4000 records per class it must reach at least half of it.
     truth, runs = np.tanh(eps / 2), 20
     below, _ = _coverage_and_power(
-        lambda s: randomized_response(np.random.default_rng(s), 500, eps), truth, runs,
-        discrete=True)  # fmt: skip
+        lambda s: randomized_response(np.random.default_rng(s), 500, eps),
+        truth,
+        runs,
+        discrete=True,
+    )
     assert runs - below <= allowed_claims(runs)
     Q, m = randomized_response(np.random.default_rng(99), 4000, eps)
     est = fit(Q, m, 0, discrete=True)
@@ -179,8 +191,11 @@ def test_randomized_response_bound_is_below_the_truth_and_tight(eps):
 def test_randomized_response_coverage_full(eps):
     runs = 200
     below, _ = _coverage_and_power(
-        lambda s: randomized_response(np.random.default_rng(s), 1000, eps), np.tanh(eps / 2),
-        runs, discrete=True)  # fmt: skip
+        lambda s: randomized_response(np.random.default_rng(s), 1000, eps),
+        np.tanh(eps / 2),
+        runs,
+        discrete=True,
+    )
     assert runs - below <= allowed_claims(runs)
 
 
@@ -188,7 +203,8 @@ def test_randomized_response_coverage_full(eps):
 def test_gaussian_shift_bound_is_below_the_truth_with_power(d, n, runs):
     truth = 2 * norm.cdf(0.5) - 1  # 0.383 whatever d: only the first feature shifts
     below, mean_bound = _coverage_and_power(
-        lambda s: shifted_gaussians(np.random.default_rng(s), n, d), truth, runs)
+        lambda s: shifted_gaussians(np.random.default_rng(s), n, d), truth, runs
+    )
     assert runs - below <= allowed_claims(runs)
     # power, measured with these seeds: mean bound 0.271 at d = 1 (runs 0.22-0.35) and 0.210
     # at d = 8 (runs 0.16-0.27); the per-run SD is ~0.035, so each floor sits > 4 SDs of
@@ -201,7 +217,8 @@ def test_gaussian_shift_bound_is_below_the_truth_with_power(d, n, runs):
 def test_gaussian_shift_coverage_full(d):
     truth, runs = 2 * norm.cdf(0.5) - 1, 100
     below, mean_bound = _coverage_and_power(
-        lambda s: shifted_gaussians(np.random.default_rng(s), 1000, d), truth, runs)
+        lambda s: shifted_gaussians(np.random.default_rng(s), 1000, d), truth, runs
+    )
     assert runs - below <= allowed_claims(runs)
     assert mean_bound > 0.2
 
@@ -226,8 +243,7 @@ def _overfit_losses():
     rng = np.random.default_rng(0)
     order = rng.permutation(len(X))[:1600]
     members = order[:800]
-    model = MLPClassifier((128,), max_iter=300, random_state=0).fit(X[members] / 16,
-                                                                    y[members])  # fmt: skip
+    model = MLPClassifier((128,), max_iter=300, random_state=0).fit(X[members] / 16, y[members])
     proba = model.predict_proba(X[order] / 16)
     loss = -np.log(np.clip(proba[np.arange(1600), y[order]], 1e-300, None))
     return loss, np.r_[np.ones(800, int), np.zeros(800, int)]
@@ -281,4 +297,3 @@ def test_a_fixed_bandwidth_and_histograms_are_certified_by_cross_fitting_them(rn
         assert 0.1 < est.advantage_lower_bound_ <= 2 * norm.cdf(0.5) - 1
         assert est.epsilon_ == pytest.approx(epsilon_lower_bound(est.advantage_lower_bound_))
         assert est.epsilon_estimate_ == pytest.approx(epsilon_lower_bound(est.advantage_))
-

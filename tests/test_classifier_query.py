@@ -57,8 +57,15 @@ def iris_model():
 
 def test_sklearn_outputs_match_direct_computation(iris_model):
     model, X, y = iris_model
-    outputs = ("correct", "true_label", "predicted_label", "true_label_confidence",
-               "predicted_label_confidence", "loss", "proba")
+    outputs = (
+        "correct",
+        "true_label",
+        "predicted_label",
+        "true_label_confidence",
+        "predicted_label_confidence",
+        "loss",
+        "proba",
+    )
     query = ClassifierQuery(model, outputs).fit(np.column_stack([X, y]))
     Q = query.transform(np.column_stack([X, y]))
     proba = model.predict_proba(X)
@@ -72,9 +79,7 @@ def test_sklearn_outputs_match_direct_computation(iris_model):
     # the per-record loss averages to scikit-learn's log_loss (outside reference)
     assert Q[:, 5].mean() == pytest.approx(log_loss(y, proba))
     np.testing.assert_allclose(Q[:, 6:], proba)
-    assert list(query.get_feature_names_out()) == [
-        *outputs[:-1], "proba_0", "proba_1", "proba_2"
-    ]
+    assert list(query.get_feature_names_out()) == [*outputs[:-1], "proba_0", "proba_1", "proba_2"]
 
 
 def test_default_outputs_are_btta_layout(iris_model):
@@ -237,8 +242,11 @@ class _Constant(torch.nn.Module):
 
 @pytest.mark.parametrize(
     "value, torch_output, what",
-    [(float("nan"), "logits", "logits"), (float("inf"), "logits", "logits"),
-     (2.0, "proba", "probabilities")],
+    [
+        (float("nan"), "logits", "logits"),
+        (float("inf"), "logits", "logits"),
+        (2.0, "proba", "probabilities"),
+    ],
 )
 def test_non_finite_or_out_of_range_probabilities_are_errors(value, torch_output, what):
     # NaN logits, or "probabilities" above 1, used to flow silently into every output
@@ -308,7 +316,8 @@ def test_loss_of_a_confident_member_is_exact_not_rounded():
     tails = np.array([1e-12, 1e-20, 1e-300])
     logits = np.column_stack([np.zeros(3), np.log1p(-tails) - np.log(tails)])
     query = ClassifierQuery(
-        _FixedLogits(logits), ("loss", "true_label_log_odds", "true_label_confidence"),
+        _FixedLogits(logits),
+        ("loss", "true_label_log_odds", "true_label_confidence"),
         device="cpu",
     )
     Q = query.fit_transform(_fixed_logit_records(logits, np.ones(3)))
@@ -350,7 +359,11 @@ def test_proba_log_ratios_are_a_bijection_of_the_probability_vector(iris_model):
     np.testing.assert_allclose(back / back.sum(axis=1, keepdims=True), proba, rtol=1e-12)
     np.testing.assert_allclose(proba, model.predict_proba(X), rtol=1e-12)
     assert list(query.get_feature_names_out()) == [
-        "log_ratio_0_vs_2", "log_ratio_1_vs_2", "proba_0", "proba_1", "proba_2"
+        "log_ratio_0_vs_2",
+        "log_ratio_1_vs_2",
+        "proba_0",
+        "proba_1",
+        "proba_2",
     ]
 
 
@@ -384,8 +397,7 @@ def test_three_class_log_ratios_feed_the_advantage_estimator(bandwidth):
 def test_sklearn_logits_come_from_decision_function_and_keep_the_tail():
     rng = np.random.default_rng(0)
     # overlapping classes, plus far-out records that the model classifies with p ≈ 1 - 1e-20
-    X = np.r_[rng.normal(-1, 1, size=(100, 1)), rng.normal(1, 1, size=(100, 1)),
-              [[-30.0], [30.0]]]  # fmt: skip
+    X = np.r_[rng.normal(-1, 1, size=(100, 1)), rng.normal(1, 1, size=(100, 1)), [[-30.0], [30.0]]]
     y = np.r_[np.zeros(100), np.ones(100), 0, 1]
     model = LogisticRegression(max_iter=1000).fit(X, y)
     records = np.column_stack([X, y])
@@ -486,7 +498,11 @@ def test_skorch_logits_are_its_forward_output():
     X = X.astype(np.float32)
     net = skorch.NeuralNetClassifier(
         torch.nn.Sequential(torch.nn.Linear(4, 6), torch.nn.ReLU(), torch.nn.Linear(6, 3)),
-        criterion=torch.nn.CrossEntropyLoss, max_epochs=2, lr=0.1, train_split=None, verbose=0,
+        criterion=torch.nn.CrossEntropyLoss,
+        max_epochs=2,
+        lr=0.1,
+        train_split=None,
+        verbose=0,
     ).fit(X, y)
     query = ClassifierQuery(net, ("logits", "loss"))
     Q = query.fit_transform(np.column_stack([X, y]))

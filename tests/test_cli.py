@@ -14,8 +14,10 @@ RELEASES = ("leaky", "safe")
 def _write_inputs(folder, parquet_members=False):
     folder.mkdir()
     members, non_members, releases = audit_tables()
-    paths = {"members": folder / ("members.parquet" if parquet_members else "members.csv"),
-             "non-members": folder / "non_members.csv"}
+    paths = {
+        "members": folder / ("members.parquet" if parquet_members else "members.csv"),
+        "non-members": folder / "non_members.csv",
+    }
     if parquet_members:
         members.to_parquet(paths["members"])
     else:
@@ -28,10 +30,19 @@ def _write_inputs(folder, parquet_members=False):
 
 
 def _args(paths, out, *extra):
-    return ["audit", "--members", str(paths["members"]), "--non-members",
-            str(paths["non-members"]), "--synthetic",
-            *[f"{name}={paths[name]}" for name in RELEASES], "--out", str(out), "--quiet",
-            *extra]
+    return [
+        "audit",
+        "--members",
+        str(paths["members"]),
+        "--non-members",
+        str(paths["non-members"]),
+        "--synthetic",
+        *[f"{name}={paths[name]}" for name in RELEASES],
+        "--out",
+        str(out),
+        "--quiet",
+        *extra,
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +63,13 @@ def audited(tmp_path_factory):
         with contextlib.redirect_stdout(printed):
             assert main(_args(paths, "report-out", "--group-by", "site")) == 0
     after = sorted(p.relative_to(root) for p in root.rglob("*"))
-    return {"root": root, "out": work / "report-out", "before": before, "after": after,
-            "printed": printed.getvalue()}
+    return {
+        "root": root,
+        "out": work / "report-out",
+        "before": before,
+        "after": after,
+        "printed": printed.getvalue(),
+    }
 
 
 def test_writes_report_csvs_and_figures_only_under_out(audited):
@@ -61,8 +77,13 @@ def test_writes_report_csvs_and_figures_only_under_out(audited):
     for name in ("report.html", "summary.csv", "records.csv"):
         assert (out / name).stat().st_size > 0
     pngs = sorted(p.name for p in (out / "figures").glob("*.png"))
-    assert pngs == ["advantage_vs_synthetic_size.png", "risk_leaky.png", "risk_safe.png",
-                    "roc_leaky.png", "roc_safe.png"]
+    assert pngs == [
+        "advantage_vs_synthetic_size.png",
+        "risk_leaky.png",
+        "risk_safe.png",
+        "roc_leaky.png",
+        "roc_safe.png",
+    ]
     for png in (out / "figures").glob("*.png"):
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     new = {p for p in audited["after"] if p not in set(audited["before"])}
@@ -139,8 +160,10 @@ def test_records_rank_members_first_by_heldout_posterior(audited):
 
 def test_same_random_state_same_claims():
     members, non_members, releases = audit_tables()
-    first, second = (audit(members, non_members, {"safe": releases["safe"]}, random_state=3,
-                           verbose=False) for _ in range(2))
+    first, second = (
+        audit(members, non_members, {"safe": releases["safe"]}, random_state=3, verbose=False)
+        for _ in range(2)
+    )
     pd.testing.assert_frame_equal(first.summary, second.summary)
     pd.testing.assert_frame_equal(first.records, second.records)
     pd.testing.assert_frame_equal(first.releases[0].size_curve, second.releases[0].size_curve)
@@ -153,8 +176,7 @@ def test_releases_audited_in_parallel_give_the_serial_report():
     members, non_members, releases = audit_tables()
     serial = audit(members, non_members, releases, random_state=5, verbose=False)
     with parallel_config(backend="threading"):
-        parallel = audit(members, non_members, releases, random_state=5, n_jobs=2,
-                         verbose=False)
+        parallel = audit(members, non_members, releases, random_state=5, n_jobs=2, verbose=False)
     pd.testing.assert_frame_equal(serial.summary, parallel.summary)
     pd.testing.assert_frame_equal(serial.records, parallel.records)
 
@@ -191,8 +213,12 @@ def test_mismatched_columns(inputs, tmp_path, capsys):
     frame = pd.read_csv(inputs["safe"]).drop(columns="bmi").assign(weight=1.0)
     frame.to_csv(inputs["safe"], index=False)
     _fails(capsys, _args(inputs, tmp_path / "out"), "Mismatched columns", tmp_path / "out")
-    _fails(capsys, _args(inputs, tmp_path / "out", "--columns", "age,bmi"),
-           "lacks the requested column(s) ['bmi']", tmp_path / "out")
+    _fails(
+        capsys,
+        _args(inputs, tmp_path / "out", "--columns", "age,bmi"),
+        "lacks the requested column(s) ['bmi']",
+        tmp_path / "out",
+    )
 
 
 def test_columns_selects_a_common_subset(inputs, tmp_path, capsys):
@@ -211,33 +237,63 @@ def test_too_few_rows(inputs, tmp_path, capsys):
 
 
 def test_incomplete_inputs_and_bad_options(inputs, tmp_path, capsys):
-    _fails(capsys, ["audit", "--members", str(inputs["members"]), "--out",
-                    str(tmp_path / "out")], "--non-members, --synthetic", tmp_path / "out")
-    _fails(capsys, _args(inputs, tmp_path / "out", "--prior", "1.5"), "(0, 1)",
-           tmp_path / "out")
-    _fails(capsys, _args(inputs, tmp_path / "out", "--group-by", "record_id"),
-           "distinct values", tmp_path / "out")
+    _fails(
+        capsys,
+        ["audit", "--members", str(inputs["members"]), "--out", str(tmp_path / "out")],
+        "--non-members, --synthetic",
+        tmp_path / "out",
+    )
+    _fails(capsys, _args(inputs, tmp_path / "out", "--prior", "1.5"), "(0, 1)", tmp_path / "out")
+    _fails(
+        capsys,
+        _args(inputs, tmp_path / "out", "--group-by", "record_id"),
+        "distinct values",
+        tmp_path / "out",
+    )
     # without input files the audit is the demo, which would ignore --prior: an error instead
-    _fails(capsys, ["audit", "--prior", "0.01", "--out", str(tmp_path / "out")],
-           "--prior need input files", tmp_path / "out")
-    _fails(capsys, _args(inputs, tmp_path / "out", "--epsilon", "abc"),
-           "--epsilon must be a number", tmp_path / "out")
-    _fails(capsys, _args(inputs, tmp_path / "out", "--max-categories", "0"),
-           "--max-categories must be an integer >= 1", tmp_path / "out")
-    _fails(capsys, _args(inputs, tmp_path / "out", "--delta", "1"),
-           "--delta must be in [0, 1)", tmp_path / "out")
-    _fails(capsys, ["audit", "--delta", "1e-5", "--out", str(tmp_path / "out")],
-           "--delta need input files", tmp_path / "out")
+    _fails(
+        capsys,
+        ["audit", "--prior", "0.01", "--out", str(tmp_path / "out")],
+        "--prior need input files",
+        tmp_path / "out",
+    )
+    _fails(
+        capsys,
+        _args(inputs, tmp_path / "out", "--epsilon", "abc"),
+        "--epsilon must be a number",
+        tmp_path / "out",
+    )
+    _fails(
+        capsys,
+        _args(inputs, tmp_path / "out", "--max-categories", "0"),
+        "--max-categories must be an integer >= 1",
+        tmp_path / "out",
+    )
+    _fails(
+        capsys,
+        _args(inputs, tmp_path / "out", "--delta", "1"),
+        "--delta must be in [0, 1)",
+        tmp_path / "out",
+    )
+    _fails(
+        capsys,
+        ["audit", "--delta", "1e-5", "--out", str(tmp_path / "out")],
+        "--delta need input files",
+        tmp_path / "out",
+    )
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(epsilon=-1.0), "epsilon must be >= 0"),
-    (dict(max_categories=0), "max_categories must be an int >= 1"),
-    (dict(confidence=1.0), "confidence must be in"),
-    (dict(delta=-0.1), "delta must be a number in"),
-    (dict(delta=float("nan")), "delta must be a number in"),
-    (dict(delta="0"), "delta must be a number in"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(epsilon=-1.0), "epsilon must be >= 0"),
+        (dict(max_categories=0), "max_categories must be an int >= 1"),
+        (dict(confidence=1.0), "confidence must be in"),
+        (dict(delta=-0.1), "delta must be a number in"),
+        (dict(delta=float("nan")), "delta must be a number in"),
+        (dict(delta="0"), "delta must be a number in"),
+    ],
+)
 def test_audit_rejects_bad_options_before_any_work(kwargs, match):
     # the Python entry point checks what argparse checks for the CLI: a negative ε used to
     # fail only when the figures were drawn, after summary.csv and records.csv were written
@@ -249,14 +305,26 @@ def test_audit_rejects_bad_options_before_any_work(kwargs, match):
 # ----------------------------------------------------------------------------- encoding
 def test_encoding_choice():
     frames = {
-        "a": pd.DataFrame({"x": [1.0, 2.0, np.nan], "c": ["u", "v", "u"],
-                           "num_text": ["1", "2", "3"], "const": [5, 5, 5],
-                           "when": pd.to_datetime(["2020-01-01"] * 3),
-                           "ident": ["i1", "i2", "i3"]}),
-        "b": pd.DataFrame({"x": [3.0, 4.0, 5.0], "c": ["w", "w", None],
-                           "num_text": ["4", "5", "6"], "const": [5, 5, 5],
-                           "when": pd.to_datetime(["2021-01-01"] * 3),
-                           "ident": ["i4", "i5", "i6"]}),
+        "a": pd.DataFrame(
+            {
+                "x": [1.0, 2.0, np.nan],
+                "c": ["u", "v", "u"],
+                "num_text": ["1", "2", "3"],
+                "const": [5, 5, 5],
+                "when": pd.to_datetime(["2020-01-01"] * 3),
+                "ident": ["i1", "i2", "i3"],
+            }
+        ),
+        "b": pd.DataFrame(
+            {
+                "x": [3.0, 4.0, 5.0],
+                "c": ["w", "w", None],
+                "num_text": ["4", "5", "6"],
+                "const": [5, 5, 5],
+                "when": pd.to_datetime(["2021-01-01"] * 3),
+                "ident": ["i4", "i5", "i6"],
+            }
+        ),
     }
     arrays, names, report = encode_tables(frames, max_categories=4)
     treatment = dict(zip(report["column"], report["treatment"], strict=True))
@@ -295,5 +363,9 @@ def test_singular_data_is_an_error_not_a_traceback(inputs, tmp_path, capsys):
     for key in ("members", "non-members", "leaky", "safe"):
         frame = pd.read_csv(inputs[key])
         frame.assign(age_again=frame["age"]).to_csv(inputs[key], index=False)
-    _fails(capsys, _args(inputs, tmp_path / "out"), "DOMIAS (KDE, cross-validated bandwidth) "
-           "cannot run on the synthetic release 'leaky'", tmp_path / "out")
+    _fails(
+        capsys,
+        _args(inputs, tmp_path / "out"),
+        "DOMIAS (KDE, cross-validated bandwidth) cannot run on the synthetic release 'leaky'",
+        tmp_path / "out",
+    )

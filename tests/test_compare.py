@@ -48,10 +48,16 @@ def test_groups_lacking_a_class_get_nan_auc():
 def test_fits_estimators_and_calls_oracles():
     data = make_planted_leak(100, 100, 800, 800, n_features=3, random_state=0)
     table = compare_attacks(
-        {"oracle": data.oracle, "DOMIAS": DOMIASAttack(device="cpu"),
-         "GAN-leaks": GANLeaksAttack(device="cpu")},
-        data.X_test, data.membership, synthetic=data.synthetic, reference=data.reference,
-    )  # fmt: skip
+        {
+            "oracle": data.oracle,
+            "DOMIAS": DOMIASAttack(device="cpu"),
+            "GAN-leaks": GANLeaksAttack(device="cpu"),
+        },
+        data.X_test,
+        data.membership,
+        synthetic=data.synthetic,
+        reference=data.reference,
+    )
     assert isinstance(table, pd.DataFrame)
     assert list(table.attack) == ["oracle", "DOMIAS", "GAN-leaks"]
     assert table.auc.between(0, 1).all()

@@ -14,8 +14,7 @@ def test_demo_tables_plant_the_contrast():
     assert set(releases) == {"leaky", "safe"}
     for frame in releases.values():
         assert list(frame.columns) == list(members.columns) and len(frame) == 1000
-    tables = {"members": members, "non-members": non_members,
-              **{k: v for k, v in releases.items()}}
+    tables = {"members": members, "non-members": non_members, **{k: v for k, v in releases.items()}}
     arrays, _, report = encode_tables(tables)
     assert report.set_index("column").loc["patient_id", "features"] == 0  # identifier dropped
     # measured medians (member / hold-out): leaky 1.44 / 2.59, safe 3.45 / 3.71

@@ -90,12 +90,16 @@ def test_grid_integral_of_abs_difference_within_1e_4_of_the_exact_integral(rng):
     g = lambda x: p * r_ref(x)[0] - (1 - p) * q_ref(x)[0]  # noqa: E731
     coarse = np.linspace(-12, 12, 2401)
     values = p * r_ref(coarse) - (1 - p) * q_ref(coarse)
-    roots = [optimize.brentq(g, a, b) for a, b, va, vb in
-             zip(coarse[:-1], coarse[1:], values[:-1], values[1:], strict=True)
-             if va * vb < 0]  # fmt: skip
+    roots = [
+        optimize.brentq(g, a, b)
+        for a, b, va, vb in zip(coarse[:-1], coarse[1:], values[:-1], values[1:], strict=True)
+        if va * vb < 0
+    ]
     knots = np.r_[-12.0, roots, 12.0]
-    exact = sum(abs(integrate.quad(g, a, b, epsabs=1e-12, limit=200)[0])
-                for a, b in zip(knots[:-1], knots[1:], strict=True))  # fmt: skip
+    exact = sum(
+        abs(integrate.quad(g, a, b, epsabs=1e-12, limit=200)[0])
+        for a, b in zip(knots[:-1], knots[1:], strict=True)
+    )
     assert abs(on_grid - exact) <= 1e-4
 
 
@@ -107,8 +111,9 @@ def test_grid_integral_2d_within_1e_4_of_fine_exact_grid(rng):
     axes = kde_grid_axes([X, Y], [r.bandwidth_matrix_, q.bandwidth_matrix_])
     cell = np.prod([a[1] - a[0] for a in axes])
     diff = p * r.density_on_grid(axes) - (1 - p) * q.density_on_grid(axes)
-    fine = kde_grid_axes([X, Y], [r.bandwidth_matrix_, q.bandwidth_matrix_],
-                         points_per_bandwidth=24, tail=6.0)  # fmt: skip
+    fine = kde_grid_axes(
+        [X, Y], [r.bandwidth_matrix_, q.bandwidth_matrix_], points_per_bandwidth=24, tail=6.0
+    )
     nodes = np.stack(np.meshgrid(*fine, indexing="ij"), -1).reshape(-1, 2).T
     exact = np.abs(p * gaussian_kde(X.T)(nodes) - (1 - p) * gaussian_kde(Y.T)(nodes)).sum()
     exact *= np.prod([a[1] - a[0] for a in fine])

@@ -124,8 +124,13 @@ def test_risk_bad_input(kwargs, match):
 # ----------------------------------------------------------------------------- advantage
 def test_advantage_dp_bound_line_is_tanh_half_epsilon():
     disp = AdvantageDisplay.from_predictions(
-        [1000, 100, 10], [0.3, 0.2, 0.1], lower=[0.25, 0.1, 0.0], upper=[0.35, 0.3, 0.2],
-        param_name="synthetic rows", epsilon=1.0, log_x=True,
+        [1000, 100, 10],
+        [0.3, 0.2, 0.1],
+        lower=[0.25, 0.1, 0.0],
+        upper=[0.35, 0.3, 0.2],
+        param_name="synthetic rows",
+        epsilon=1.0,
+        log_x=True,
     )
     # MACE Thm 1.4 at p = 0.5: tanh(ε/2); 0.46212 for ε = 1 (REFERENCE.md)
     assert disp.bound_line_.get_ydata()[0] == pytest.approx(np.tanh(0.5))
@@ -140,7 +145,8 @@ def test_advantage_bound_at_prior_and_trivial_baseline():
     # the advantage bound 1 − 2·min(p, 1 − p, 1/(1 + e^ε)) is the trivial 0.8 at ε = 1 (odds
     # 9 move by at most e) and 1 − 2/(1 + e³) = tanh(3/2) at ε = 3
     assert AdvantageDisplay.from_predictions(
-        [1, 2], [0.8, 0.85], epsilon=1.0, prior=0.9, plot=False).bound_ == pytest.approx(0.8)
+        [1, 2], [0.8, 0.85], epsilon=1.0, prior=0.9, plot=False
+    ).bound_ == pytest.approx(0.8)
     disp = AdvantageDisplay.from_predictions([1, 2], [0.8, 0.85], epsilon=3.0, prior=0.9)
     assert disp.bound_ == pytest.approx(np.tanh(1.5))
     y_lines = sorted(line.get_ydata()[0] for line in disp.ax_.get_lines()[1:])
@@ -163,7 +169,11 @@ class _AdvantageIsParameter(BaseEstimator):
 def test_advantage_from_estimator_refits_clones_per_value():
     est = _AdvantageIsParameter(bandwidth=7.0)
     disp = AdvantageDisplay.from_estimator(
-        est, np.zeros((4, 1)), [0, 1, 0, 1], param_name="bandwidth", param_range=[0.5, 1, 3],
+        est,
+        np.zeros((4, 1)),
+        [0, 1, 0, 1],
+        param_name="bandwidth",
+        param_range=[0.5, 1, 3],
         epsilon=2.0,
     )
     np.testing.assert_allclose(disp.advantage, [2 / 3, 0.5, 0.25])
@@ -222,8 +232,12 @@ def test_advantage_display_from_kde_advantage_estimator_over_bandwidth():
     Q, m = _two_gaussians()
     bandwidths = np.array([0.1, 0.3, 1.0])
     disp = AdvantageDisplay.from_estimator(
-        KDEAdvantageEstimator(device="cpu", random_state=0), Q, m, param_name="bandwidth",
-        param_range=bandwidths, epsilon=1.0,
+        KDEAdvantageEstimator(device="cpu", random_state=0),
+        Q,
+        m,
+        param_name="bandwidth",
+        param_range=bandwidths,
+        epsilon=1.0,
     )
     # a Gaussian KDE with bandwidth h of N(μ, 1) data estimates N(μ, 1 + h²), so U_N tends to
     # the total variation 2Φ(1 / (2·sqrt(1 + h²))) − 1 of the smoothed pair: 0.382, 0.368,

@@ -125,7 +125,9 @@ def test_gaussian_prior_with_population_statistics(rng):
     # gets a flat prior, so the score is log p_G(x) - log N(x_0; 0, 1) exactly.
     synthetic, reference = rng.normal(size=(500, 2)), rng.normal(size=(20, 2))
     attack = DOMIASAttack(
-        density="gaussian", population_mean=[0.0, 0.0], population_cov=[1.0, np.inf],
+        density="gaussian",
+        population_mean=[0.0, 0.0],
+        population_cov=[1.0, np.inf],
         device="cpu",
     ).fit_synthetic_reference(synthetic, reference)
     X = rng.normal(size=(10, 2))

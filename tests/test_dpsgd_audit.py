@@ -62,8 +62,13 @@ def _certified_epsilons(Q, m, random_state=0, *, kde_queries=("log-odds", "log-r
     eps = {}
     for name, score in scores.items():
         for threshold in ("split", "bonferroni"):
-            audit = audit_epsilon(score[members], score[~members], delta=DELTA,
-                                  threshold=threshold, random_state=random_state)  # fmt: skip
+            audit = audit_epsilon(
+                score[members],
+                score[~members],
+                delta=DELTA,
+                threshold=threshold,
+                random_state=random_state,
+            )
             eps[f"audit_epsilon({name}, {threshold})"] = audit.epsilon
     columns = {"loss": Q[:, :1], "log-odds": Q[:, 1:2], "log-ratios": Q[:, 2:]}
     for name in kde_queries:
@@ -94,8 +99,9 @@ def test_the_same_audit_certifies_a_non_private_model(digits):
     # audit_epsilon(-loss, split) 1.87, 1.27, 0.77; KDEAdvantageEstimator on the log-odds
     # (seed 0) epsilon_ 0.062 with p-value 8e-6. The thresholds leave a wide margin.
     members, nonmembers = digits
-    model = train_dpsgd_mlp(members, epsilon=None, epochs=100, batch_size=50, lr=0.1,
-                            hidden=128, random_state=0)  # fmt: skip
+    model = train_dpsgd_mlp(
+        members, epsilon=None, epochs=100, batch_size=50, lr=0.1, hidden=128, random_state=0
+    )
     assert model.epsilon == np.inf and model.train_accuracy == 1.0
     Q, m = _query(model, members, nonmembers)
     audit = audit_epsilon(-Q[m == 1, 0], -Q[m == 0, 0], delta=DELTA, random_state=0)
@@ -112,8 +118,9 @@ def test_certified_epsilon_stays_below_the_accountant_over_seeds(digits, epsilon
     model = train_dpsgd_mlp(members, epsilon=epsilon, delta=DELTA, random_state=seed)
     assert 0.8 * epsilon < model.epsilon <= epsilon
     Q, m = _query(model, members, nonmembers)
-    eps = _certified_epsilons(Q, m, random_state=seed, kde_queries=("loss", "log-odds",
-                                                                      "log-ratios"))
+    eps = _certified_epsilons(
+        Q, m, random_state=seed, kde_queries=("loss", "log-odds", "log-ratios")
+    )
     _check_below_accountant(model, eps)
 
 

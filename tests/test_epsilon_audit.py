@@ -88,16 +88,14 @@ def test_delta_and_prior_enter_as_stated():
     members, nonmembers = np.r_[np.ones(500), np.zeros(500)], np.zeros(1000)
     base = audit_epsilon(members, nonmembers, threshold=1.0)
     with_delta = audit_epsilon(members, nonmembers, threshold=1.0, delta=0.1, prior=0.2)
-    assert with_delta.epsilon == pytest.approx(
-        np.log((1 - 0.1 - base.fnr_upper) / base.fpr_upper))
+    assert with_delta.epsilon == pytest.approx(np.log((1 - 0.1 - base.fnr_upper) / base.fpr_upper))
     advantage = max(0.6, 1 - 2 * (0.2 * base.fnr_upper + 0.8 * base.fpr_upper))
     assert with_delta.advantage_lower == pytest.approx(advantage)
     assert with_delta.epsilon_at_prior == pytest.approx(epsilon_lower_bound(advantage, 0.2, 0.1))
     # the mirrored constraint counts too: every member flagged (no false negative) at half
     # the non-members gives FNR + e^ε·FPR ≥ 1 its edge
     reverse = audit_epsilon(np.ones(1000), np.r_[np.ones(500), np.zeros(500)], threshold=1.0)
-    assert reverse.epsilon == pytest.approx(
-        np.log((1 - reverse.fpr_upper) / reverse.fnr_upper))
+    assert reverse.epsilon == pytest.approx(np.log((1 - reverse.fpr_upper) / reverse.fnr_upper))
     assert reverse.epsilon > 3
 
 
@@ -105,8 +103,9 @@ def test_epsilon_at_prior_never_exceeds_epsilon(rng):
     # both use the same two bounds; the prior-weighted advantage drops one constraint's edge
     for prior in (0.1, 0.5, 0.9):
         for mu in (0.5, 2.0):
-            audit = audit_epsilon(rng.normal(mu, 1, 300), rng.normal(0, 1, 300), prior=prior,
-                                  threshold="bonferroni")
+            audit = audit_epsilon(
+                rng.normal(mu, 1, 300), rng.normal(0, 1, 300), prior=prior, threshold="bonferroni"
+            )
             assert audit.epsilon_at_prior <= audit.epsilon + 1e-12
             assert audit.advantage_lower <= advantage_bound(audit.epsilon, prior) + 1e-12
 
@@ -137,8 +136,9 @@ def test_wilson_screening_finds_the_exhaustive_best_threshold(objective):
         levels = (0.05 / 3000, 0.05 / 3060)
         kwargs = dict(delta=1e-3, objective=objective, prior=0.3)
         screened = _best_threshold(members, nonmembers, thresholds, *levels, **kwargs)
-        exhaustive = _best_threshold(members, nonmembers, thresholds, *levels, **kwargs,
-                                     n_exact=thresholds.size)
+        exhaustive = _best_threshold(
+            members, nonmembers, thresholds, *levels, **kwargs, n_exact=thresholds.size
+        )
         assert screened == exhaustive
 
 
@@ -220,8 +220,9 @@ def test_laplace_mechanism_bound_stays_below_epsilon(strategy, epsilon, floor):
         rng = np.random.default_rng(seed)
         members = 1 + rng.laplace(0, 1 / epsilon, 2000)
         nonmembers = rng.laplace(0, 1 / epsilon, 2000)
-        bounds.append(audit_epsilon(members, nonmembers, threshold=strategy,
-                                    random_state=seed).epsilon)
+        bounds.append(
+            audit_epsilon(members, nonmembers, threshold=strategy, random_state=seed).epsilon
+        )
     bounds = np.array(bounds)
     assert (bounds > epsilon).sum() <= allowed_failures(100)
     # Power, measured on these seeds (mean bound / ε): split 0.56/0.72/0.80, bonferroni
@@ -239,12 +240,20 @@ def _gaussian_coverage(strategy, mu, prior, n_runs, n, objective="advantage"):
     truth = gaussian_advantage(mu, prior)
     for seed in range(n_runs):
         rng = np.random.default_rng(seed)
-        audit = audit_epsilon(rng.normal(mu, 1, n), rng.normal(0, 1, n), threshold=strategy,
-                              prior=prior, objective=objective, random_state=seed)
+        audit = audit_epsilon(
+            rng.normal(mu, 1, n),
+            rng.normal(0, 1, n),
+            threshold=strategy,
+            prior=prior,
+            objective=objective,
+            random_state=seed,
+        )
         advantage_ok += audit.advantage_lower <= truth
         # true error rates of the rule "member iff score ≥ t"
-        rates_ok += (norm.sf(audit.threshold) <= audit.fpr_upper
-                     and norm.cdf(audit.threshold - mu) <= audit.fnr_upper)
+        rates_ok += (
+            norm.sf(audit.threshold) <= audit.fpr_upper
+            and norm.cdf(audit.threshold - mu) <= audit.fnr_upper
+        )
         lower.append(audit.advantage_lower)
     return advantage_ok, rates_ok, float(np.mean(lower)), truth
 
@@ -260,12 +269,14 @@ def _gaussian_coverage(strategy, mu, prior, n_runs, n, objective="advantage"):
     "mu, prior, floor_advantage, floor_epsilon",
     [(1.0, 0.5, 0.66, 0.13), (2.0, 0.5, 0.81, 0.28), (2.0, 0.3, 0.70, 0.13)],
 )
-def test_gaussian_shift_certified_advantage_is_below_the_truth(strategy, mu, prior,
-                                                               floor_advantage, floor_epsilon):
+def test_gaussian_shift_certified_advantage_is_below_the_truth(
+    strategy, mu, prior, floor_advantage, floor_epsilon
+):
     n_runs, trivial = 100, abs(2 * prior - 1)
     for objective, floor in (("advantage", floor_advantage), ("epsilon", floor_epsilon)):
         advantage_ok, rates_ok, mean_lower, truth = _gaussian_coverage(
-            strategy, mu, prior, n_runs, n=1000, objective=objective)
+            strategy, mu, prior, n_runs, n=1000, objective=objective
+        )
         assert n_runs - advantage_ok <= allowed_failures(n_runs)
         assert n_runs - rates_ok <= allowed_failures(n_runs)
         assert (mean_lower - trivial) / (truth - trivial) >= floor
@@ -275,10 +286,10 @@ def test_gaussian_shift_certified_advantage_is_below_the_truth(strategy, mu, pri
 @pytest.mark.parametrize("strategy", STRATEGIES)
 @pytest.mark.parametrize("objective", ["advantage", "epsilon"])
 @pytest.mark.parametrize("mu, prior", [(0.2, 0.5), (1.0, 0.5), (1.0, 0.1), (3.0, 0.5)])
-def test_gaussian_shift_certified_advantage_is_below_the_truth_slow(strategy, objective, mu,
-                                                                    prior):
-    advantage_ok, rates_ok, _, _ = _gaussian_coverage(strategy, mu, prior, 1000, n=2000,
-                                                      objective=objective)
+def test_gaussian_shift_certified_advantage_is_below_the_truth_slow(strategy, objective, mu, prior):
+    advantage_ok, rates_ok, _, _ = _gaussian_coverage(
+        strategy, mu, prior, 1000, n=2000, objective=objective
+    )
     assert 1000 - advantage_ok <= allowed_failures(1000)
     assert 1000 - rates_ok <= allowed_failures(1000)
 
@@ -334,12 +345,19 @@ def reference_p_value(epsilon, m, r, v, delta):
     return min(tail + 2 * m * delta * best, 1.0)
 
 
-@pytest.mark.parametrize("epsilon, m, r, v, delta",
-                         [(0.0, 100, 40, 25, 0.0), (1.0, 1000, 100, 80, 1e-5),
-                          (2.0, 500, 60, 58, 1e-3), (0.3, 50, 50, 10, 0.01)])
+@pytest.mark.parametrize(
+    "epsilon, m, r, v, delta",
+    [
+        (0.0, 100, 40, 25, 0.0),
+        (1.0, 1000, 100, 80, 1e-5),
+        (2.0, 500, 60, 58, 1e-3),
+        (0.3, 50, 50, 10, 0.01),
+    ],
+)
 def test_one_run_p_value_matches_the_written_out_formula(epsilon, m, r, v, delta):
     assert _one_run_p_value(epsilon, m, r, v, delta) == pytest.approx(
-        reference_p_value(epsilon, m, r, v, delta), rel=1e-9, abs=1e-15)
+        reference_p_value(epsilon, m, r, v, delta), rel=1e-9, abs=1e-15
+    )
 
 
 def test_one_run_pure_dp_bound_is_the_largest_rejected_epsilon():
@@ -369,8 +387,13 @@ def test_one_run_chance_guesses_claim_nothing():
     for seed in range(100):
         rng = np.random.default_rng(seed)
         included = rng.random(1000) < 0.5
-        audit = one_run_epsilon(rng.normal(size=1000), included, n_positive_guesses=100,
-                                n_negative_guesses=100, random_state=seed)
+        audit = one_run_epsilon(
+            rng.normal(size=1000),
+            included,
+            n_positive_guesses=100,
+            n_negative_guesses=100,
+            random_state=seed,
+        )
         claims += audit.epsilon > 0
     assert claims <= allowed_failures(100)
 
@@ -380,8 +403,8 @@ def test_one_run_ties_are_not_broken_by_position():
     # every member; the random one finds nothing
     included = np.r_[np.ones(500), np.zeros(500)].astype(bool)
     claims = sum(
-        one_run_epsilon(np.zeros(1000), included, n_positive_guesses=100,
-                        random_state=seed).epsilon > 0
+        one_run_epsilon(np.zeros(1000), included, n_positive_guesses=100, random_state=seed).epsilon
+        > 0
         for seed in range(40)
     )
     assert claims <= allowed_failures(40)
@@ -400,15 +423,17 @@ def test_one_run_randomized_response_is_valid_and_tight(epsilon):
     for seed in range(100):
         rng = np.random.default_rng(seed)
         reports, included = _rr_canaries(epsilon, 1000, rng)
-        audit = one_run_epsilon(reports, included, n_positive_guesses=500,
-                                n_negative_guesses=500, random_state=seed)
+        audit = one_run_epsilon(
+            reports, included, n_positive_guesses=500, n_negative_guesses=500, random_state=seed
+        )
         exceed += audit.epsilon > epsilon
     assert exceed <= allowed_failures(100)
     # many canaries: the guessing accuracy is ≈ expit(ε) within 1.645·sd, and
     # sd(logit) = 1/sqrt(m·q·(1 − q)) ≤ 0.009 at m = 1e5, so the bound is within 0.1 of ε
     reports, included = _rr_canaries(epsilon, 100_000, np.random.default_rng(0))
-    tight = one_run_epsilon(reports, included, n_positive_guesses=50_000,
-                            n_negative_guesses=50_000, random_state=0)
+    tight = one_run_epsilon(
+        reports, included, n_positive_guesses=50_000, n_negative_guesses=50_000, random_state=0
+    )
     assert epsilon - 0.1 <= tight.epsilon <= epsilon
 
 
@@ -427,7 +452,11 @@ def test_one_run_randomized_response_is_valid_and_tight(epsilon):
     ],
 )
 def test_one_run_rejects_bad_input(kwargs, error, match):
-    args = {"scores": [0.3, 0.2, 0.1], "included": [True, False, True],
-            "n_positive_guesses": 1, **kwargs}
+    args = {
+        "scores": [0.3, 0.2, 0.1],
+        "included": [True, False, True],
+        "n_positive_guesses": 1,
+        **kwargs,
+    }
     with pytest.raises(error, match=match):
         one_run_epsilon(args.pop("scores"), args.pop("included"), **args)

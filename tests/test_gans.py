@@ -96,8 +96,9 @@ def test_white_box_corrupts_the_centre_of_a_fraction_of_images(rng):
 # ---------------------------------------------------------------- GANs
 
 
-@parametrize_with_checks([JSGAN(**TINY), WGANGP(**TINY), PrivGAN(**TINY)],
-                         expected_failed_checks=expected_failed_checks)  # fmt: skip
+@parametrize_with_checks(
+    [JSGAN(**TINY), WGANGP(**TINY), PrivGAN(**TINY)], expected_failed_checks=expected_failed_checks
+)
 def test_gans_pass_estimator_checks(estimator, check):
     check(estimator)
 

@@ -52,8 +52,9 @@ def test_alg2_any_classifier_and_prior_decoupling(rng):
     # sample but asked about p = 0.1, its log odds are shifted by logit(0.1), and the AM
     # rule η > 0.1 is still x > δ/2, so the advantage is still Φ(δ/2).
     Q, m = two_gaussians(rng, 10_000, 10_000)
-    attack = GeneralizedMetricAttack(metric="am", estimator=LogisticRegression(), prior=0.1,
-                                     random_state=0).fit(Q, m)  # fmt: skip
+    attack = GeneralizedMetricAttack(
+        metric="am", estimator=LogisticRegression(), prior=0.1, random_state=0
+    ).fit(Q, m)
     assert attack.threshold_ == pytest.approx(0.1)
     assert attack.advantage_ == pytest.approx(norm.cdf(0.5), abs=0.025)
     # The posterior at p = 0.1 for x = δ/2 (where r = q) is p itself. Logistic regression on

@@ -144,9 +144,13 @@ def test_lira_reaches_the_neyman_pearson_tpr_at_a_tenth_of_a_percent():
     finite_k = norm.cdf(2 / np.sqrt(1 + 2 / 64) - norm.ppf(1 - 0.001))
     for online in (True, False):
         attack = LiRAAttack(
-            target, PlantedModel(target.difficulty), n_shadow=64, online=online,
-            fix_variance=True, random_state=0,
-        ).fit(records, member)  # fmt: skip
+            target,
+            PlantedModel(target.difficulty),
+            n_shadow=64,
+            online=online,
+            fix_variance=True,
+            random_state=0,
+        ).fit(records, member)
         tpr, oracle = _mean_tprs(attack, records, target.difficulty, 20, 0.001, seed=50)
         assert oracle == pytest.approx(optimum, abs=TOL_001)
         if online:

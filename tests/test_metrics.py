@@ -68,8 +68,13 @@ def linprog_advantage_bound(epsilon, prior, delta):
     """Reference: maximize 1 − 2(p·FNR + (1−p)·FPR) over the (ε, δ) region by an LP solver."""
     e = np.exp(epsilon)
     # variables (FPR, FNR); constraints written as A_ub @ x <= b_ub
-    res = linprog(c=[1 - prior, prior], A_ub=[[-1, -e], [-e, -1]],
-                  b_ub=[-(1 - delta), -(1 - delta)], bounds=[(0, 1), (0, 1)], method="highs")
+    res = linprog(
+        c=[1 - prior, prior],
+        A_ub=[[-1, -e], [-e, -1]],
+        b_ub=[-(1 - delta), -(1 - delta)],
+        bounds=[(0, 1), (0, 1)],
+        method="highs",
+    )
     assert res.status == 0
     return 1 - 2 * res.fun
 
@@ -94,8 +99,7 @@ def test_bound_is_tighter_than_thm_1_4_away_from_half():
     # so beating the majority guess at all certifies ε ≥ log 9, for any δ
     assert epsilon_lower_bound(0.8, 0.1) == 0.0
     assert epsilon_lower_bound(0.8 + 1e-9, 0.1) == pytest.approx(np.log(9), abs=1e-6)
-    assert epsilon_lower_bound(1 - 1.8 * 0.1 + 1e-9, 0.1, 0.1) == pytest.approx(np.log(9),
-                                                                             abs=1e-6)
+    assert epsilon_lower_bound(1 - 1.8 * 0.1 + 1e-9, 0.1, 0.1) == pytest.approx(np.log(9), abs=1e-6)
 
 
 @settings(max_examples=150, deadline=None)
@@ -166,7 +170,8 @@ def test_epsilon_lower_bound_inverts_the_bound(epsilon, prior, delta):
     delta=st.sampled_from([0.0, 1e-3, 0.1]),
 )
 def test_epsilon_lower_bound_is_the_smallest_epsilon_reaching_the_advantage(
-        advantage, prior, delta):
+    advantage, prior, delta
+):
     eps = epsilon_lower_bound(advantage, prior, delta)
     assert eps >= 0.0
     assert advantage_bound(eps, prior, delta) >= advantage - 1e-9  # reaches it

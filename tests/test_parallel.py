@@ -27,9 +27,12 @@ def data():
 def _shadows(n_jobs):
     # random_state=None in the template: every shadow's seed comes from ShadowModels
     return ShadowModels(
-        ExtraTreesClassifier(n_estimators=5), n_shadow=4, split="balanced", n_jobs=n_jobs,
+        ExtraTreesClassifier(n_estimators=5),
+        n_shadow=4,
+        split="balanced",
+        n_jobs=n_jobs,
         random_state=0,
-    )  # fmt: skip
+    )
 
 
 def _assert_same_shadows(left, right, X):
@@ -71,9 +74,12 @@ class _TinyNet(torch.nn.Module):
 def _skorch_shadows(X, y, n_jobs):
     skorch = pytest.importorskip("skorch")
     net = skorch.NeuralNetClassifier(
-        _TinyNet, criterion=torch.nn.CrossEntropyLoss, max_epochs=2, train_split=None,
+        _TinyNet,
+        criterion=torch.nn.CrossEntropyLoss,
+        max_epochs=2,
+        train_split=None,
         verbose=0,
-    )  # fmt: skip
+    )
     return ShadowModels(net, n_shadow=2, n_jobs=n_jobs, random_state=0).fit(X, y)
 
 
@@ -123,9 +129,12 @@ def test_compare_attacks_does_not_depend_on_n_jobs(data, serial):
 def dask_client():
     distributed = pytest.importorskip("distributed")
     cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
         silence_logs=logging.ERROR,
-    )  # fmt: skip
+    )
     client = distributed.Client(cluster)
     try:
         yield client

@@ -20,14 +20,18 @@ def test_shapes_labels_and_groups():
 
 def test_oracle_matches_brute_force_densities():
     # Rebuild p_R and p_G from their definitions with scipy's multivariate normal.
-    data = make_planted_leak(7, 5, 50, 50, n_features=2, leak_fraction=0.3, noise=0.4,
-                             weights=(0.5, 0.5), random_state=3)  # fmt: skip
+    data = make_planted_leak(
+        7, 5, 50, 50, n_features=2, leak_fraction=0.3, noise=0.4, weights=(0.5, 0.5), random_state=3
+    )
     X = np.random.default_rng(1).normal(scale=2.0, size=(25, 2))
     dens = data.oracle.__self__
     log_pr = logsumexp(
-        [np.log(w) + multivariate_normal(m, np.eye(2)).logpdf(X)
-         for w, m in zip(dens.weights, dens.means, strict=True)], axis=0,
-    )  # fmt: skip
+        [
+            np.log(w) + multivariate_normal(m, np.eye(2)).logpdf(X)
+            for w, m in zip(dens.weights, dens.means, strict=True)
+        ],
+        axis=0,
+    )
     log_copy = logsumexp(
         [multivariate_normal(m, 0.16 * np.eye(2)).logpdf(X) for m in data.members], axis=0
     ) - np.log(7)
@@ -42,8 +46,9 @@ def test_oracle_is_the_density_ratio_of_the_sampled_synthetic_data(n_features):
     # standard deviation is <= 1.25 at λ = 0.2: the mean of 20 000 draws is within 0.03 of 1
     # with probability > 0.999 (3.4 standard errors). A wrong p_G (noise scale, mixture
     # weights, member set) moves this mean far from 1.
-    data = make_planted_leak(50, 10, 20_000, 10, n_features=n_features, leak_fraction=0.2,
-                             noise=0.7, random_state=0)  # fmt: skip
+    data = make_planted_leak(
+        50, 10, 20_000, 10, n_features=n_features, leak_fraction=0.2, noise=0.7, random_state=0
+    )
     ratio = np.exp(-data.oracle(data.synthetic))
     assert ratio.max() <= 1 / 0.8 + 1e-9
     assert abs(ratio.mean() - 1.0) < 0.03
@@ -51,8 +56,9 @@ def test_oracle_is_the_density_ratio_of_the_sampled_synthetic_data(n_features):
 
 def test_copies_are_noisy_members():
     # A copy is m + σ·ε: its squared distance to its source is σ²·χ²_d, mean d·σ².
-    data = make_planted_leak(20, 5, 5000, 10, n_features=4, leak_fraction=0.4, noise=0.1,
-                             random_state=0)  # fmt: skip
+    data = make_planted_leak(
+        20, 5, 5000, 10, n_features=4, leak_fraction=0.4, noise=0.1, random_state=0
+    )
     # Binomial(5000, 0.4): sd 35; 4 sd = 140 rows.
     assert abs(data.synthetic_is_copy.sum() - 2000) < 140
     copies = data.synthetic[data.synthetic_is_copy]

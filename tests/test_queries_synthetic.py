@@ -22,20 +22,24 @@ from tests._query_models import (
 )
 
 HAS_FAISS = importlib.util.find_spec("faiss") is not None
-BACKENDS = ["torch", pytest.param("faiss", marks=pytest.mark.skipif(not HAS_FAISS,
-                                                                    reason="faiss not installed"))]
+BACKENDS = [
+    "torch",
+    pytest.param("faiss", marks=pytest.mark.skipif(not HAS_FAISS, reason="faiss not installed")),
+]
 
 # ---------------------------------------------------------------- estimator checks
 
 
 @parametrize_with_checks(
-    [NearestSyntheticDistance(synthetic_of_width(3), backend="torch"),
-     NearestSyntheticDistance(synthetic_of_width(3)),  # faiss when installed
-     NearestSyntheticDistance(synthetic_of_width(3), k=2, metric="sqeuclidean"),
-     MonteCarloQuery(synthetic_of_width(3)),
-     MonteCarloQuery(synthetic_of_width(3), epsilon=1.5, weighting="count")],
+    [
+        NearestSyntheticDistance(synthetic_of_width(3), backend="torch"),
+        NearestSyntheticDistance(synthetic_of_width(3)),  # faiss when installed
+        NearestSyntheticDistance(synthetic_of_width(3), k=2, metric="sqeuclidean"),
+        MonteCarloQuery(synthetic_of_width(3)),
+        MonteCarloQuery(synthetic_of_width(3), epsilon=1.5, weighting="count"),
+    ],
     expected_failed_checks=query_expected_failed_checks,
-)  # fmt: skip
+)
 def test_synthetic_queries_pass_estimator_checks(estimator, check):
     # The synthetic set fixes the record width: give it the width of the check's data.
     check(estimator.set_params(synthetic=synthetic_of_width(width_for(check))))
@@ -66,7 +70,7 @@ def test_nearest_sq_distances_exact_under_near_ties_far_from_the_origin(backend,
     # error is at most (d + 8)·2⁻⁵³·(‖x‖ + max‖y‖)² ≈ 13 · 1.1e-16 · 6² < 1e-13 in the centred
     # coordinates (norms below 6 here) — a float32 answer would be off by about 1e-4.
     Y = np.repeat(rng.normal(size=(40, 5)), 25, axis=0) + 1e4
-    X = np.vstack([Y[:: 97] + 1e-6, rng.normal(size=(10, 5)) + 1e4])
+    X = np.vstack([Y[::97] + 1e-6, rng.normal(size=(10, 5)) + 1e4])
     got = nearest_sq_distances(X, Y, k=k, backend=backend)
     np.testing.assert_allclose(got, _brute_sq(X, Y, k), rtol=1e-12, atol=1e-13)
 
@@ -79,12 +83,17 @@ def test_faiss_single_neighbour_is_within_the_documented_bound_under_near_ties(r
     # β = 2·(d + 8)·2⁻²⁴·(‖x‖ + max‖y‖)² in coordinates centred at the mean of Y.
     d = 4
     x = np.zeros((1, d))
-    Y = np.vstack([np.eye(d)[:1] * 1.0, np.eye(d)[1:2] * np.sqrt(1.0 + 1e-9),
-                   rng.normal(size=(50, d)) + 6.0])  # fmt: skip
+    Y = np.vstack(
+        [np.eye(d)[:1] * 1.0, np.eye(d)[1:2] * np.sqrt(1.0 + 1e-9), rng.normal(size=(50, d)) + 6.0]
+    )
     got = nearest_sq_distances(x, Y, k=1, backend="faiss")[0, 0]
     centred_x, centred_y = x - Y.mean(axis=0), Y - Y.mean(axis=0)
-    beta = 2 * (d + 8) * 2.0**-24 * (np.linalg.norm(centred_x)
-                                     + np.linalg.norm(centred_y, axis=1).max()) ** 2
+    beta = (
+        2
+        * (d + 8)
+        * 2.0**-24
+        * (np.linalg.norm(centred_x) + np.linalg.norm(centred_y, axis=1).max()) ** 2
+    )
     assert got == pytest.approx(1.0, abs=1e-15) or got == pytest.approx(1.0 + 1e-9, abs=1e-15)
     assert got <= 1.0 + 2 * beta
 
@@ -123,11 +132,13 @@ def test_monte_carlo_query_is_eq1(weighting, rng):
     Q = query.fit_transform(X)
     eps = np.median(cdist(X, synthetic).min(axis=1))  # the median heuristic
     assert query.epsilon_ == pytest.approx(eps, rel=1e-12)
-    np.testing.assert_allclose(Q[:, 0], _monte_carlo_truth(X, synthetic, eps, weighting),
-                               rtol=1e-9, atol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(
+        Q[:, 0], _monte_carlo_truth(X, synthetic, eps, weighting), rtol=1e-9, atol=1e-12
+    )
     fixed = MonteCarloQuery(synthetic, epsilon=0.8, weighting=weighting).fit(X)
-    np.testing.assert_allclose(fixed.transform(X)[:, 0],
-                               _monte_carlo_truth(X, synthetic, 0.8, weighting), rtol=1e-9)
+    np.testing.assert_allclose(
+        fixed.transform(X)[:, 0], _monte_carlo_truth(X, synthetic, 0.8, weighting), rtol=1e-9
+    )
 
 
 def test_monte_carlo_exact_copy_scores_finite():
@@ -143,8 +154,7 @@ def test_monte_carlo_copies_and_near_copies_get_exact_distances(rng):
     synthetic = rng.normal(loc=3.0, size=(200, 4))
     X = np.vstack([synthetic[:20], synthetic[20:40] + 1e-6, rng.normal(loc=3.0, size=(20, 4))])
     Q = MonteCarloQuery(synthetic, epsilon=0.5, max_chunk_bytes=4_000).fit_transform(X)
-    np.testing.assert_allclose(Q[:, 0], _monte_carlo_truth(X, synthetic, 0.5, "log"),
-                               rtol=1e-9)  # fmt: skip
+    np.testing.assert_allclose(Q[:, 0], _monte_carlo_truth(X, synthetic, 0.5, "log"), rtol=1e-9)
 
 
 # ---------------------------------------------------------------- composition (Eq. 4)
@@ -153,15 +163,18 @@ def test_monte_carlo_copies_and_near_copies_get_exact_distances(rng):
 def test_hybrid_query_is_a_feature_union_and_pipelines_work(rng):
     synthetic = rng.normal(size=(200, 4))
     D = RowMean(2.0)
-    hybrid = FeatureUnion([("d", DiscriminatorQuery(D)),
-                           ("nn", NearestSyntheticDistance(synthetic))])  # fmt: skip
+    hybrid = FeatureUnion(
+        [("d", DiscriminatorQuery(D)), ("nn", NearestSyntheticDistance(synthetic))]
+    )
     members, others = synthetic[:50] + 0.01, rng.normal(size=(50, 4)) * 0.1 + 5.0
     X, m = np.vstack([members, others]), np.r_[np.ones(50), np.zeros(50)]
     Q = hybrid.fit_transform(X)
     np.testing.assert_allclose(Q[:, 0], DiscriminatorQuery(D).fit_transform(X)[:, 0])
     np.testing.assert_allclose(Q[:, 1], cdist(X, synthetic).min(axis=1), rtol=1e-12)
-    assert list(hybrid.get_feature_names_out()) == ["d__discriminatorquery0",
-                                                     "nn__nearestsyntheticdistance0"]
+    assert list(hybrid.get_feature_names_out()) == [
+        "d__discriminatorquery0",
+        "nn__nearestsyntheticdistance0",
+    ]
     # Members sit 0.02 from a synthetic copy, others far away: any attacker separates them.
     attack = make_pipeline(clone(hybrid), LogisticRegression()).fit(X, m)
     assert attack.score(X, m) == 1.0
@@ -224,8 +237,9 @@ def test_queries_compose_with_the_mace_estimators_in_a_pipeline(rng):
     members = synthetic[:100] + rng.normal(scale=0.05, size=(100, 10))
     others = rng.normal(size=(100, 10))
     X, m = np.vstack([members, others]), np.r_[np.ones(100), np.zeros(100)]
-    hybrid = FeatureUnion([("d", DiscriminatorQuery(RowMean())),
-                           ("nn", NearestSyntheticDistance(synthetic))])  # fmt: skip
+    hybrid = FeatureUnion(
+        [("d", DiscriminatorQuery(RowMean())), ("nn", NearestSyntheticDistance(synthetic))]
+    )
     audit = make_pipeline(hybrid, KDEAdvantageEstimator(random_state=0, device="cpu"))
     assert audit.fit(X, m)[-1].advantage_ > 0.8
     assert cross_val_score(audit, X, m, cv=3).mean() > 0.8

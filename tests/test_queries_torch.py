@@ -46,8 +46,11 @@ def test_discriminator_queries_pass_estimator_checks(estimator, check):
 
 
 @parametrize_with_checks(
-    [GeneratorReconstructionQuery(torch.nn.Linear(2, 3), 2, n_restarts=2, n_steps=3,
-                                  random_state=0)],  # fmt: skip
+    [
+        GeneratorReconstructionQuery(
+            torch.nn.Linear(2, 3), 2, n_restarts=2, n_steps=3, random_state=0
+        )
+    ],
     expected_failed_checks=query_expected_failed_checks,
 )
 def test_generator_query_passes_estimator_checks(estimator, check):
@@ -97,8 +100,9 @@ def test_generator_reconstruction_equals_distance_to_the_generator_range(rng):
     W, b = G.weight.detach().numpy(), G.bias.detach().numpy()
     coef, *_ = np.linalg.lstsq(W, (X - b).T, rcond=None)
     truth = np.linalg.norm(X - (W @ coef).T - b, axis=1)
-    query = GeneratorReconstructionQuery(G, latent_dim=2, n_restarts=2, n_steps=200,
-                                         learning_rate=0.1, batch_size=7, random_state=0)
+    query = GeneratorReconstructionQuery(
+        G, latent_dim=2, n_restarts=2, n_steps=200, learning_rate=0.1, batch_size=7, random_state=0
+    )
     Q = query.fit_transform(X)
     assert Q.shape == (30, 1) and Q.dtype == np.float64
     np.testing.assert_allclose(Q[:, 0], truth, atol=1e-3)
@@ -121,13 +125,17 @@ def test_generator_query_is_reproducible_and_restarts_only_help(rng):
 # ---------------------------------------------------------------- the module is left alone
 
 
-@pytest.mark.parametrize("make_query", [
-    lambda m: DiscriminatorQuery(m),
-    lambda m: GeneratorReconstructionQuery(m, latent_dim=3, n_steps=3, random_state=0),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "make_query",
+    [
+        lambda m: DiscriminatorQuery(m),
+        lambda m: GeneratorReconstructionQuery(m, latent_dim=3, n_steps=3, random_state=0),
+    ],
+)
 def test_fit_and_transform_leave_module_untouched(make_query, rng):
-    module = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Dropout(0.5),
-                                 torch.nn.Linear(3, 3))  # fmt: skip
+    module = torch.nn.Sequential(
+        torch.nn.Linear(3, 3), torch.nn.Dropout(0.5), torch.nn.Linear(3, 3)
+    )
     module.train()
     before = {k: v.clone() for k, v in module.state_dict().items()}
     make_query(module).fit(rng.normal(size=(6, 3))).transform(rng.normal(size=(6, 3)))
@@ -148,11 +156,14 @@ def test_dropout_is_off_during_the_query(rng):
 # ---------------------------------------------------------------- clone, pickle, skorch
 
 
-@pytest.mark.parametrize("query", [
-    DiscriminatorQuery(RowMean(2.0, 1.0), output="proba"),
-    MultiDiscriminatorQuery([RowMean(1.0), RowMean(-3.0)], reduce=None),
-    GeneratorReconstructionQuery(torch.nn.Linear(2, 4), 2, n_steps=4, random_state=1),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "query",
+    [
+        DiscriminatorQuery(RowMean(2.0, 1.0), output="proba"),
+        MultiDiscriminatorQuery([RowMean(1.0), RowMean(-3.0)], reduce=None),
+        GeneratorReconstructionQuery(torch.nn.Linear(2, 4), 2, n_steps=4, random_state=1),
+    ],
+)
 def test_queries_clone_and_pickle(query, rng):
     X = rng.normal(size=(9, 4))
     Q = clone(query).fit_transform(X)
@@ -192,8 +203,9 @@ def test_queries_run_on_cuda_and_match_cpu(rng):
     X = rng.normal(size=(64, 4))
     D = _linear(4, 1, 0)
     cpu = DiscriminatorQuery(D, device="cpu").fit_transform(X)
-    np.testing.assert_allclose(DiscriminatorQuery(D, device="cuda").fit_transform(X), cpu,
-                               rtol=1e-10)  # fmt: skip
+    np.testing.assert_allclose(
+        DiscriminatorQuery(D, device="cuda").fit_transform(X), cpu, rtol=1e-10
+    )
     assert next(D.parameters()).device.type == "cpu"  # the user's module was not moved
     G = _linear(2, 4, 1)
     g_cpu = GeneratorReconstructionQuery(G, 2, n_steps=20, random_state=0, device="cpu")

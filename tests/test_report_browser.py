@@ -17,8 +17,10 @@ import pytest
 from sklearn_mace.report import audit, write_report
 from tests.audit_data import audit_tables
 
-BROWSER = next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome")
-                if shutil.which(b)), None)
+BROWSER = next(
+    (shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)),
+    None,
+)
 pytestmark = pytest.mark.skipif(BROWSER is None, reason="headless Chromium is not installed")
 
 HARNESS = """<!DOCTYPE html><html><body><pre id="result">pending</pre>
@@ -41,10 +43,18 @@ def open_in_chromium(report, tmp_path):
     harness = tmp_path / "harness.html"
     harness.write_text(HARNESS.format(url=report.as_uri()), encoding="utf-8")
     command = [
-        BROWSER, "--headless", "--no-sandbox", "--disable-gpu",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--no-first-run", f"--user-data-dir={tmp_path / 'chromium-profile'}",
-        "--allow-file-access-from-files", "--virtual-time-budget=10000", "--dump-dom",
+        BROWSER,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'chromium-profile'}",
+        "--allow-file-access-from-files",
+        "--virtual-time-budget=10000",
+        "--dump-dom",
         harness.as_uri(),
     ]
     dom = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
@@ -67,8 +77,11 @@ def test_images_load_and_key_numbers_appear(report, tmp_path):
     path, result = report
     seen = open_in_chromium(path, tmp_path)
     assert [img["file"] for img in seen["images"]] == [
-        "figures/roc_leaky.png", "figures/risk_leaky.png", "figures/roc_safe.png",
-        "figures/risk_safe.png", "figures/advantage_vs_synthetic_size.png",
+        "figures/roc_leaky.png",
+        "figures/risk_leaky.png",
+        "figures/roc_safe.png",
+        "figures/risk_safe.png",
+        "figures/advantage_vs_synthetic_size.png",
     ]
     for img in seen["images"]:
         assert img["complete"] and img["width"] > 300 and img["height"] > 200, img
@@ -79,10 +92,13 @@ def test_images_load_and_key_numbers_appear(report, tmp_path):
         assert result.headline(release) in text
         assert f"at least {mace['optimal_advantage_at_least']:.3f}" in text
         assert f"ε at least {release.strongest_epsilon:.2f}" in text
-        assert (f"U_N = {mace['advantage_estimate']:.3f} [{mace['estimate_lower']:.3f}, "
-                f"{mace['estimate_upper']:.3f}]") in text
-        for auc, epsilon in zip(release.summary["auc"], release.summary["epsilon_at_least"],
-                                strict=True):
+        assert (
+            f"U_N = {mace['advantage_estimate']:.3f} [{mace['estimate_lower']:.3f}, "
+            f"{mace['estimate_upper']:.3f}]"
+        ) in text
+        for auc, epsilon in zip(
+            release.summary["auc"], release.summary["epsilon_at_least"], strict=True
+        ):
             assert f"{auc:.3f}" in text and f"{epsilon:.3f}" in text
     assert "How to read the numbers" in text and "record_id" in text
 
@@ -92,8 +108,9 @@ def test_harness_detects_a_broken_image(report, tmp_path):
     # one embedded PNG and see the browser report it as not decoded (width 0)
     path, _ = report
     page = path.read_text(encoding="utf-8")
-    broken = page.replace("data:image/png;base64,",
-                          "data:image/png;base64," + base64.b64encode(b"junk").decode(), 1)
+    broken = page.replace(
+        "data:image/png;base64,", "data:image/png;base64," + base64.b64encode(b"junk").decode(), 1
+    )
     broken_path = tmp_path / "broken.html"
     broken_path.write_text(broken, encoding="utf-8")
     seen = open_in_chromium(broken_path, tmp_path)

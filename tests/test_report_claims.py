@@ -28,8 +28,9 @@ def _null_flags(seeds):
     flags = []
     for seed in seeds:
         members, non_members, releases = audit_tables(seed=seed)
-        result = audit(members, non_members, {"safe": releases["safe"]}, random_state=seed,
-                       verbose=False)
+        result = audit(
+            members, non_members, {"safe": releases["safe"]}, random_state=seed, verbose=False
+        )
         (release,) = result.releases
         assert np.isfinite(release.summary["epsilon_at_least"]).all()
         flags.append(release.certified_leak)
@@ -61,8 +62,9 @@ def test_leaky_releases_always_flagged():
     # non-members almost perfectly (the default suite checks seed 0 in test_cli.py)
     for seed in range(100, 110):
         members, non_members, releases = audit_tables(seed=seed)
-        result = audit(members, non_members, {"leaky": releases["leaky"]}, random_state=seed,
-                       verbose=False)
+        result = audit(
+            members, non_members, {"leaky": releases["leaky"]}, random_state=seed, verbose=False
+        )
         (release,) = result.releases
         assert release.certified_leak and result.verdict(release) != "low"
         assert release.strongest_epsilon > 0.5  # at most about 1.6 with 40 / 30 targets

@@ -203,8 +203,9 @@ def test_balanced_split_makes_every_record_in_for_half_the_shadows(population):
         assert model.tree_.n_node_samples[0] == members.size
     np.testing.assert_array_equal(shadows.train_accuracies_, 1.0)
     # train_size is the fraction of shadows a record trains
-    third = ShadowModels(DecisionTreeClassifier(), n_shadow=6, train_size=1 / 3,
-                         split="balanced", random_state=0).fit(X, y)  # fmt: skip
+    third = ShadowModels(
+        DecisionTreeClassifier(), n_shadow=6, train_size=1 / 3, split="balanced", random_state=0
+    ).fit(X, y)
     np.testing.assert_array_equal(third.membership_.reshape(6, 300).sum(axis=0), 2)
 
 

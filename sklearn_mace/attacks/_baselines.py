@@ -62,8 +62,10 @@ def _nearest_distance(X, Y, device, *, leave_one_out=False):
 def _need_two_rows(synthetic, reference):
     for name, rows in (("synthetic", synthetic), ("reference", reference)):
         if len(rows) < 2:
-            raise ValueError(f"at least 2 {name} rows are needed (a row's score leaves out its "
-                             f"own match); got {len(rows)}.")  # fmt: skip
+            raise ValueError(
+                f"at least 2 {name} rows are needed (a row's score leaves out its "
+                f"own match); got {len(rows)}."
+            )
 
 
 class _ThresholdedScoreAttack(SyntheticDataAttack):
@@ -132,10 +134,17 @@ class SyntheticDensityAttack(_ThresholdedScoreAttack):
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
+
     def __init__(
-        self, density="kde", *, bandwidth="scott", cv=5, device="auto", random_state=None,
+        self,
+        density="kde",
+        *,
+        bandwidth="scott",
+        cv=5,
+        device="auto",
+        random_state=None,
         verbose=0,
-    ):  # fmt: skip
+    ):
         self.density = density
         self.bandwidth = bandwidth
         self.cv = cv

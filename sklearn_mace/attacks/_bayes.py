@@ -157,8 +157,17 @@ default="scott"
         "device": [str, torch.device],
     }
 
-    def __init__(self, density="kde", bandwidth="scott", bins="auto", prior=None,
-                 metric="accuracy", confidence=0.95, *, device="auto"):  # fmt: skip
+    def __init__(
+        self,
+        density="kde",
+        bandwidth="scott",
+        bins="auto",
+        prior=None,
+        metric="accuracy",
+        confidence=0.95,
+        *,
+        device="auto",
+    ):
         self.density = density
         self.bandwidth = bandwidth
         self.bins = bins
@@ -282,9 +291,13 @@ default="scott"
             lower, upper = _abs_interval(np.tanh(odds_lo / 2), np.tanh(odds_hi / 2))
             return self._risk_from_odds(odds), lower, upper
         return generalized_individual_risk(
-            resolve_metric(self.metric), self.prior_, self.threshold_,
-            expit(odds), expit(odds_lo), expit(odds_hi),
-        )  # fmt: skip
+            resolve_metric(self.metric),
+            self.prior_,
+            self.threshold_,
+            expit(odds),
+            expit(odds_lo),
+            expit(odds_hi),
+        )
 
     def _risk_from_odds(self, odds):
         metric = resolve_metric(self.metric)

@@ -300,9 +300,7 @@ class BTTAttack(AttackerMixin, BaseEstimator):
             raise ValueError("partition must not be an empty list; use None for plain BTTA.")
         for name in names:
             if name not in PARTITIONS:
-                raise ValueError(
-                    f"partition entries must be among {PARTITIONS}; got {name!r}."
-                )
+                raise ValueError(f"partition entries must be among {PARTITIONS}; got {name!r}.")
         if len(set(names)) != len(names):
             raise ValueError(f"partition lists a name twice: {list(names)!r}.")
         return names
@@ -353,9 +351,7 @@ class BTTAttack(AttackerMixin, BaseEstimator):
                 f"partition(Q) returned {keys.shape[1]} key column(s) but {n_cat} categories "
                 f"with {self.categories_.shape[1]} key column(s) were fitted."
             )
-        _, inverse = np.unique(
-            np.vstack([self.categories_, keys]), axis=0, return_inverse=True
-        )
+        _, inverse = np.unique(np.vstack([self.categories_, keys]), axis=0, return_inverse=True)
         inverse = inverse.ravel()
         category_of_unique = np.full(inverse.max() + 1, -1)
         category_of_unique[inverse[:n_cat]] = np.arange(n_cat)
@@ -395,9 +391,7 @@ class BTTAttack(AttackerMixin, BaseEstimator):
         Q, y = self._validate_query(X, y, reset=True)
         m = self._fit_membership_labels(y)
         correct = _correct_flag(Q)
-        categories, inverse = np.unique(
-            self._category_keys(Q), axis=0, return_inverse=True
-        )
+        categories, inverse = np.unique(self._category_keys(Q), axis=0, return_inverse=True)
         counts = np.zeros((categories.shape[0], 2, 2), dtype=np.int64)
         np.add.at(counts, (inverse.ravel(), m, correct), 1)
         n_per_class = np.bincount(m, minlength=2).astype(float)

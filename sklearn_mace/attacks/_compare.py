@@ -150,8 +150,10 @@ def compare_attacks(
     for name, attack in attacks.items():  # checked before any work is dispatched
         scorable = hasattr(attack, "decision_function") or callable(attack)
         if hasattr(attack, "fit") and not scorable:
-            raise TypeError(f"attack {name!r} is an estimator without decision_function; "
-                            "pass its scores or a callable f(X) -> scores.")  # fmt: skip
+            raise TypeError(
+                f"attack {name!r} is an estimator without decision_function; "
+                "pass its scores or a callable f(X) -> scores."
+            )
     results = Parallel(n_jobs=n_jobs)(
         delayed(_attack_scores)(attack, X, stacked) for attack in attacks.values()
     )
@@ -160,9 +162,11 @@ def compare_attacks(
     for name, (score, fit_time, score_time) in zip(attacks, results, strict=True):
         score = np.asarray(score, dtype=float).ravel()
         if score.shape != (len(X),) or not np.all(np.isfinite(score)):
-            raise ValueError(f"attack {name!r} gave {score.shape[0]} scores (not finite: "
-                             f"{int(np.sum(~np.isfinite(score)))}) for {len(X)} rows; one "
-                             "finite score per row of X is needed.")  # fmt: skip
+            raise ValueError(
+                f"attack {name!r} gave {score.shape[0]} scores (not finite: "
+                f"{int(np.sum(~np.isfinite(score)))}) for {len(X)} rows; one "
+                "finite score per row of X is needed."
+            )
         tau = np.median(score)
         parts = [("all", np.ones(len(X), dtype=bool))]
         if groups is not None:

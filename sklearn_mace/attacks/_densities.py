@@ -63,14 +63,15 @@ class CVBandwidthKDE:
         n, d = X.shape
         _need_rows(X, "fitted", 'bandwidth="cv"')
         if n < 2 * cv:
-            raise ValueError(f'bandwidth="cv" with cv={cv} needs at least {2 * cv} rows; '
-                             f"got {n}.")  # fmt: skip
+            raise ValueError(f'bandwidth="cv" with cv={cv} needs at least {2 * cv} rows; got {n}.')
         self.mean = X.mean(axis=0)
         try:
             self.chol = cholesky(np.atleast_2d(np.cov(X, rowvar=False)), lower=True)
         except LinAlgError as exc:
-            raise ValueError('bandwidth="cv" needs a non-singular covariance (no constant or '
-                             "duplicated column); pass a float bandwidth.") from exc  # fmt: skip
+            raise ValueError(
+                'bandwidth="cv" needs a non-singular covariance (no constant or '
+                "duplicated column); pass a float bandwidth."
+            ) from exc
         scott = BANDWIDTH_RULES["scott"](n * (cv - 1) / cv, d)
         search = GridSearchCV(
             GaussianKDE(device=device),
@@ -120,18 +121,23 @@ class GaussianPrior(DensityMixin, BaseEstimator):
             cov = np.asarray(self.covariance, dtype=float)
             if cov.ndim == 1:
                 if cov.shape != (d,) or np.any(np.isnan(cov)) or np.any(cov <= 0):
-                    raise ValueError(f"population_cov as variances must hold {d} values > 0 "
-                                     f"(np.inf = unknown); got {self.covariance!r}.")  # fmt: skip
+                    raise ValueError(
+                        f"population_cov as variances must hold {d} values > 0 "
+                        f"(np.inf = unknown); got {self.covariance!r}."
+                    )
                 known = np.isfinite(cov)
                 cov = np.diag(np.where(known, cov, 1.0))
             elif cov.shape != (d, d) or not np.all(np.isfinite(cov)):
-                raise ValueError(f"population_cov must be {d} variances or a {d}×{d} matrix; "
-                                 f"got shape {cov.shape}.")  # fmt: skip
+                raise ValueError(
+                    f"population_cov must be {d} variances or a {d}×{d} matrix; "
+                    f"got shape {cov.shape}."
+                )
         try:
             chol = cholesky(cov[np.ix_(known, known)], lower=True) if known.any() else None
         except LinAlgError as exc:
-            raise ValueError("the population covariance is singular; it must be positive "
-                             "definite.") from exc  # fmt: skip
+            raise ValueError(
+                "the population covariance is singular; it must be positive definite."
+            ) from exc
         self.known_, self.chol_ = known, chol
         self.mean_ = mean
         return self
@@ -169,12 +175,14 @@ def fit_log_density(attack, X, *, role):
     """
     density, bandwidth = attack.density, attack.bandwidth
     if density == "gaussian" and role == "reference":
-        return _fit_naming_role(GaussianPrior(attack.population_mean, attack.population_cov),
-                                X, role)  # fmt: skip
+        return _fit_naming_role(
+            GaussianPrior(attack.population_mean, attack.population_cov), X, role
+        )
     if density in ("kde", "gaussian"):
         if bandwidth == "cv":
-            return CVBandwidthKDE(X, cv=attack.cv, device=attack.device,
-                                  random_state=attack.random_state)
+            return CVBandwidthKDE(
+                X, cv=attack.cv, device=attack.device, random_state=attack.random_state
+            )
         if isinstance(bandwidth, str):
             _need_rows(X, role, f"bandwidth={bandwidth!r}")
         return _fit_naming_role(GaussianKDE(bandwidth, device=attack.device), X, role)

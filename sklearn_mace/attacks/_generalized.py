@@ -15,6 +15,7 @@ from ._bayes import BayesOptimalMIA, resolve_metric
 
 __all__ = ["GeneralizedMetricAttack"]
 
+
 class GeneralizedMetricAttack(AttackerMixin, BaseEstimator):
     """Bayes-optimal attack and its advantage under a generalized metric (MACE §5.2).
 
@@ -86,8 +87,9 @@ class GeneralizedMetricAttack(AttackerMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, metric="am", estimator=None, threshold="auto", prior=None,
-                 random_state=None):  # fmt: skip
+    def __init__(
+        self, metric="am", estimator=None, threshold="auto", prior=None, random_state=None
+    ):
         self.metric = metric
         self.estimator = estimator
         self.threshold = threshold

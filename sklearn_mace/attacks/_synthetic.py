@@ -42,8 +42,7 @@ def stack_synthetic_reference(synthetic, reference):
     """
     arrays = {}
     for name, data in (("synthetic", synthetic), ("reference", reference)):
-        arrays[name] = check_array(data, dtype=np.float64, ensure_min_samples=0,
-                                   input_name=name)  # fmt: skip
+        arrays[name] = check_array(data, dtype=np.float64, ensure_min_samples=0, input_name=name)
         if len(arrays[name]) == 0:
             raise ValueError(f"{name} has no rows; both synthetic and reference rows are needed.")
     syn, ref = arrays["synthetic"], arrays["reference"]

@@ -27,10 +27,13 @@ __all__ = ["JSGAN", "PrivGAN", "WGANGP", "make_discriminator", "make_generator"]
 def make_generator(latent_dim, n_features, hidden_dim=128):
     """MLP generator (App. E.1 scaled down): Dense–LeakyReLU(0.2) ×2, Dense with tanh."""
     return torch.nn.Sequential(
-        torch.nn.Linear(latent_dim, hidden_dim), torch.nn.LeakyReLU(0.2),
-        torch.nn.Linear(hidden_dim, hidden_dim), torch.nn.LeakyReLU(0.2),
-        torch.nn.Linear(hidden_dim, n_features), torch.nn.Tanh(),
-    )  # fmt: skip
+        torch.nn.Linear(latent_dim, hidden_dim),
+        torch.nn.LeakyReLU(0.2),
+        torch.nn.Linear(hidden_dim, hidden_dim),
+        torch.nn.LeakyReLU(0.2),
+        torch.nn.Linear(hidden_dim, n_features),
+        torch.nn.Tanh(),
+    )
 
 
 def make_discriminator(n_features, hidden_dim=128, n_outputs=1):
@@ -39,10 +42,12 @@ def make_discriminator(n_features, hidden_dim=128, n_outputs=1):
     Outputs logits (JS-GAN, trained with ``BCEWithLogitsLoss``) or critic scores (WGAN-GP).
     """
     return torch.nn.Sequential(
-        torch.nn.Linear(n_features, 2 * hidden_dim), torch.nn.LeakyReLU(0.2),
-        torch.nn.Linear(2 * hidden_dim, hidden_dim), torch.nn.LeakyReLU(0.2),
+        torch.nn.Linear(n_features, 2 * hidden_dim),
+        torch.nn.LeakyReLU(0.2),
+        torch.nn.Linear(2 * hidden_dim, hidden_dim),
+        torch.nn.LeakyReLU(0.2),
         torch.nn.Linear(hidden_dim, n_outputs),
-    )  # fmt: skip
+    )
 
 
 class _GAN(BaseEstimator):
@@ -91,8 +96,9 @@ class _GAN(BaseEstimator):
         for module in self._trained_modules():
             module.to("cpu").eval().requires_grad_(False)
         if not np.all(np.isfinite(self.loss_history_)):
-            raise ValueError(f"{type(self).__name__} training diverged (non-finite losses); "
-                             "lower learning_rate.")  # fmt: skip
+            raise ValueError(
+                f"{type(self).__name__} training diverged (non-finite losses); lower learning_rate."
+            )
         return self
 
     _betas = (0.5, 0.999)  # Adam betas of the DCGAN / JS-GAN practice
@@ -179,9 +185,17 @@ class JSGAN(_GAN):
     """
 
     def __init__(
-        self, *, latent_dim=16, hidden_dim=128, n_epochs=500, batch_size=64,
-        learning_rate=2e-4, device="auto", random_state=None, verbose=0,
-    ):  # fmt: skip
+        self,
+        *,
+        latent_dim=16,
+        hidden_dim=128,
+        n_epochs=500,
+        batch_size=64,
+        learning_rate=2e-4,
+        device="auto",
+        random_state=None,
+        verbose=0,
+    ):
         self.latent_dim = latent_dim
         self.hidden_dim = hidden_dim
         self.n_epochs = n_epochs
@@ -256,15 +270,29 @@ class WGANGP(JSGAN):
     }
 
     def __init__(
-        self, *, latent_dim=16, hidden_dim=128, n_epochs=500, batch_size=64,
-        learning_rate=1e-4, n_critic=5, gradient_penalty=10.0, device="auto",
-        random_state=None, verbose=0,
-    ):  # fmt: skip
+        self,
+        *,
+        latent_dim=16,
+        hidden_dim=128,
+        n_epochs=500,
+        batch_size=64,
+        learning_rate=1e-4,
+        n_critic=5,
+        gradient_penalty=10.0,
+        device="auto",
+        random_state=None,
+        verbose=0,
+    ):
         super().__init__(
-            latent_dim=latent_dim, hidden_dim=hidden_dim, n_epochs=n_epochs,
-            batch_size=batch_size, learning_rate=learning_rate, device=device,
-            random_state=random_state, verbose=verbose,
-        )  # fmt: skip
+            latent_dim=latent_dim,
+            hidden_dim=hidden_dim,
+            n_epochs=n_epochs,
+            batch_size=batch_size,
+            learning_rate=learning_rate,
+            device=device,
+            random_state=random_state,
+            verbose=verbose,
+        )
         self.n_critic = n_critic
         self.gradient_penalty = gradient_penalty
 
@@ -276,17 +304,22 @@ class WGANGP(JSGAN):
         fake = self.generator_(self._latents(len(real), rng, real.device)).detach()
         mix = torch.rand((len(real), 1), generator=rng).to(real.device)
         between = (mix * real + (1 - mix) * fake).requires_grad_(True)
-        (grad,) = torch.autograd.grad(self.discriminator_(between).sum(), between,
-                                      create_graph=True)  # fmt: skip
+        (grad,) = torch.autograd.grad(
+            self.discriminator_(between).sum(), between, create_graph=True
+        )
         penalty = (grad.norm(dim=1) - 1).square().mean()
-        loss_d = (self.discriminator_(fake).mean() - self.discriminator_(real).mean()
-                  + self.gradient_penalty * penalty)  # fmt: skip
+        loss_d = (
+            self.discriminator_(fake).mean()
+            - self.discriminator_(real).mean()
+            + self.gradient_penalty * penalty
+        )
         self._opt_d.zero_grad()
         loss_d.backward()
         self._opt_d.step()
         self._n_steps += 1
-        loss_g = -self.discriminator_(self.generator_(
-            self._latents(len(real), rng, real.device))).mean()  # fmt: skip
+        loss_g = -self.discriminator_(
+            self.generator_(self._latents(len(real), rng, real.device))
+        ).mean()
         if self._n_steps % self.n_critic == 0:
             self._opt_g.zero_grad()
             loss_g.backward()
@@ -334,9 +367,19 @@ class PrivGAN(_GAN):
     }
 
     def __init__(
-        self, *, n_splits=2, privacy_weight=1.0, latent_dim=16, hidden_dim=128, n_epochs=500,
-        batch_size=64, learning_rate=2e-4, device="auto", random_state=None, verbose=0,
-    ):  # fmt: skip
+        self,
+        *,
+        n_splits=2,
+        privacy_weight=1.0,
+        latent_dim=16,
+        hidden_dim=128,
+        n_epochs=500,
+        batch_size=64,
+        learning_rate=2e-4,
+        device="auto",
+        random_state=None,
+        verbose=0,
+    ):
         self.n_splits = n_splits
         self.privacy_weight = privacy_weight
         self.latent_dim = latent_dim
@@ -356,18 +399,23 @@ class PrivGAN(_GAN):
 
     def _epoch_batches(self, data, rng):
         """One mini-batch from every part at a time (parts differ in size by at most one)."""
-        parts = [torch.as_tensor(np.flatnonzero(self.split_ == i), device=data.device)
-                 for i in range(self.n_splits)]  # fmt: skip
+        parts = [
+            torch.as_tensor(np.flatnonzero(self.split_ == i), device=data.device)
+            for i in range(self.n_splits)
+        ]
         parts = [p[torch.randperm(len(p), generator=rng).to(data.device)] for p in parts]
         for start in range(0, min(len(p) for p in parts), self.batch_size):
             yield [data[p[start : start + self.batch_size]] for p in parts]
 
     def _build(self, n_features, device):
         hidden = self.hidden_dim
-        self.generators_ = [make_generator(self.latent_dim, n_features, hidden).to(device)
-                            for _ in range(self.n_splits)]  # fmt: skip
-        self.discriminators_ = [make_discriminator(n_features, hidden).to(device)
-                                for _ in range(self.n_splits)]  # fmt: skip
+        self.generators_ = [
+            make_generator(self.latent_dim, n_features, hidden).to(device)
+            for _ in range(self.n_splits)
+        ]
+        self.discriminators_ = [
+            make_discriminator(n_features, hidden).to(device) for _ in range(self.n_splits)
+        ]
         self.privacy_discriminator_ = make_discriminator(n_features, hidden, self.n_splits)
         self.privacy_discriminator_.to(device)
         params_g = [p for g in self.generators_ for p in g.parameters()]

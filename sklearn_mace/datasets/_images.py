@@ -17,9 +17,12 @@ def _bunch(images, target, description):
     lo, hi = images.min(), images.max()
     images = 2.0 * (images - lo) / (hi - lo) - 1.0
     return Bunch(
-        data=images.reshape(len(images), -1), images=images, target=np.asarray(target),
-        image_shape=images.shape[1:], DESCR=description,
-    )  # fmt: skip
+        data=images.reshape(len(images), -1),
+        images=images,
+        target=np.asarray(target),
+        image_shape=images.shape[1:],
+        DESCR=description,
+    )
 
 
 def load_digit_images():
@@ -144,8 +147,10 @@ def add_white_box(X, image_shape, *, fraction=0.1, box_size=2, value=None, rando
         )
     height, width = image_shape
     if X.ndim != 2 or X.shape[1] != height * width:
-        raise ValueError(f"X must have shape (n_images, {height * width}) for "
-                         f"image_shape={image_shape}; got {X.shape}.")  # fmt: skip
+        raise ValueError(
+            f"X must have shape (n_images, {height * width}) for "
+            f"image_shape={image_shape}; got {X.shape}."
+        )
     if box_size > min(height, width):
         raise ValueError(f"box_size={box_size} does not fit in images of shape {image_shape}.")
     rng = check_random_state(random_state)

@@ -96,10 +96,13 @@ def binned_gaussian_kde(X, H, axes, *, tail=8.0):
     H = np.atleast_2d(np.asarray(H, dtype=float))
     weights = linear_binning(np.asarray(X, dtype=float), axes)
     spacing = np.array([a[1] - a[0] for a in axes])
-    half = [min(int(np.ceil(tail * np.sqrt(H[j, j]) / spacing[j])), len(a) - 1)
-            for j, a in enumerate(axes)]  # fmt: skip
-    offsets = np.meshgrid(*[spacing[j] * np.arange(-k, k + 1) for j, k in enumerate(half)],
-                          indexing="ij")  # fmt: skip
+    half = [
+        min(int(np.ceil(tail * np.sqrt(H[j, j]) / spacing[j])), len(a) - 1)
+        for j, a in enumerate(axes)
+    ]
+    offsets = np.meshgrid(
+        *[spacing[j] * np.arange(-k, k + 1) for j, k in enumerate(half)], indexing="ij"
+    )
     U = np.stack([o.ravel() for o in offsets], axis=1)
     quad = np.einsum("ij,jk,ik->i", U, np.linalg.inv(H), U)
     log_norm = -0.5 * (len(axes) * np.log(2 * np.pi) + np.linalg.slogdet(H)[1])

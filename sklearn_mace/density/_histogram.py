@@ -37,8 +37,9 @@ def _distinct_value_edges(values):
 def _column_edges(values, spec, column):
     if isinstance(spec, str):
         n_distinct = np.unique(values).size
-        if spec == "discrete" or n_distinct <= min(MAX_DISTINCT_FOR_VALUE_BINS,
-                                                   max(2, np.sqrt(values.size))):  # fmt: skip
+        if spec == "discrete" or n_distinct <= min(
+            MAX_DISTINCT_FOR_VALUE_BINS, max(2, np.sqrt(values.size))
+        ):
             return _distinct_value_edges(values)
         return np.histogram_bin_edges(values, bins="auto")
     if isinstance(spec, Integral | np.integer):
@@ -49,8 +50,11 @@ def _column_edges(values, spec, column):
             lo, hi = lo - 0.5, hi + 0.5
         return np.linspace(lo, hi, int(spec) + 1)
     edges = np.asarray(spec, dtype=float)
-    if edges.ndim != 1 or edges.size < 2 or not np.all(np.isfinite(edges)) or np.any(
-        np.diff(edges) <= 0
+    if (
+        edges.ndim != 1
+        or edges.size < 2
+        or not np.all(np.isfinite(edges))
+        or np.any(np.diff(edges) <= 0)
     ):
         raise ValueError(
             f"bins for feature {column} must be an int >= 1 or at least 2 finite, strictly "
@@ -91,8 +95,11 @@ def histogram_edges(X, bins="auto"):
         specs = [int(bins)] * d
     else:
         specs = list(bins)
-        if d == 1 and len(specs) > 1 and all(np.ndim(s) == 0 for s in specs) and not all(
-            isinstance(s, Integral | np.integer) for s in specs
+        if (
+            d == 1
+            and len(specs) > 1
+            and all(np.ndim(s) == 0 for s in specs)
+            and not all(isinstance(s, Integral | np.integer) for s in specs)
         ):
             specs = [np.asarray(specs, dtype=float)]
         if len(specs) != d:
@@ -157,8 +164,11 @@ class HistogramDensity(DensityMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "bins": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto", "discrete"}),
-                 "array-like"],  # fmt: skip
+        "bins": [
+            Interval(Integral, 1, None, closed="left"),
+            StrOptions({"auto", "discrete"}),
+            "array-like",
+        ],
     }
 
     def __init__(self, bins="auto"):

@@ -48,8 +48,10 @@ def bandwidth_matrix(X, bandwidth):
     n, d = X.shape
     if isinstance(bandwidth, str):
         if bandwidth not in BANDWIDTH_RULES:
-            raise ValueError(f"bandwidth must be one of {sorted(BANDWIDTH_RULES)}, a float > 0 "
-                             f"or {d} floats > 0; got {bandwidth!r}.")  # fmt: skip
+            raise ValueError(
+                f"bandwidth must be one of {sorted(BANDWIDTH_RULES)}, a float > 0 "
+                f"or {d} floats > 0; got {bandwidth!r}."
+            )
         covariance = np.atleast_2d(np.cov(X, rowvar=False))
         H = BANDWIDTH_RULES[bandwidth](n, d) ** 2 * covariance
         if not np.all(np.isfinite(H)) or np.linalg.matrix_rank(H) < d:

@@ -67,8 +67,15 @@ def histogram_advantage(member_density, nonmember_density, prior):
     return float(np.abs(mass).sum())
 
 
-def kde_advantage(member_density, nonmember_density, prior, *, integration="auto",
-                  n_mc_samples=10_000, random_state=None):  # fmt: skip
+def kde_advantage(
+    member_density,
+    nonmember_density,
+    prior,
+    *,
+    integration="auto",
+    n_mc_samples=10_000,
+    random_state=None,
+):
     """U_N (MACE Thm 6): ``∫ |p·r̂(x) − (1−p)·q̂(x)| dx`` for two fitted GaussianKDEs.
 
     * ``"grid"`` (d ≤ 2): both KDEs on one grid by linear binning + FFT convolution
@@ -116,8 +123,10 @@ def kde_advantage(member_density, nonmember_density, prior, *, integration="auto
         odds = r.score_samples(x) - q.score_samples(x) + np.log(prior / (1 - prior))
         parts.append(np.abs(np.tanh(odds / 2)))
     advantage = prior * parts[0].mean() + (1 - prior) * parts[1].mean()
-    se = np.sqrt(prior**2 * parts[0].var() / len(parts[0])
-                 + (1 - prior) ** 2 * parts[1].var() / len(parts[1]))  # fmt: skip
+    se = np.sqrt(
+        prior**2 * parts[0].var() / len(parts[0])
+        + (1 - prior) ** 2 * parts[1].var() / len(parts[1])
+    )
     return float(advantage), "monte_carlo", float(se)
 
 
@@ -130,8 +139,9 @@ def _assign_folds(m, n_folds, max_samples, rng):
     n = len(m)
     folds = np.full(n, n_folds)
     if n > max_samples:
-        subsample, _ = train_test_split(np.arange(n), train_size=max_samples, stratify=m,
-                                        random_state=rng.randint(2**31 - 1))  # fmt: skip
+        subsample, _ = train_test_split(
+            np.arange(n), train_size=max_samples, stratify=m, random_state=rng.randint(2**31 - 1)
+        )
     else:
         subsample = np.arange(n)
     splitter = StratifiedKFold(n_folds, shuffle=True, random_state=rng.randint(2**31 - 1))
@@ -174,14 +184,16 @@ def _crossfit_cv_bandwidth(Z, m, folds, n_folds, prior, device):
         g = select_bandwidth(inner_odds, ms[inner], prior)
         outer = ~inner
         log_odds[positions[outer]] = heldout_log_odds(
-            sums[g][:, :, outer], counts, excluded[outer], lam)
+            sums[g][:, :, outer], counts, excluded[outer], lam
+        )
     if not in_folds.all():
         h = bandwidths[standard]
         rest = Z[~in_folds] / h
         log_r = gaussian_log_kernel_sum(rest, Zs[ms == 1] / h, device=device)
         log_q = gaussian_log_kernel_sum(rest, Zs[ms == 0] / h, device=device)
-        log_odds[~in_folds] = (log_r - np.log(np.sum(ms == 1))
-                               - log_q + np.log(np.sum(ms == 0)) + lam)  # fmt: skip
+        log_odds[~in_folds] = (
+            log_r - np.log(np.sum(ms == 1)) - log_q + np.log(np.sum(ms == 0)) + lam
+        )
     return log_odds, float(bandwidths[standard]), n_train
 
 
@@ -373,10 +385,22 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
         "device": [str, torch.device],
     }
 
-    def __init__(self, bandwidth="cv", discrete=False, bins=None, prior=None,
-                 confidence=0.95, random_state=None, *, feature_map="normal_scores", cv=5,
-                 max_crossfit_samples=5_000, integration="auto", n_mc_samples=10_000,
-                 device="auto"):  # fmt: skip
+    def __init__(
+        self,
+        bandwidth="cv",
+        discrete=False,
+        bins=None,
+        prior=None,
+        confidence=0.95,
+        random_state=None,
+        *,
+        feature_map="normal_scores",
+        cv=5,
+        max_crossfit_samples=5_000,
+        integration="auto",
+        n_mc_samples=10_000,
+        device="auto",
+    ):
         self.bandwidth = bandwidth
         self.discrete = discrete
         self.bins = bins
@@ -420,18 +444,22 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
             density="histogram" if binned else "kde",
             bandwidth=1.0 if self._cv_bandwidth else self.bandwidth,
             bins=("discrete" if self.discrete else self.bins) if binned else "auto",
-            prior=p, confidence=self.confidence, device=self.device,
-        )  # fmt: skip
+            prior=p,
+            confidence=self.confidence,
+            device=self.device,
+        )
         if n_folds < 2:
             warnings.warn(
                 "A class has a single row: nothing can be cross-fitted, so nothing is "
                 "certified (advantage_lower_bound_ is the trivial |2p − 1|, p_value_ 1).",
-                UserWarning, stacklevel=2,
+                UserWarning,
+                stacklevel=2,
             )
             log_odds = np.full(len(m), np.log(p / (1 - p)))
         elif self._cv_bandwidth:
-            log_odds, h, n_train = _crossfit_cv_bandwidth(features, m, folds, n_folds, p,
-                                                          self.device)  # fmt: skip
+            log_odds, h, n_train = _crossfit_cv_bandwidth(
+                features, m, folds, n_folds, p, self.device
+            )
             n_full = min(np.sum(m == 1), np.sum(m == 0))
             self.bandwidth_ = h * (n_train / n_full) ** (1.0 / (features.shape[1] + 4))
             classifier.set_params(bandwidth=self.bandwidth_)
@@ -445,15 +473,21 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
 
     @property
     def _cv_bandwidth(self):
-        return isinstance(self.bandwidth, str) and self.bandwidth == "cv" and not (
-            self.discrete or self.bins is not None)
+        return (
+            isinstance(self.bandwidth, str)
+            and self.bandwidth == "cv"
+            and not (self.discrete or self.bins is not None)
+        )
 
     def _make_transformer(self, binned, n_samples):
         steps = []
         if self.feature_map == "normal_scores" and not binned:
             # n_quantiles = n (up to 10 000): the map is the empirical rank, ties at mid-rank
-            steps.append(QuantileTransformer(output_distribution="normal", subsample=None,
-                                             n_quantiles=min(n_samples, 10_000)))  # fmt: skip
+            steps.append(
+                QuantileTransformer(
+                    output_distribution="normal", subsample=None, n_quantiles=min(n_samples, 10_000)
+                )
+            )
         if self._cv_bandwidth:
             steps.append(Sphering())
         return make_pipeline(*steps) if steps else None
@@ -476,9 +510,13 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
             self.integration_, self.mc_standard_error_ = "histogram", 0.0
         else:
             self.advantage_, self.integration_, self.mc_standard_error_ = kde_advantage(
-                r, q, p, integration=self.integration, n_mc_samples=self.n_mc_samples,
+                r,
+                q,
+                p,
+                integration=self.integration,
+                n_mc_samples=self.n_mc_samples,
                 random_state=self.random_state,
-            )  # fmt: skip
+            )
         half_width = mcdiarmid_half_width(int(m.sum()), int((1 - m).sum()), p, self.confidence)
         self.advantage_interval_ = (
             max(self.advantage_ - half_width, 0.0),

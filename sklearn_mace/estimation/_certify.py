@@ -38,8 +38,9 @@ def one_sided_clopper_pearson_lower(successes, trials, alpha):
     """
     successes, trials = int(successes), int(trials)
     if trials < 1 or not 0 <= successes <= trials:
-        raise ValueError(f"need 0 <= successes <= trials and trials >= 1; got "
-                         f"{successes} of {trials}.")  # fmt: skip
+        raise ValueError(
+            f"need 0 <= successes <= trials and trials >= 1; got {successes} of {trials}."
+        )
     if successes == 0:
         return 0.0
     return float(beta.ppf(alpha, successes, trials - successes + 1))
@@ -73,9 +74,7 @@ def certified_advantage(m, member_guess, prior, confidence=0.95):
     m = np.asarray(m, dtype=int)
     guess = np.asarray(member_guess, dtype=bool)
     members, nonmembers = m == 1, m == 0
-    tpr_lower = one_sided_clopper_pearson_lower(
-        np.sum(guess & members), np.sum(members), alpha / 2
-    )
+    tpr_lower = one_sided_clopper_pearson_lower(np.sum(guess & members), np.sum(members), alpha / 2)
     tnr_lower = one_sided_clopper_pearson_lower(
         np.sum(~guess & nonmembers), np.sum(nonmembers), alpha / 2
     )

@@ -21,8 +21,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils import resolve_device, row_chunks, to_numpy, to_tensor
 
-__all__ = ["Sphering", "bandwidth_grid", "fold_log_kernel_sums", "heldout_log_odds",
-           "select_bandwidth"]  # fmt: skip
+__all__ = [
+    "Sphering",
+    "bandwidth_grid",
+    "fold_log_kernel_sums",
+    "heldout_log_odds",
+    "select_bandwidth",
+]
 
 # Candidate bandwidths, as multiples of Scott's factor n^(−1/(d+4)) in sphered coordinates.
 # The grid reaches 4x Scott so that a query that carries nothing can be smoothed flat.
@@ -89,7 +94,7 @@ def fold_log_kernel_sums(Z, m, folds, bandwidths, *, device="cpu"):
             exponent.sub_((query * query).sum(dim=1).mul_(0.5))
             for k in range(2 * n_folds):
                 if bounds[k + 1] > bounds[k]:
-                    slab = exponent[bounds[k]:bounds[k + 1]]
+                    slab = exponent[bounds[k] : bounds[k + 1]]
                     top = slab.amax(dim=0)
                     log_sum = (slab - top).exp_().sum(dim=0).log_().add_(top)
                     sums[g, k // 2, k % 2, rows] = to_numpy(log_sum)

@@ -46,8 +46,10 @@ def max_query_advantage(X, y, column_groups, *, estimator=None):
     'strong'
     """
     X = check_array(X, dtype=np.float64)
-    groups = dict(enumerate(column_groups)) if isinstance(column_groups, list | tuple) else dict(
-        column_groups
+    groups = (
+        dict(enumerate(column_groups))
+        if isinstance(column_groups, list | tuple)
+        else dict(column_groups)
     )
     if not groups:
         raise ValueError("column_groups must name at least one query (a list of columns).")
@@ -66,5 +68,10 @@ def max_query_advantage(X, y, column_groups, *, estimator=None):
         advantages[name] = float(fitted[name].advantage_)
         intervals[name] = getattr(fitted[name], "advantage_interval_", None)
     best = max(advantages, key=advantages.get)
-    return Bunch(advantage=advantages[best], best_query=best, advantages=advantages,
-                 intervals=intervals, estimators=fitted)  # fmt: skip
+    return Bunch(
+        advantage=advantages[best],
+        best_query=best,
+        advantages=advantages,
+        intervals=intervals,
+        estimators=fitted,
+    )

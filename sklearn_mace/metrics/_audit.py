@@ -158,8 +158,12 @@ def _epsilon_from_error_bounds(fpr_upper, fnr_upper, delta):
     with np.errstate(divide="ignore", invalid="ignore"):
         one = np.log(np.maximum(1.0 - delta - fnr_upper, 0.0) / fpr_upper)
         two = np.log(np.maximum(1.0 - delta - fpr_upper, 0.0) / fnr_upper)
-    return np.maximum(0.0, np.maximum(np.nan_to_num(one, nan=0.0, neginf=0.0),
-                                      np.nan_to_num(two, nan=0.0, neginf=0.0)))
+    return np.maximum(
+        0.0,
+        np.maximum(
+            np.nan_to_num(one, nan=0.0, neginf=0.0), np.nan_to_num(two, nan=0.0, neginf=0.0)
+        ),
+    )
 
 
 def _error_counts(members_sorted, nonmembers_sorted, thresholds):
@@ -176,8 +180,9 @@ def _candidate_thresholds(members, nonmembers, max_thresholds):
     return np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, max_thresholds)))
 
 
-def _result(members, nonmembers, threshold, fpr_level, fnr_level, strategy, prior, delta,
-            confidence):
+def _result(
+    members, nonmembers, threshold, fpr_level, fnr_level, strategy, prior, delta, confidence
+):
     fn, fp = _error_counts(np.sort(members), np.sort(nonmembers), np.array([threshold]))
     n1, n0 = members.size, nonmembers.size
     fnr_upper = float(_cp_upper(fn, n1, fnr_level)[0])
@@ -185,11 +190,19 @@ def _result(members, nonmembers, threshold, fpr_level, fnr_level, strategy, prio
     epsilon = float(_epsilon_from_error_bounds(fpr_upper, fnr_upper, delta))
     advantage = max(abs(2 * prior - 1), 1.0 - 2.0 * (prior * fnr_upper + (1 - prior) * fpr_upper))
     return EpsilonAudit(
-        epsilon=epsilon, threshold=float(threshold), fpr=float(fp[0] / n0),
-        fnr=float(fn[0] / n1), fpr_upper=fpr_upper, fnr_upper=fnr_upper,
+        epsilon=epsilon,
+        threshold=float(threshold),
+        fpr=float(fp[0] / n0),
+        fnr=float(fn[0] / n1),
+        fpr_upper=fpr_upper,
+        fnr_upper=fnr_upper,
         advantage_lower=float(advantage),
         epsilon_at_prior=float(epsilon_lower_bound(advantage, prior, delta)),
-        strategy=strategy, n_members=int(n1), n_nonmembers=int(n0), prior=prior, delta=delta,
+        strategy=strategy,
+        n_members=int(n1),
+        n_nonmembers=int(n0),
+        prior=prior,
+        delta=delta,
         confidence=confidence,
     )
 
@@ -208,8 +221,20 @@ def _gain(fpr_upper, fnr_upper, *, delta, objective, prior):
     return -(prior * fnr_upper + (1 - prior) * fpr_upper)
 
 
-def _best_threshold(members, nonmembers, thresholds, fpr_level, fnr_level, *, delta, objective,
-                    prior, n_members=None, n_nonmembers=None, n_exact=256):
+def _best_threshold(
+    members,
+    nonmembers,
+    thresholds,
+    fpr_level,
+    fnr_level,
+    *,
+    delta,
+    objective,
+    prior,
+    n_members=None,
+    n_nonmembers=None,
+    n_exact=256,
+):
     """The candidate threshold whose certified ε (or advantage at ``prior``) is largest.
 
     With ``n_members``/``n_nonmembers`` given (the split strategy), the bound is predicted
@@ -228,8 +253,9 @@ def _best_threshold(members, nonmembers, thresholds, fpr_level, fnr_level, *, de
     criteria = dict(delta=delta, objective=objective, prior=prior)
     if thresholds.size > n_exact:
         with np.errstate(invalid="ignore", divide="ignore"):
-            rough = _gain(_wilson_upper(fp, n0, fpr_level), _wilson_upper(fn, n1, fnr_level),
-                          **criteria)
+            rough = _gain(
+                _wilson_upper(fp, n0, fpr_level), _wilson_upper(fn, n1, fnr_level), **criteria
+            )
         keep = np.argpartition(-rough, n_exact - 1)[:n_exact]
         thresholds, fp, fn = thresholds[keep], fp[keep], fn[keep]
     gain = _gain(_cp_upper(fp, n0, fpr_level), _cp_upper(fn, n1, fnr_level), **criteria)
@@ -249,9 +275,19 @@ def _stratified_split(values, fraction, rng, name):
     return values[order[:n_first]], values[order[n_first:]]
 
 
-def audit_epsilon(member_scores, nonmember_scores, *, delta=0.0, confidence=0.95,
-                  threshold="split", prior=0.5, split_fraction=0.5, max_thresholds=None,
-                  objective="epsilon", random_state=None):
+def audit_epsilon(
+    member_scores,
+    nonmember_scores,
+    *,
+    delta=0.0,
+    confidence=0.95,
+    threshold="split",
+    prior=0.5,
+    split_fraction=0.5,
+    max_thresholds=None,
+    objective="epsilon",
+    random_state=None,
+):
     """Certified lower bound on ε from membership scores of members and non-members.
 
     Any attack's scores will do (``decision_function``, log-likelihood ratios, negative
@@ -371,22 +407,26 @@ def audit_epsilon(member_scores, nonmember_scores, *, delta=0.0, confidence=0.95
             fpr_level = alpha / (2 * nonmembers.size)
             fnr_level = alpha / (2 * members.size)
             candidates = _candidate_thresholds(members, nonmembers, max_thresholds)
-            best = _best_threshold(members, nonmembers, candidates, fpr_level, fnr_level,
-                                   **choice)
-            return _result(members, nonmembers, best, fpr_level, fnr_level, "bonferroni",
-                           **common)
+            best = _best_threshold(members, nonmembers, candidates, fpr_level, fnr_level, **choice)
+            return _result(members, nonmembers, best, fpr_level, fnr_level, "bonferroni", **common)
         if threshold == "split":
             rng = check_random_state(random_state)
-            members_a, members_b = _stratified_split(members, split_fraction, rng,
-                                                     "member_scores")
-            nonmembers_a, nonmembers_b = _stratified_split(nonmembers, split_fraction, rng,
-                                                           "nonmember_scores")
+            members_a, members_b = _stratified_split(members, split_fraction, rng, "member_scores")
+            nonmembers_a, nonmembers_b = _stratified_split(
+                nonmembers, split_fraction, rng, "nonmember_scores"
+            )
             candidates = _candidate_thresholds(members_a, nonmembers_a, max_thresholds)
-            best = _best_threshold(members_a, nonmembers_a, candidates, alpha / 2, alpha / 2,
-                                   n_members=members_b.size, n_nonmembers=nonmembers_b.size,
-                                   **choice)
-            return _result(members_b, nonmembers_b, best, alpha / 2, alpha / 2, "split",
-                           **common)
+            best = _best_threshold(
+                members_a,
+                nonmembers_a,
+                candidates,
+                alpha / 2,
+                alpha / 2,
+                n_members=members_b.size,
+                n_nonmembers=nonmembers_b.size,
+                **choice,
+            )
+            return _result(members_b, nonmembers_b, best, alpha / 2, alpha / 2, "split", **common)
         raise ValueError(
             f"threshold must be 'split', 'bonferroni' or a finite number; got {threshold!r}."
         )
@@ -396,8 +436,9 @@ def audit_epsilon(member_scores, nonmember_scores, *, delta=0.0, confidence=0.95
         )
     if not np.isfinite(threshold):
         raise ValueError(f"threshold must be finite; got {threshold!r}.")
-    return _result(members, nonmembers, float(threshold), alpha / 2, alpha / 2, "explicit",
-                   **common)
+    return _result(
+        members, nonmembers, float(threshold), alpha / 2, alpha / 2, "explicit", **common
+    )
 
 
 # --- one training run -----------------------------------------------------------------------
@@ -420,8 +461,16 @@ def _one_run_p_value(epsilon, n_canaries, n_guesses, n_correct, delta):
     return min(float(tail + 2.0 * n_canaries * delta * np.max(between / i)), 1.0)
 
 
-def one_run_epsilon(scores, included, *, n_positive_guesses, n_negative_guesses=0, delta=0.0,
-                    confidence=0.95, random_state=None):
+def one_run_epsilon(
+    scores,
+    included,
+    *,
+    n_positive_guesses,
+    n_negative_guesses=0,
+    delta=0.0,
+    confidence=0.95,
+    random_state=None,
+):
     """Certified ε lower bound from canaries inserted into one training run.
 
     Steinke, Nasr & Jagielski (2023), "Privacy Auditing with One (1) Training Run": each of
@@ -502,7 +551,7 @@ def one_run_epsilon(scores, included, *, n_positive_guesses, n_negative_guesses=
     rng = check_random_state(random_state)
 
     order = np.lexsort((rng.random_sample(m), -values))  # by score descending, ties at random
-    v = int(flags[order[:n_pos]].sum() + (~flags[order[m - n_neg:]]).sum())
+    v = int(flags[order[:n_pos]].sum() + (~flags[order[m - n_neg :]]).sum())
     r = n_pos + n_neg
 
     p_value = _one_run_p_value(0.0, m, r, v, delta)
@@ -510,8 +559,15 @@ def one_run_epsilon(scores, included, *, n_positive_guesses, n_negative_guesses=
     q_low = beta.ppf(alpha, v, r - v + 1) if v > 0 else 0.0
     eps_pure = float(logit(q_low)) if q_low > 0.5 else 0.0
     epsilon = eps_pure if delta == 0.0 else _largest_rejected(m, r, v, delta, alpha, eps_pure)
-    return OneRunAudit(epsilon=max(epsilon, 0.0), p_value=p_value, n_guesses=r, n_correct=v,
-                       n_canaries=m, delta=delta, confidence=1.0 - alpha)
+    return OneRunAudit(
+        epsilon=max(epsilon, 0.0),
+        p_value=p_value,
+        n_guesses=r,
+        n_correct=v,
+        n_canaries=m,
+        delta=delta,
+        confidence=1.0 - alpha,
+    )
 
 
 def _largest_rejected(m, r, v, delta, alpha, eps_pure, n_grid=200, n_bisect=40):

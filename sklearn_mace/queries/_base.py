@@ -173,10 +173,14 @@ class TorchQueryMixin(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
         device = resolve_device(self.device)
         modules = [module_on(m, device) for m in self._modules()]
         Q = evaluate_in_batches(
-            modules, X, self._query_batch, device=device, batch_size=self.batch_size,
+            modules,
+            X,
+            self._query_batch,
+            device=device,
+            batch_size=self.batch_size,
             progress=progress,
             desc=type(self).__name__,
-        )  # fmt: skip
+        )
         if not np.all(np.isfinite(Q)):
             raise ValueError(f"{type(self).__name__}: the module returned non-finite values.")
         return Q

@@ -182,8 +182,10 @@ def sklearn_logits(model, features, n_classes):
     raw = np.asarray(raw, dtype=float)
     if raw.ndim == 1:
         raw = raw[:, None]
-    if raw.ndim != 2 or raw.shape[1] not in (1, n_classes) or (raw.shape[1] == 1) != (
-        n_classes == 2
+    if (
+        raw.ndim != 2
+        or raw.shape[1] not in (1, n_classes)
+        or (raw.shape[1] == 1) != (n_classes == 2)
     ):
         return None, None
     full = np.column_stack([np.zeros(len(raw)), raw]) if raw.shape[1] == 1 else raw

@@ -297,8 +297,7 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
             return int(np.flatnonzero(names == self.label_column)[0])
         if not -n_columns <= self.label_column < n_columns:
             raise ValueError(
-                f"label_column={self.label_column} is out of range for X with {n_columns} "
-                "columns."
+                f"label_column={self.label_column} is out of range for X with {n_columns} columns."
             )
         return self.label_column % n_columns
 
@@ -368,8 +367,7 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
                 f"{type(self.model).__name__} gives probabilities only: use 'log_proba', "
                 "or 'proba_log_ratios' for a density estimator."
             )
-        first = self._forward(features[:1] if not hasattr(features, "iloc")
-                              else features.iloc[:1])  # fmt: skip
+        first = self._forward(features[:1] if not hasattr(features, "iloc") else features.iloc[:1])
         if self._kind != "sklearn":
             classes = getattr(self.model, "classes_", None) if self._kind == "skorch" else None
             self.classes_ = (
@@ -380,14 +378,16 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
         return self
 
     def _find_log_proba_source(self, features):
-        """"logits", "log_proba" or "proba": see the ``log_proba_source_`` attribute."""
+        """ "logits", "log_proba" or "proba": see the ``log_proba_source_`` attribute."""
         if self._kind == "torch":
             return "logits" if self.torch_output == "logits" else "proba"
         if self._kind == "skorch":
             return "logits" if _skorch_emits_logits(self.model) else "proba"
-        sample = features.iloc[:_N_LOGIT_CHECK] if hasattr(features, "iloc") else (
-            features[:_N_LOGIT_CHECK]
-        )  # fmt: skip
+        sample = (
+            features.iloc[:_N_LOGIT_CHECK]
+            if hasattr(features, "iloc")
+            else (features[:_N_LOGIT_CHECK])
+        )
         proba = np.asarray(self.model.predict_proba(sample), dtype=float)
         _, logits = sklearn_logits(self.model, sample, self.classes_.size)
         if are_logits_of(logits, proba):
@@ -420,17 +420,24 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
                     out = np.asarray(self.model.predict_proba(features), dtype=float)
             else:
                 out = evaluate_in_batches(
-                    [module], np.asarray(features), lambda batch, modules: modules[0](batch),
-                    device=self.device_, batch_size=self.batch_size,
-                )  # fmt: skip
+                    [module],
+                    np.asarray(features),
+                    lambda batch, modules: modules[0](batch),
+                    device=self.device_,
+                    batch_size=self.batch_size,
+                )
         finally:
             if handle is not None:
                 handle.remove()
         activations = np.concatenate(captured).astype(float) if want_activations else None
-        hint = "" if self._kind != "torch" else (
-            f" (torch_output={self.torch_output!r}: does the module return "
-            f"{'logits' if self.torch_output == 'logits' else 'probabilities'}?)"
-        )  # fmt: skip
+        hint = (
+            ""
+            if self._kind != "torch"
+            else (
+                f" (torch_output={self.torch_output!r}: does the module return "
+                f"{'logits' if self.torch_output == 'logits' else 'probabilities'}?)"
+            )
+        )
         if self.log_proba_source_ == "logits":
             return self._from_logits(out, activations, hint)
         if out.ndim == 1 or out.shape[1] == 1:  # one probability, of class 1
@@ -462,9 +469,9 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
             proba = np.asarray(self.model.predict_proba(features), dtype=float)
             log_proba = None
         _check_proba(proba)
-        log_proba = _log_of_proba(proba) if log_proba is None else np.clip(
-            log_proba, LOG_PROBA_FLOOR, 0.0
-        )  # fmt: skip
+        log_proba = (
+            _log_of_proba(proba) if log_proba is None else np.clip(log_proba, LOG_PROBA_FLOOR, 0.0)
+        )
         return _ModelScores(None, log_proba, log_proba, proba, None)
 
     # ------------------------------------------------------------------ transform
@@ -511,10 +518,11 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
             # bounded like the loss: a one-class model's +inf becomes -LOG_PROBA_FLOOR
             "true_label_log_odds": lambda: np.where(
                 known,
-                np.clip(true_label_log_odds(out.scores, position), LOG_PROBA_FLOOR,
-                        -LOG_PROBA_FLOOR),
+                np.clip(
+                    true_label_log_odds(out.scores, position), LOG_PROBA_FLOOR, -LOG_PROBA_FLOOR
+                ),
                 LOG_PROBA_FLOOR,
-            ),  # fmt: skip
+            ),
             "proba": lambda: out.proba,
             "log_proba": lambda: out.log_proba,
             "proba_log_ratios": lambda: additive_log_ratios(out.scores),
@@ -543,7 +551,7 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
             "proba": [f"proba_{c}" for c in classes],
             "log_proba": [f"log_proba_{c}" for c in classes],
             "proba_log_ratios": [f"log_ratio_{c}_vs_{classes[-1]}" for c in classes[:-1]],
-            "logits": [f"logit_{c}" for c in classes[-self.n_logits_:]] if self.n_logits_ else [],
+            "logits": [f"logit_{c}" for c in classes[-self.n_logits_ :]] if self.n_logits_ else [],
             "activations": [f"activation_{j}" for j in range(self.n_activations_)],
         }
         names = []

@@ -66,9 +66,15 @@ class DiscriminatorQuery(TorchQueryMixin):
     }
 
     def __init__(
-        self, discriminator, *, output="logit", input_shape=None, device="auto",
-        batch_size=1024, verbose=0,
-    ):  # fmt: skip
+        self,
+        discriminator,
+        *,
+        output="logit",
+        input_shape=None,
+        device="auto",
+        batch_size=1024,
+        verbose=0,
+    ):
         self.discriminator = discriminator
         self.output = output
         self.input_shape = input_shape
@@ -133,9 +139,16 @@ class MultiDiscriminatorQuery(TorchQueryMixin):
     }
 
     def __init__(
-        self, discriminators, *, reduce="max", output="logit", input_shape=None, device="auto",
-        batch_size=1024, verbose=0,
-    ):  # fmt: skip
+        self,
+        discriminators,
+        *,
+        reduce="max",
+        output="logit",
+        input_shape=None,
+        device="auto",
+        batch_size=1024,
+        verbose=0,
+    ):
         self.discriminators = discriminators
         self.reduce = reduce
         self.output = output

@@ -80,9 +80,18 @@ class GeneratorReconstructionQuery(TorchQueryMixin):
     }
 
     def __init__(
-        self, generator, latent_dim, *, n_restarts=5, n_steps=100, learning_rate=0.05,
-        device="auto", batch_size=256, random_state=None, verbose=0,
-    ):  # fmt: skip
+        self,
+        generator,
+        latent_dim,
+        *,
+        n_restarts=5,
+        n_steps=100,
+        learning_rate=0.05,
+        device="auto",
+        batch_size=256,
+        random_state=None,
+        verbose=0,
+    ):
         self.generator = generator
         self.latent_dim = latent_dim
         self.n_restarts = n_restarts
@@ -132,8 +141,9 @@ class GeneratorReconstructionQuery(TorchQueryMixin):
         starts_w = starts_w.to(device=device, dtype=dtype)
         out = np.empty((len(X), 1))
         batches = range(0, len(X), self.batch_size)
-        bar = tqdm(total=len(batches) * self.n_steps, disable=not progress,
-                   desc=type(self).__name__)  # fmt: skip
+        bar = tqdm(
+            total=len(batches) * self.n_steps, disable=not progress, desc=type(self).__name__
+        )
         with evaluation_mode([generator]), torch.enable_grad(), bar:
             for start in batches:
                 rows = slice(start, start + self.batch_size)

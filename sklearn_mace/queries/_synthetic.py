@@ -27,9 +27,11 @@ class _SyntheticQueryMixin(QueryFeatureNamesMixin, TransformerMixin, BaseEstimat
     """Validation shared by the queries against a synthetic data set (not used directly)."""
 
     def _validated_synthetic(self, n_features):
-        synthetic = np.asarray(self.synthetic) if not hasattr(self.synthetic, "iloc") else (
-            self.synthetic.to_numpy()
-        )  # fmt: skip
+        synthetic = (
+            np.asarray(self.synthetic)
+            if not hasattr(self.synthetic, "iloc")
+            else (self.synthetic.to_numpy())
+        )
         if synthetic.ndim != 2 or synthetic.shape[0] == 0:
             raise ValueError(
                 f"synthetic must be a non-empty 2-D array (n_synthetic, n_features); got "
@@ -42,7 +44,6 @@ class _SyntheticQueryMixin(QueryFeatureNamesMixin, TransformerMixin, BaseEstimat
                 f"feature(s); both must describe records the same way."
             )
         return synthetic
-
 
 
 class NearestSyntheticDistance(_SyntheticQueryMixin):
@@ -108,9 +109,15 @@ class NearestSyntheticDistance(_SyntheticQueryMixin):
     }
 
     def __init__(
-        self, synthetic, *, metric="euclidean", k=1, backend="auto", device="auto",
+        self,
+        synthetic,
+        *,
+        metric="euclidean",
+        k=1,
+        backend="auto",
+        device="auto",
         max_chunk_bytes=DEFAULT_CHUNK_BYTES,
-    ):  # fmt: skip
+    ):
         self.synthetic = synthetic
         self.metric = metric
         self.k = k
@@ -153,9 +160,13 @@ class NearestSyntheticDistance(_SyntheticQueryMixin):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         sq = nearest_sq_distances(
-            X, self._validated_synthetic(X.shape[1]), k=self.k, device=self.device,
-            max_chunk_bytes=self.max_chunk_bytes, backend=self._resolved_backend(),
-        )  # fmt: skip
+            X,
+            self._validated_synthetic(X.shape[1]),
+            k=self.k,
+            device=self.device,
+            max_chunk_bytes=self.max_chunk_bytes,
+            backend=self._resolved_backend(),
+        )
         return np.sqrt(sq) if self.metric == "euclidean" else sq
 
     def _resolved_backend(self):
@@ -230,9 +241,15 @@ class MonteCarloQuery(_SyntheticQueryMixin):
     }
 
     def __init__(
-        self, synthetic, *, epsilon="median", weighting="log", min_distance=1e-12,
-        device="auto", max_chunk_bytes=DEFAULT_CHUNK_BYTES,
-    ):  # fmt: skip
+        self,
+        synthetic,
+        *,
+        epsilon="median",
+        weighting="log",
+        min_distance=1e-12,
+        device="auto",
+        max_chunk_bytes=DEFAULT_CHUNK_BYTES,
+    ):
         self.synthetic = synthetic
         self.epsilon = epsilon
         self.weighting = weighting
@@ -256,8 +273,9 @@ class MonteCarloQuery(_SyntheticQueryMixin):
         X = validate_data(self, X, dtype=np.float64)
         synthetic = self._validated_synthetic(X.shape[1])
         if self.epsilon == "median":
-            sq = nearest_sq_distances(X, synthetic, device=self.device,
-                                      max_chunk_bytes=self.max_chunk_bytes)  # fmt: skip
+            sq = nearest_sq_distances(
+                X, synthetic, device=self.device, max_chunk_bytes=self.max_chunk_bytes
+            )
             self.epsilon_ = float(np.median(np.sqrt(sq)))
             if self.epsilon_ == 0.0:
                 raise ValueError(
@@ -284,8 +302,13 @@ class MonteCarloQuery(_SyntheticQueryMixin):
         X = validate_data(self, X, dtype=np.float64, reset=False)
         synthetic = self._validated_synthetic(X.shape[1])
         if self.weighting == "count":  # Hilprecht et al.'s plain Monte-Carlo estimate
-            counts = count_within_radius(X, synthetic, self.epsilon_, device=self.device,
-                                         max_chunk_bytes=self.max_chunk_bytes)  # fmt: skip
+            counts = count_within_radius(
+                X,
+                synthetic,
+                self.epsilon_,
+                device=self.device,
+                max_chunk_bytes=self.max_chunk_bytes,
+            )
             return (counts / len(synthetic)).reshape(-1, 1)
         return self._log_weighted_ball_sum(X, synthetic) / len(synthetic)
 
@@ -298,8 +321,9 @@ class MonteCarloQuery(_SyntheticQueryMixin):
         """
         out = np.empty((len(X), 1))
         eps_sq, floor_sq = self.epsilon_**2, self.min_distance**2
-        blocks = sq_distance_blocks(X, synthetic, device=self.device,
-                                    max_chunk_bytes=self.max_chunk_bytes)  # fmt: skip
+        blocks = sq_distance_blocks(
+            X, synthetic, device=self.device, max_chunk_bytes=self.max_chunk_bytes
+        )
         for rows, d2 in blocks:
             inside = d2 <= eps_sq
             # −log d = −½ log d², with d floored at min_distance

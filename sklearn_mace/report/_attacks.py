@@ -21,8 +21,9 @@ __all__ = ["ATTACKS", "certify_scores", "mace_nearest_distance", "nearest_distan
 
 # name -> unfitted attack (given a random_state); fitted with fit_synthetic_reference
 ATTACKS = {
-    "DOMIAS (KDE, cross-validated bandwidth)":
-        lambda random_state: DOMIASAttack(bandwidth="cv", random_state=random_state),
+    "DOMIAS (KDE, cross-validated bandwidth)": lambda random_state: DOMIASAttack(
+        bandwidth="cv", random_state=random_state
+    ),
     "MC (Hilprecht)": lambda random_state: MonteCarloAttack(),
     "GAN-leaks CAL": lambda random_state: GANLeaksAttack(calibrated=True),
 }
@@ -54,11 +55,23 @@ def certify_scores(m, score, *, prior, delta, confidence, random_state):
         (``threshold``, ``fpr``, ``fnr``, ``fpr_upper``, ``fnr_upper``).
     """
     m = np.asarray(m)
-    result = audit_epsilon(score[m == 1], score[m == 0], delta=delta, confidence=confidence,
-                           prior=prior, random_state=random_state)
-    return {"epsilon_at_least": result.epsilon, "advantage_at_least": result.advantage_lower,
-            "threshold": result.threshold, "fpr": result.fpr, "fnr": result.fnr,
-            "fpr_upper": result.fpr_upper, "fnr_upper": result.fnr_upper}
+    result = audit_epsilon(
+        score[m == 1],
+        score[m == 0],
+        delta=delta,
+        confidence=confidence,
+        prior=prior,
+        random_state=random_state,
+    )
+    return {
+        "epsilon_at_least": result.epsilon,
+        "advantage_at_least": result.advantage_lower,
+        "threshold": result.threshold,
+        "fpr": result.fpr,
+        "fnr": result.fnr,
+        "fpr_upper": result.fpr_upper,
+        "fnr_upper": result.fnr_upper,
+    }
 
 
 def mace_nearest_distance(distance, m, *, prior, confidence, delta=0.0, random_state=None):
@@ -80,8 +93,9 @@ def mace_nearest_distance(distance, m, *, prior, confidence, delta=0.0, random_s
       ``|f̂_p|`` (MACE Def. 3) from the same held-out densities.
     """
     Q = np.asarray(distance, dtype=float).reshape(-1, 1)
-    estimator = KDEAdvantageEstimator(prior=prior, confidence=confidence,
-                                      random_state=random_state).fit(Q, m)
+    estimator = KDEAdvantageEstimator(
+        prior=prior, confidence=confidence, random_state=random_state
+    ).fit(Q, m)
     lower, upper = estimator.advantage_interval_
     bound = estimator.advantage_lower_bound_
     return {
@@ -91,8 +105,9 @@ def mace_nearest_distance(distance, m, *, prior, confidence, delta=0.0, random_s
         "advantage_estimate": estimator.advantage_,
         "estimate_lower": lower,
         "estimate_upper": upper,
-        "epsilon_estimate": epsilon_lower_bound(min(estimator.advantage_, 1.0),
-                                                estimator.prior_, delta=delta),
+        "epsilon_estimate": epsilon_lower_bound(
+            min(estimator.advantage_, 1.0), estimator.prior_, delta=delta
+        ),
         "score": estimator.crossfit_decision_,
         "risk": estimator.crossfit_risk_,
     }

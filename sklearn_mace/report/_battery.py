@@ -52,11 +52,21 @@ MACE_NAME = "MACE optimal (nearest-synthetic distance)"
 MACE_BOUND_NAME = "MACE optimal advantage bound (nearest-synthetic distance)"
 N_CLAIMS = len(ATTACKS) + 2  # each attack's ε, the MACE attack's ε, MACE's advantage bound
 # the verdict of a release, from certified claims only: headline of each kind
-VERDICTS = {"high": "leakage certified above ε = {epsilon:g}", "mid": "leakage certified",
-            "low": "no leakage certified"}
+VERDICTS = {
+    "high": "leakage certified above ε = {epsilon:g}",
+    "mid": "leakage certified",
+    "low": "no leakage certified",
+}
 # summary.csv columns filled on the MACE row only
-MACE_COLUMNS = ("optimal_advantage_at_least", "optimal_epsilon_at_least", "p_value",
-                "advantage_estimate", "estimate_lower", "estimate_upper", "epsilon_estimate")
+MACE_COLUMNS = (
+    "optimal_advantage_at_least",
+    "optimal_epsilon_at_least",
+    "p_value",
+    "advantage_estimate",
+    "estimate_lower",
+    "estimate_upper",
+    "epsilon_estimate",
+)
 
 
 @dataclass
@@ -135,20 +145,23 @@ class AuditResult:
         """
         frames = []
         for release in self.releases:
-            frame = pd.DataFrame({
-                "release": release.name,
-                "source": self.target_source,
-                "row": self.target_row,
-                "member": self.membership.astype(int),
-                **({} if self.group_by is None else {self.group_by: self.target_group}),
-                "nearest_synthetic_distance": release.distance,
-                "heldout_risk": release.risk,
-                "posterior_points_to": release.posterior_points_to,
-            })
+            frame = pd.DataFrame(
+                {
+                    "release": release.name,
+                    "source": self.target_source,
+                    "row": self.target_row,
+                    "member": self.membership.astype(int),
+                    **({} if self.group_by is None else {self.group_by: self.target_group}),
+                    "nearest_synthetic_distance": release.distance,
+                    "heldout_risk": release.risk,
+                    "posterior_points_to": release.posterior_points_to,
+                }
+            )
             for name, score in release.scores.items():
                 frame[f"score: {name}"] = score
-            frame = frame.sort_values(["member", f"score: {MACE_NAME}"], ascending=False,
-                                      kind="stable")
+            frame = frame.sort_values(
+                ["member", f"score: {MACE_NAME}"], ascending=False, kind="stable"
+            )
             frame.insert(1, "rank", np.arange(1, len(frame) + 1))
             frames.append(frame)
         return pd.concat(frames, ignore_index=True)
@@ -157,10 +170,13 @@ class AuditResult:
 def _attack_row(release, name, m, score, certified):
     """AUC, TPR at low FPR and the certified ε (with its operating point) of an attack."""
     return {
-        "release": release, "analysis": name, "auc": roc_auc_score(m, score),
+        "release": release,
+        "analysis": name,
+        "auc": roc_auc_score(m, score),
         "tpr_at_1pct_fpr": tpr_at_fpr(m, score, fpr=0.01),
         "tpr_at_0.1pct_fpr": tpr_at_fpr(m, score, fpr=0.001),
-        **certified, **dict.fromkeys(MACE_COLUMNS, np.nan),
+        **certified,
+        **dict.fromkeys(MACE_COLUMNS, np.nan),
     }
 
 
@@ -187,8 +203,9 @@ class _SilentProgress:
         pass
 
 
-def _run_release(name, synthetic, reference, targets, m, *, prior, confidence, delta, rng,
-                 progress):
+def _run_release(
+    name, synthetic, reference, targets, m, *, prior, confidence, delta, rng, progress
+):
     scores = {}
     for attack_name, make_attack in ATTACKS.items():
         progress.set_postfix_str(f"{name}: {attack_name}")
@@ -201,14 +218,16 @@ def _run_release(name, synthetic, reference, targets, m, *, prior, confidence, d
         progress.update()
     progress.set_postfix_str(f"{name}: {MACE_NAME}")
     distance = nearest_distance(targets, synthetic)
-    mace = mace_nearest_distance(distance, m, prior=prior, confidence=confidence,
-                                 delta=delta, random_state=_seed(rng))
+    mace = mace_nearest_distance(
+        distance, m, prior=prior, confidence=confidence, delta=delta, random_state=_seed(rng)
+    )
     scores = {MACE_NAME: mace["score"], **scores}
     rows = []
     for analysis, score in scores.items():
         try:
-            certified = certify_scores(m, score, prior=prior, delta=delta,
-                                       confidence=confidence, random_state=_seed(rng))
+            certified = certify_scores(
+                m, score, prior=prior, delta=delta, confidence=confidence, random_state=_seed(rng)
+            )
         except ValueError as exc:  # e.g. non-finite scores
             raise AuditInputError(
                 f"The scores of {analysis} on the synthetic release '{name}' cannot be "
@@ -217,32 +236,66 @@ def _run_release(name, synthetic, reference, targets, m, *, prior, confidence, d
         rows.append(_attack_row(name, analysis, m, score, certified))
     rows[0].update({k: mace[k] for k in MACE_COLUMNS})
     summary = pd.DataFrame(rows)
-    claims = {**dict(zip(summary["analysis"], summary["epsilon_at_least"], strict=True)),
-              MACE_BOUND_NAME: mace["optimal_epsilon_at_least"]}
+    claims = {
+        **dict(zip(summary["analysis"], summary["epsilon_at_least"], strict=True)),
+        MACE_BOUND_NAME: mace["optimal_epsilon_at_least"],
+    }
     strongest = max(claims, key=claims.get)
     trivial = abs(2 * prior - 1)
-    certified_leak = bool(claims[strongest] > 0
-                          or mace["optimal_advantage_at_least"] > trivial + 1e-12)
+    certified_leak = bool(
+        claims[strongest] > 0 or mace["optimal_advantage_at_least"] > trivial + 1e-12
+    )
     progress.update()
     curve = []
     for fraction in SIZE_FRACTIONS:
         n = max(int(round(fraction * len(synthetic))), 1)
         progress.set_postfix_str(f"{name}: advantage with {n} synthetic rows")
-        subset = synthetic[rng.choice(len(synthetic), n, replace=False)] if n < len(
-            synthetic) else synthetic
-        fit = mace if n == len(synthetic) else mace_nearest_distance(
-            nearest_distance(targets, subset), m, prior=prior, confidence=confidence,
-            delta=delta, random_state=_seed(rng))
-        curve.append((n, fit["advantage_estimate"], fit["estimate_lower"],
-                      fit["estimate_upper"], fit["optimal_advantage_at_least"]))
+        subset = (
+            synthetic[rng.choice(len(synthetic), n, replace=False)]
+            if n < len(synthetic)
+            else synthetic
+        )
+        fit = (
+            mace
+            if n == len(synthetic)
+            else mace_nearest_distance(
+                nearest_distance(targets, subset),
+                m,
+                prior=prior,
+                confidence=confidence,
+                delta=delta,
+                random_state=_seed(rng),
+            )
+        )
+        curve.append(
+            (
+                n,
+                fit["advantage_estimate"],
+                fit["estimate_lower"],
+                fit["estimate_upper"],
+                fit["optimal_advantage_at_least"],
+            )
+        )
         progress.update()
     return ReleaseResult(
-        name=name, n_synthetic=len(synthetic), scores=scores, summary=summary,
-        risk=mace["risk"], distance=distance,
-        size_curve=pd.DataFrame(curve, columns=["synthetic_rows", "advantage_estimate",
-                                                "estimate_lower", "estimate_upper",
-                                                "advantage_at_least"]),
-        strongest_epsilon=float(claims[strongest]), strongest_analysis=strongest,
+        name=name,
+        n_synthetic=len(synthetic),
+        scores=scores,
+        summary=summary,
+        risk=mace["risk"],
+        distance=distance,
+        size_curve=pd.DataFrame(
+            curve,
+            columns=[
+                "synthetic_rows",
+                "advantage_estimate",
+                "estimate_lower",
+                "estimate_upper",
+                "advantage_at_least",
+            ],
+        ),
+        strongest_epsilon=float(claims[strongest]),
+        strongest_analysis=strongest,
         certified_leak=certified_leak,
     )
 
@@ -264,9 +317,23 @@ def _group_labels(group_by, members, non_members, max_categories):
     return labels
 
 
-def audit(members, non_members, synthetic, reference=None, *, columns=None, prior=None,
-          confidence=0.95, delta=0.0, epsilon=1.0, max_categories=20, group_by=None,
-          random_state=0, n_jobs=None, verbose=True):
+def audit(
+    members,
+    non_members,
+    synthetic,
+    reference=None,
+    *,
+    columns=None,
+    prior=None,
+    confidence=0.95,
+    delta=0.0,
+    epsilon=1.0,
+    max_categories=20,
+    group_by=None,
+    random_state=0,
+    n_jobs=None,
+    verbose=True,
+):
     """Run the default battery on one or more synthetic releases.
 
     Parameters
@@ -320,8 +387,11 @@ def audit(members, non_members, synthetic, reference=None, *, columns=None, prio
     if isinstance(delta, bool) or not isinstance(delta, Real) or not 0.0 <= delta < 1.0:
         raise ValueError(f"delta must be a number in [0, 1); got {delta!r}.")
     advantage_bound(epsilon)  # epsilon >= 0, checked before anything is computed or written
-    if isinstance(max_categories, bool) or not isinstance(max_categories, Integral) or (
-            max_categories < 1):
+    if (
+        isinstance(max_categories, bool)
+        or not isinstance(max_categories, Integral)
+        or (max_categories < 1)
+    ):
         raise ValueError(f"max_categories must be an int >= 1; got {max_categories!r}.")
     if not isinstance(synthetic, dict):
         synthetic = {"synthetic": synthetic}
@@ -332,18 +402,20 @@ def audit(members, non_members, synthetic, reference=None, *, columns=None, prio
     tables.update({f"synthetic '{k}'": v for k, v in synthetic.items()})
     if reference is not None:
         tables["reference"] = reference
-    arrays, feature_names, column_report = encode_tables(tables, columns,
-                                                         max_categories=max_categories)
+    arrays, feature_names, column_report = encode_tables(
+        tables, columns, max_categories=max_categories
+    )
     n_features = len(feature_names)
     X_mem, X_non = arrays["members"], arrays["non-members"]
     notes = []
-    groups = None if group_by is None else _group_labels(group_by, members, non_members,
-                                                         max_categories)
+    groups = (
+        None if group_by is None else _group_labels(group_by, members, non_members, max_categories)
+    )
     row_non = np.arange(len(X_non))
     if reference is None:
         _check_sizes("non-members", len(X_non), 2 * MIN_TARGETS)
         perm = rng.permutation(len(X_non))
-        ref_idx, row_non = np.sort(perm[: len(perm) // 2]), np.sort(perm[len(perm) // 2:])
+        ref_idx, row_non = np.sort(perm[: len(perm) // 2]), np.sort(perm[len(perm) // 2 :])
         X_ref, X_non = X_non[ref_idx], X_non[row_non]
         notes.append(
             f"No reference rows were given: {len(ref_idx)} of the {len(perm)} hold-out rows "
@@ -357,8 +429,11 @@ def audit(members, non_members, synthetic, reference=None, *, columns=None, prio
     # KDEs with a full-covariance bandwidth need more rows than features
     _check_sizes("reference", len(X_ref), max(MIN_TARGETS, n_features + 1))
     for key in synthetic:
-        _check_sizes(f"synthetic '{key}'", len(arrays[f"synthetic '{key}'"]),
-                     max(MIN_TARGETS, n_features + 1))
+        _check_sizes(
+            f"synthetic '{key}'",
+            len(arrays[f"synthetic '{key}'"]),
+            max(MIN_TARGETS, n_features + 1),
+        )
     targets = np.vstack([X_mem, X_non])
     m = np.r_[np.ones(len(X_mem), dtype=int), np.zeros(len(X_non), dtype=int)]
     prior_value = float(m.mean()) if prior is None else float(prior)
@@ -368,13 +443,19 @@ def audit(members, non_members, synthetic, reference=None, *, columns=None, prio
 
     def run(key, progress):
         return _run_release(
-            key, arrays[f"synthetic '{key}'"], X_ref, targets, m, prior=prior_value,
-            confidence=claim_confidence, delta=float(delta),
-            rng=check_random_state(seeds[key]), progress=progress,
+            key,
+            arrays[f"synthetic '{key}'"],
+            X_ref,
+            targets,
+            m,
+            prior=prior_value,
+            confidence=claim_confidence,
+            delta=float(delta),
+            rng=check_random_state(seeds[key]),
+            progress=progress,
         )
 
-    with tqdm(total=steps, desc="sklearn-mace audit", disable=not verbose,
-              unit="step") as progress:
+    with tqdm(total=steps, desc="sklearn-mace audit", disable=not verbose, unit="step") as progress:
         if effective_n_jobs(n_jobs) == 1 or len(synthetic) == 1:
             releases = [run(key, progress) for key in synthetic]
         else:  # workers cannot share the bar: it advances a release at a time
@@ -385,14 +466,23 @@ def audit(members, non_members, synthetic, reference=None, *, columns=None, prio
                 progress.update(steps // len(synthetic))
     n_rows = {name: len(frame) for name, frame in tables.items()}
     return AuditResult(
-        releases=releases, membership=m,
-        target_source=np.r_[np.full(len(X_mem), "members"),
-                            np.full(len(X_non), "non-members")].astype(object),
-        target_row=np.r_[np.arange(len(X_mem)), row_non], prior=prior_value,
-        target_group=None if groups is None else groups[np.r_[np.arange(len(X_mem)),
-                                                               len(X_mem) + row_non]],
+        releases=releases,
+        membership=m,
+        target_source=np.r_[
+            np.full(len(X_mem), "members"), np.full(len(X_non), "non-members")
+        ].astype(object),
+        target_row=np.r_[np.arange(len(X_mem)), row_non],
+        prior=prior_value,
+        target_group=None
+        if groups is None
+        else groups[np.r_[np.arange(len(X_mem)), len(X_mem) + row_non]],
         group_by=group_by,
-        confidence=confidence, claim_confidence=claim_confidence, delta=float(delta),
-        epsilon=epsilon, column_report=column_report,
-        feature_names=feature_names, n_rows=n_rows, notes=notes,
+        confidence=confidence,
+        claim_confidence=claim_confidence,
+        delta=float(delta),
+        epsilon=epsilon,
+        column_report=column_report,
+        feature_names=feature_names,
+        n_rows=n_rows,
+        notes=notes,
     )

@@ -74,9 +74,7 @@ def _numeric(series):
     """The series as float if it is numeric, boolean, or text that parses as numbers."""
     if pd.api.types.is_bool_dtype(series) or pd.api.types.is_numeric_dtype(series):
         return series.astype(float)
-    if pd.api.types.is_datetime64_any_dtype(series) or pd.api.types.is_timedelta64_dtype(
-        series
-    ):
+    if pd.api.types.is_datetime64_any_dtype(series) or pd.api.types.is_timedelta64_dtype(series):
         return None
     parsed = pd.to_numeric(series, errors="coerce")
     if parsed.notna().sum() == series.notna().sum() and series.notna().any():
@@ -142,23 +140,27 @@ def encode_tables(frames, columns=None, *, max_categories=20):
         if len(categories) == 1:
             report.append((column, dtype, "dropped: constant", 0))
         elif len(categories) > max_categories:
-            report.append((
-                column, dtype,
-                f"dropped: {len(categories)} distinct text values (> {max_categories}; "
-                "identifiers or free text)", 0,
-            ))
+            report.append(
+                (
+                    column,
+                    dtype,
+                    f"dropped: {len(categories)} distinct text values (> {max_categories}; "
+                    "identifiers or free text)",
+                    0,
+                )
+            )
         else:
-            onehot = (text.to_numpy()[:, None] == np.asarray(categories)[None, :])
+            onehot = text.to_numpy()[:, None] == np.asarray(categories)[None, :]
             contrasts = helmert(len(categories))  # (k − 1, k), orthonormal rows ⟂ ones
             blocks.append(onehot.astype(float) @ contrasts.T / np.sqrt(2.0))
             feature_names.extend(f"{column}[{j}]" for j in range(len(categories) - 1))
-            report.append((column, dtype, f"one-hot, {len(categories)} categories",
-                           len(categories) - 1))
+            report.append(
+                (column, dtype, f"one-hot, {len(categories)} categories", len(categories) - 1)
+            )
     column_report = pd.DataFrame(report, columns=["column", "type", "treatment", "features"])
     if not blocks:
         raise AuditInputError(
-            "No usable column is left after encoding:\n"
-            + column_report.to_string(index=False)
+            "No usable column is left after encoding:\n" + column_report.to_string(index=False)
         )
     encoded = np.hstack(blocks)
     splits = np.cumsum(sizes)[:-1]

@@ -36,46 +36,65 @@ def draw_figures(result):
         fig, ax = _figure()
         for name, score in release.scores.items():
             MembershipRocDisplay.from_predictions(result.membership, score, name=name, ax=ax)
-        ax.set_title(f"'{release.name}': membership attacks ({n_mem} members, "
-                     f"{n_non} non-members)")
-        figures[f"roc_{slug(release.name)}.png"] = (fig, (
-            f"ROC curves of the attacks on release '{release.name}', false-positive rate on a "
-            "log scale; the dot marks each attack's true-positive rate at 1 % FPR. The MACE "
-            "curve is the cross-fitted Bayes-optimal attack on the nearest-synthetic "
-            "distance (each record scored by densities fitted without it)."
-        ))
+        ax.set_title(f"'{release.name}': membership attacks ({n_mem} members, {n_non} non-members)")
+        figures[f"roc_{slug(release.name)}.png"] = (
+            fig,
+            (
+                f"ROC curves of the attacks on release '{release.name}', false-positive rate on a "
+                "log scale; the dot marks each attack's true-positive rate at 1 % FPR. The MACE "
+                "curve is the cross-fitted Bayes-optimal attack on the nearest-synthetic "
+                "distance (each record scored by densities fitted without it)."
+            ),
+        )
         by = "" if groups is None else f", coloured by {result.group_by}"
-        figures[f"risk_{slug(release.name)}.png"] = (_risk_figure(result, release, groups, ids), (
-            f"Held-out individual privacy risk |f_p| of the members (training rows) of release "
-            f"'{release.name}' whose held-out posterior calls them members, most exposed "
-            f"first{by}; the ten most exposed are circled, and the box names their rows in "
-            "the members file (0-based). Pointwise estimates, not certified."
-        ))
+        figures[f"risk_{slug(release.name)}.png"] = (
+            _risk_figure(result, release, groups, ids),
+            (
+                f"Held-out individual privacy risk |f_p| of the members (training rows) of release "
+                f"'{release.name}' whose held-out posterior calls them members, most exposed "
+                f"first{by}; the ten most exposed are circled, and the box names their rows in "
+                "the members file (0-based). Pointwise estimates, not certified."
+            ),
+        )
     fig, ax = _figure()
     for release in result.releases:
         curve = release.size_curve
         last = release is result.releases[-1]
         display = AdvantageDisplay.from_predictions(
-            curve["synthetic_rows"], curve["advantage_estimate"], lower=curve["estimate_lower"],
-            upper=curve["estimate_upper"], param_name="number of released synthetic rows",
-            epsilon=result.epsilon if last else None, prior=result.prior,
-            name=f"'{release.name}': U_N (estimate)", ax=ax, log_x=True,
-            show_baseline=last, linestyle=":",
+            curve["synthetic_rows"],
+            curve["advantage_estimate"],
+            lower=curve["estimate_lower"],
+            upper=curve["estimate_upper"],
+            param_name="number of released synthetic rows",
+            epsilon=result.epsilon if last else None,
+            prior=result.prior,
+            name=f"'{release.name}': U_N (estimate)",
+            ax=ax,
+            log_x=True,
+            show_baseline=last,
+            linestyle=":",
         )
-        ax.plot(curve["synthetic_rows"], curve["advantage_at_least"], marker="s",
-                color=display.line_.get_color(),
-                label=f"'{release.name}': certified lower bound")
+        ax.plot(
+            curve["synthetic_rows"],
+            curve["advantage_at_least"],
+            marker="s",
+            color=display.line_.get_color(),
+            label=f"'{release.name}': certified lower bound",
+        )
     ax.legend(loc="best", fontsize="small")
     ax.set_ylim(-0.02, 1.02)
     ax.set_title("MACE optimal advantage (nearest-synthetic distance) vs release size")
-    figures["advantage_vs_synthetic_size.png"] = (fig, (
-        "Solid lines: the certified lower bound on MACE's optimal membership advantage "
-        f"(each point at {result.claim_confidence:.0%}) when only a random part of each "
-        "release is published; dotted lines and bands: the plug-in estimate U_N with its "
-        "McDiarmid interval (sampling spread only, not the estimator's bias). The dashed "
-        f"red line is the largest advantage an ε = {result.epsilon:g} differentially "
-        "private generator allows: a certified bound above it refutes that ε."
-    ))
+    figures["advantage_vs_synthetic_size.png"] = (
+        fig,
+        (
+            "Solid lines: the certified lower bound on MACE's optimal membership advantage "
+            f"(each point at {result.claim_confidence:.0%}) when only a random part of each "
+            "release is published; dotted lines and bands: the plug-in estimate U_N with its "
+            "McDiarmid interval (sampling spread only, not the estimator's bias). The dashed "
+            f"red line is the largest advantage an ε = {result.epsilon:g} differentially "
+            "private generator allows: a certified bound above it refutes that ε."
+        ),
+    )
     return figures
 
 
@@ -84,15 +103,27 @@ def _risk_figure(result, release, groups, ids):
     fig, ax = _figure()
     is_member = result.membership == 1
     called = release.posterior_points_to[is_member] == "member"
-    title = (f"'{release.name}': held-out risk of the {int(called.sum())} of "
-             f"{int(is_member.sum())} members called members, prior {result.prior:.3g}")
+    title = (
+        f"'{release.name}': held-out risk of the {int(called.sum())} of "
+        f"{int(is_member.sum())} members called members, prior {result.prior:.3g}"
+    )
     if not called.any():  # nothing to rank: say so instead of an empty axis
-        ax.text(0.5, 0.5, "the held-out posterior calls no member a member",
-                ha="center", va="center", transform=ax.transAxes)
+        ax.text(
+            0.5,
+            0.5,
+            "the held-out posterior calls no member a member",
+            ha="center",
+            va="center",
+            transform=ax.transAxes,
+        )
         ax.set_title(title)
         return fig
     IndividualRiskDisplay.from_predictions(
-        release.risk[is_member][called], groups=None if groups is None else groups[called],
-        record_ids=ids[called], ax=ax, top_k=10, name=title,
+        release.risk[is_member][called],
+        groups=None if groups is None else groups[called],
+        record_ids=ids[called],
+        ax=ax,
+        top_k=10,
+        name=title,
     )
     return fig

@@ -61,7 +61,8 @@ def _table(frame, text_columns=()):
 def _grouped_columns(report):
     """The column report with columns of the same treatment on one row."""
     grouped = report.groupby("treatment", sort=False).agg(
-        columns=("column", lambda c: ", ".join(map(str, c))), features=("features", "sum"))
+        columns=("column", lambda c: ", ".join(map(str, c))), features=("features", "sum")
+    )
     return grouped.reset_index()[["columns", "treatment", "features"]]
 
 
@@ -78,27 +79,33 @@ def fmt_p(value):
 
 MEANINGS = {  # what each verdict (AuditResult.verdict) means, under the card's headline
     "high": "the release is not ({eps:g}, {delta:g})-DP with respect to its members, with the "
-            "stated confidence",
+    "stated confidence",
     "mid": "some membership leakage is certified, though not enough to refute ε = {eps:g}",
     "low": "no analysis separates members from non-members beyond chance at this "
-           "confidence; this is not a proof of privacy (a stronger attack or more records "
-           "may show leakage)",
+    "confidence; this is not a proof of privacy (a stronger attack or more records "
+    "may show leakage)",
 }
 
 
 def _most_exposed(result, release, kind):
     """The card's line naming the top-ranked member, only when something is certified."""
     if kind == "low":
-        return ("<div class=\"muted\">no member is named: with nothing certified, the "
-                "ranking of records may be noise</div>")
+        return (
+            '<div class="muted">no member is named: with nothing certified, the '
+            "ranking of records may be noise</div>"
+        )
     member_rows = np.flatnonzero(result.membership == 1)
     top = member_rows[int(np.argmax(release.scores[MACE_NAME][member_rows]))]
     if release.posterior_points_to[top] != "member":
-        return ("<div class=\"muted\">no member is named: the held-out posterior calls "
-                "no member a member</div>")
-    return (f"<div>most exposed member: row {int(result.target_row[top])} of the members file"
-            f" <span class=\"muted\">(held-out risk {fmt(release.risk[top])}, an estimate)"
-            "</span></div>")
+        return (
+            '<div class="muted">no member is named: the held-out posterior calls '
+            "no member a member</div>"
+        )
+    return (
+        f"<div>most exposed member: row {int(result.target_row[top])} of the members file"
+        f' <span class="muted">(held-out risk {fmt(release.risk[top])}, an estimate)'
+        "</span></div>"
+    )
 
 
 def _card(result, release):
@@ -110,9 +117,12 @@ def _card(result, release):
     where = ""
     if release.strongest_epsilon > 0 and release.strongest_analysis in strongest.index:
         row = strongest.loc[release.strongest_analysis]
-        where = (f" at FPR ≤ {fmt(row['fpr_upper'])}, FNR ≤ {fmt(row['fnr_upper'])}")
-    source = (f"from {html.escape(release.strongest_analysis)}{where}"
-              if release.strongest_epsilon > 0 else "no analysis certifies ε > 0")
+        where = f" at FPR ≤ {fmt(row['fpr_upper'])}, FNR ≤ {fmt(row['fnr_upper'])}"
+    source = (
+        f"from {html.escape(release.strongest_analysis)}{where}"
+        if release.strongest_epsilon > 0
+        else "no analysis certifies ε > 0"
+    )
     return f"""
 <div class="card {kind}">
   <div class="muted">release <b>{html.escape(release.name)}</b> ·
@@ -120,14 +130,14 @@ def _card(result, release):
   <div class="verdict">{headline}</div>
   <div>optimal advantage at prior {fmt(result.prior)}, certified
     <span class="muted">(trivial |2p − 1| = {fmt(trivial)})</span></div>
-  <div class="big">at least {fmt(mace['optimal_advantage_at_least'])}</div>
-  <div class="muted">p = {fmt_p(mace['p_value'])} for "no leak" (this test alone)</div>
+  <div class="big">at least {fmt(mace["optimal_advantage_at_least"])}</div>
+  <div class="muted">p = {fmt_p(mace["p_value"])} for "no leak" (this test alone)</div>
   <div>ε <b>at least {fmt(release.strongest_epsilon, 2)}</b>
     <span class="muted">(δ = {result.delta:g}; {source})</span></div>
-  <div class="muted">estimate, not certified: U_N = {fmt(mace['advantage_estimate'])}
-    [{fmt(mace['estimate_lower'])}, {fmt(mace['estimate_upper'])}] (the interval covers
+  <div class="muted">estimate, not certified: U_N = {fmt(mace["advantage_estimate"])}
+    [{fmt(mace["estimate_lower"])}, {fmt(mace["estimate_upper"])}] (the interval covers
     sampling spread only, not the estimator's bias) · best attack AUC
-    {fmt(release.summary['auc'].max())}</div>
+    {fmt(release.summary["auc"].max())}</div>
   {_most_exposed(result, release, kind)}
   <div class="muted">{meaning}.</div>
 </div>"""
@@ -196,8 +206,11 @@ def write_tables_and_figures(out, summary, records, figures):
     """
     out = Path(out)
     (out / "figures").mkdir(parents=True, exist_ok=True)
-    paths = {"report": out / "report.html", "summary": out / "summary.csv",
-             "records": out / "records.csv"}
+    paths = {
+        "report": out / "report.html",
+        "summary": out / "summary.csv",
+        "records": out / "records.csv",
+    }
     summary.to_csv(paths["summary"], index=False)
     records.to_csv(paths["records"], index=False)
     figure_html = []
@@ -237,58 +250,119 @@ def write_report(result, out, *, title="sklearn-mace privacy audit"):
     summary, records = result.summary, result.records
     paths, figure_html = write_tables_and_figures(out, summary, records, draw_figures(result))
 
-    certified = summary[["release", "analysis", "epsilon_at_least", "advantage_at_least",
-                         "threshold", "fpr", "fnr", "fpr_upper", "fnr_upper", "auc",
-                         "tpr_at_1pct_fpr", "tpr_at_0.1pct_fpr"]].rename(columns={
-        "epsilon_at_least": "ε ≥", "advantage_at_least": "advantage ≥",
-        "fpr": "FPR", "fnr": "FNR", "fpr_upper": "FPR ≤", "fnr_upper": "FNR ≤",
-        "auc": "AUC", "tpr_at_1pct_fpr": "TPR @ 1% FPR", "tpr_at_0.1pct_fpr": "TPR @ 0.1% FPR",
-    })
-    mace = summary[summary["analysis"] == MACE_NAME][[
-        "release", "optimal_advantage_at_least", "optimal_epsilon_at_least", "p_value",
-        "advantage_estimate", "estimate_lower", "estimate_upper", "epsilon_estimate"]]
-    mace = mace.assign(p_value=mace["p_value"].map(fmt_p)).rename(columns={
-        "optimal_advantage_at_least": "advantage ≥ (certified)",
-        "optimal_epsilon_at_least": "ε ≥ (certified)", "p_value": "p-value (no leak)",
-        "advantage_estimate": "U_N (estimate)", "estimate_lower": "interval lower",
-        "estimate_upper": "interval upper", "epsilon_estimate": "ε implied by U_N",
-    })
+    certified = summary[
+        [
+            "release",
+            "analysis",
+            "epsilon_at_least",
+            "advantage_at_least",
+            "threshold",
+            "fpr",
+            "fnr",
+            "fpr_upper",
+            "fnr_upper",
+            "auc",
+            "tpr_at_1pct_fpr",
+            "tpr_at_0.1pct_fpr",
+        ]
+    ].rename(
+        columns={
+            "epsilon_at_least": "ε ≥",
+            "advantage_at_least": "advantage ≥",
+            "fpr": "FPR",
+            "fnr": "FNR",
+            "fpr_upper": "FPR ≤",
+            "fnr_upper": "FNR ≤",
+            "auc": "AUC",
+            "tpr_at_1pct_fpr": "TPR @ 1% FPR",
+            "tpr_at_0.1pct_fpr": "TPR @ 0.1% FPR",
+        }
+    )
+    mace = summary[summary["analysis"] == MACE_NAME][
+        [
+            "release",
+            "optimal_advantage_at_least",
+            "optimal_epsilon_at_least",
+            "p_value",
+            "advantage_estimate",
+            "estimate_lower",
+            "estimate_upper",
+            "epsilon_estimate",
+        ]
+    ]
+    mace = mace.assign(p_value=mace["p_value"].map(fmt_p)).rename(
+        columns={
+            "optimal_advantage_at_least": "advantage ≥ (certified)",
+            "optimal_epsilon_at_least": "ε ≥ (certified)",
+            "p_value": "p-value (no leak)",
+            "advantage_estimate": "U_N (estimate)",
+            "estimate_lower": "interval lower",
+            "estimate_upper": "interval upper",
+            "epsilon_estimate": "ε implied by U_N",
+        }
+    )
     top_tables = []
     group_columns = [] if result.group_by is None else [result.group_by]
     for release in result.releases:
         mine = records[(records["release"] == release.name) & (records["member"] == 1)]
-        top = mine.head(10)[["row", *group_columns, "nearest_synthetic_distance",
-                             "heldout_risk", "posterior_points_to"]].rename(columns={
-            "nearest_synthetic_distance": "nearest-synthetic distance",
-            "heldout_risk": "held-out risk", "posterior_points_to": "posterior points to"})
+        top = mine.head(10)[
+            [
+                "row",
+                *group_columns,
+                "nearest_synthetic_distance",
+                "heldout_risk",
+                "posterior_points_to",
+            ]
+        ].rename(
+            columns={
+                "nearest_synthetic_distance": "nearest-synthetic distance",
+                "heldout_risk": "held-out risk",
+                "posterior_points_to": "posterior points to",
+            }
+        )
         top.insert(0, "rank", np.arange(1, len(top) + 1))
-        caveat = "" if result.verdict(release) != "low" else (
-            ' <span class="muted">(nothing is certified for this release: this ranking may '
-            "be noise)</span>")
+        caveat = (
+            ""
+            if result.verdict(release) != "low"
+            else (
+                ' <span class="muted">(nothing is certified for this release: this ranking may '
+                "be noise)</span>"
+            )
+        )
         top_tables.append(
             f"<h3>Release '{html.escape(release.name)}': the ten highest-ranked members"
-            f"{caveat}</h3>"
-            + _table(top, text_columns=(*group_columns, "posterior points to"))
+            f"{caveat}</h3>" + _table(top, text_columns=(*group_columns, "posterior points to"))
         )
         if group_columns:
             # risk toward "member" only: |f̂_p| of a member called non-member is no exposure
-            called = mine.assign(exposure=mine["heldout_risk"].where(
-                mine["posterior_points_to"] == "member"))
+            called = mine.assign(
+                exposure=mine["heldout_risk"].where(mine["posterior_points_to"] == "member")
+            )
             by_group = called.groupby(result.group_by).agg(
-                members=("member", "size"), called_member=("exposure", "count"),
-                mean_risk=("exposure", "mean"), max_risk=("exposure", "max"))
-            by_group = by_group.reset_index().rename(columns={
-                "called_member": "called member", "mean_risk": "mean held-out risk",
-                "max_risk": "max held-out risk"})
+                members=("member", "size"),
+                called_member=("exposure", "count"),
+                mean_risk=("exposure", "mean"),
+                max_risk=("exposure", "max"),
+            )
+            by_group = by_group.reset_index().rename(
+                columns={
+                    "called_member": "called member",
+                    "mean_risk": "mean held-out risk",
+                    "max_risk": "max held-out risk",
+                }
+            )
             top_tables.append(
                 f"<p>Members by {html.escape(result.group_by)}; the risks are of the members "
                 "the held-out posterior calls members:</p>"
-                + _table(by_group, text_columns=tuple(group_columns)))
+                + _table(by_group, text_columns=tuple(group_columns))
+            )
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in result.notes)
-    subtitle = (f"{len(result.feature_names)} encoded features · prior p = "
-                f"{fmt(result.prior)} · certified claims at {result.confidence:.0%} per "
-                f"release · δ = {result.delta:g}")
-    body = f"""<div class="cards">{''.join(_card(result, r) for r in result.releases)}</div>
+    subtitle = (
+        f"{len(result.feature_names)} encoded features · prior p = "
+        f"{fmt(result.prior)} · certified claims at {result.confidence:.0%} per "
+        f"release · δ = {result.delta:g}"
+    )
+    body = f"""<div class="cards">{"".join(_card(result, r) for r in result.releases)}</div>
 <h2>Certified claims of every analysis</h2>
 {_table(certified, text_columns=("release", "analysis"))}
 <p class="muted">ε ≥ and advantage ≥ (at prior p = {fmt(result.prior)}) are certified lower
@@ -303,9 +377,9 @@ bounds on its held-out outcomes); U_N is MACE's plug-in estimate, and its
 {result.claim_confidence:.0%} McDiarmid interval covers only the sampling spread of U_N,
 not its bias.</p>
 <h2>Figures</h2>
-{''.join(figure_html)}
+{"".join(figure_html)}
 <h2>Most exposed records</h2>
-{''.join(top_tables)}
+{"".join(top_tables)}
 <p class="muted">row: the member's row in the members file (0-based, header excluded).
 Members are ranked by the held-out log posterior odds of MACE's cross-fitted attack, so
 those the posterior calls "member" come first, most confident first; held-out risk is
@@ -318,7 +392,7 @@ every attack's score: records.csv.</p>
 <p class="muted">Numeric columns are standardized; text columns with few values are one-hot
 encoded (scaled so that a different category counts like one standard deviation);
 identifier-like, date/time and constant columns are dropped.</p>
-{f'<h2>Notes</h2><ul>{notes}</ul>' if notes else ''}
+{f"<h2>Notes</h2><ul>{notes}</ul>" if notes else ""}
 """
     document = html_page(title, result.n_rows, subtitle, body)
     paths["report"].write_text(document, encoding="utf-8")

@@ -47,8 +47,13 @@ __all__ = ["ModelAuditResult", "ModelResult", "audit_model", "model_queries"]
 
 MIN_TARGETS = 10  # per class: fewer leaves 5-fold cross-fitting folds without a class
 N_FOLDS = 5
-CBTTA_PARTITIONS = ("true_label", "predicted_label", "true_label_confidence",
-                    "predicted_label_confidence", ("predicted_label", "predicted_label_confidence"))
+CBTTA_PARTITIONS = (
+    "true_label",
+    "predicted_label",
+    "true_label_confidence",
+    "predicted_label_confidence",
+    ("predicted_label", "predicted_label_confidence"),
+)
 BTTA_NAME = "BTTA (generalization gap)"
 CBTTA_NAME = "CBTTA (best partition)"
 MACE_LOSS = "MACE optimal (loss)"
@@ -102,13 +107,20 @@ class ModelAuditResult:
         """Every target with its queries, risk and attack scores, ranked by risk per model."""
         frames = []
         for model in self.models:
-            frame = pd.DataFrame({
-                "model": model.name, "source": self.target_source, "row": self.target_row,
-                "member": self.membership.astype(int), self.label: self.labels,
-                **{c: model.queries[c].to_numpy() for c in
-                   ("loss", "true_label_confidence", "correct")},
-                "risk": model.risk,
-            })
+            frame = pd.DataFrame(
+                {
+                    "model": model.name,
+                    "source": self.target_source,
+                    "row": self.target_row,
+                    "member": self.membership.astype(int),
+                    self.label: self.labels,
+                    **{
+                        c: model.queries[c].to_numpy()
+                        for c in ("loss", "true_label_confidence", "correct")
+                    },
+                    "risk": model.risk,
+                }
+            )
             for name, score in model.scores.items():
                 frame[f"score: {name}"] = score
             frame = frame.sort_values(["risk", "loss"], ascending=[False, True], kind="stable")
@@ -145,21 +157,24 @@ def model_queries(model, frame, labels):
     if len(classes) != logp.shape[1]:
         raise AuditInputError(
             f"The model '{model.name}' names {len(classes)} classes but returns "
-            f"{logp.shape[1]} probability columns.")
+            f"{logp.shape[1]} probability columns."
+        )
     model.check_label_output(logp)
     lookup = {str(c): j for j, c in enumerate(classes)}
     index = np.array([lookup.get(str(v), -1) for v in labels])
     rows = np.arange(len(index))
     true_logp = np.where(index >= 0, logp[rows, np.maximum(index, 0)], logp.min(axis=1))
     predicted = np.argmax(logp, axis=1)
-    queries = pd.DataFrame({
-        "correct": (predicted == index).astype(float),
-        "true_label": index.astype(float),
-        "predicted_label": predicted.astype(float),
-        "true_label_confidence": np.exp(true_logp),
-        "predicted_label_confidence": np.exp(logp[rows, predicted]),
-        "loss": -true_logp,
-    })
+    queries = pd.DataFrame(
+        {
+            "correct": (predicted == index).astype(float),
+            "true_label": index.astype(float),
+            "predicted_label": predicted.astype(float),
+            "true_label_confidence": np.exp(true_logp),
+            "predicted_label_confidence": np.exp(logp[rows, predicted]),
+            "loss": -true_logp,
+        }
+    )
     for j in range(logp.shape[1]):
         queries[f"log_proba_{j}"] = logp[:, j]
     return queries, index
@@ -168,19 +183,26 @@ def model_queries(model, frame, labels):
 # ---------------------------------------------------------------------------- scoring
 def _epsilon_audit(score, m, *, prior, confidence, seed):
     """The certified ε lower bound of an attack's held-out scores (larger = member)."""
-    return audit_epsilon(score[m == 1], score[m == 0], confidence=confidence, prior=prior,
-                         random_state=seed).epsilon
+    return audit_epsilon(
+        score[m == 1], score[m == 0], confidence=confidence, prior=prior, random_state=seed
+    ).epsilon
 
 
 def _row(model, analysis, m, score, *, prior, confidence, seed, **extra):
     return {
-        "model": model, "analysis": analysis, "auc": roc_auc_score(m, score),
+        "model": model,
+        "analysis": analysis,
+        "auc": roc_auc_score(m, score),
         "tpr_at_1pct_fpr": tpr_at_fpr(m, score, fpr=0.01),
         "tpr_at_0.1pct_fpr": tpr_at_fpr(m, score, fpr=0.001),
-        "epsilon_lower_bound": _epsilon_audit(score, m, prior=prior, confidence=confidence,
-                                              seed=seed),
-        "advantage_estimate": np.nan, "advantage_lower_bound": np.nan, "p_value": np.nan,
-        "detail": "", **extra,
+        "epsilon_lower_bound": _epsilon_audit(
+            score, m, prior=prior, confidence=confidence, seed=seed
+        ),
+        "advantage_estimate": np.nan,
+        "advantage_lower_bound": np.nan,
+        "p_value": np.nan,
+        "detail": "",
+        **extra,
     }
 
 
@@ -189,12 +211,14 @@ def _btta_scores(Q, m, *, prior, n_classes, seed):
     folds = StratifiedKFold(N_FOLDS, shuffle=True, random_state=seed)
     with warnings.catch_warnings():  # test accuracy above train: Bayes' rule still applies
         warnings.simplefilter("ignore", UserWarning)
-        btta = cross_val_predict(BTTAttack(prior=prior), Q[:, :1], m, cv=folds,
-                                 method="decision_function")
+        btta = cross_val_predict(
+            BTTAttack(prior=prior), Q[:, :1], m, cv=folds, method="decision_function"
+        )
         grid = GridSearchCV(
             BTTAttack(prior=prior, n_classes=n_classes),
             {"partition": [list(p) if isinstance(p, tuple) else p for p in CBTTA_PARTITIONS]},
-            cv=StratifiedKFold(3, shuffle=True, random_state=seed))
+            cv=StratifiedKFold(3, shuffle=True, random_state=seed),
+        )
         # BTTAttack can reject a partition whose accuracies sum to 1 + 1e-16 (a rounding
         # bug in attacks/_btta.py); the grid then scores that partition NaN and skips it
         warnings.simplefilter("ignore", FitFailedWarning)
@@ -211,11 +235,16 @@ def _mace(query, m, *, prior, confidence, seed):
     bound and p-value, the cross-fitted log posterior odds (an honest attack score) and the
     cross-fitted individual risk of every record."""
     Q = np.asarray(query, dtype=float).reshape(-1, 1)
-    estimator = KDEAdvantageEstimator(prior=prior, confidence=confidence,
-                                      random_state=seed).fit(Q, m)
-    return {"advantage": estimator.advantage_, "lower": estimator.advantage_lower_bound_,
-            "p_value": estimator.p_value_, "score": estimator.crossfit_decision_,
-            "risk": estimator.crossfit_risk_}
+    estimator = KDEAdvantageEstimator(prior=prior, confidence=confidence, random_state=seed).fit(
+        Q, m
+    )
+    return {
+        "advantage": estimator.advantage_,
+        "lower": estimator.advantage_lower_bound_,
+        "p_value": estimator.p_value_,
+        "score": estimator.crossfit_decision_,
+        "risk": estimator.crossfit_risk_,
+    }
 
 
 def _shadow_estimator(model, recipes):
@@ -225,12 +254,18 @@ def _shadow_estimator(model, recipes):
     return None if model.estimator is None else model.estimator
 
 
-def _shadow_scores(estimator, population, pop_index, target_q, n_classes, *, n_members,
-                   n_jobs, seed):
+def _shadow_scores(
+    estimator, population, pop_index, target_q, n_classes, *, n_members, n_jobs, seed
+):
     """Shokri et al.'s attack: shadows on the population, one attack model per class."""
     n_shadow = int(np.clip(len(population) // (2 * n_members), 2, 8))
-    shadows = ShadowModels(clone(estimator), n_shadow=n_shadow,
-                           outputs=("true_label", "proba"), random_state=seed, verbose=0)
+    shadows = ShadowModels(
+        clone(estimator),
+        n_shadow=n_shadow,
+        outputs=("true_label", "proba"),
+        random_state=seed,
+        verbose=0,
+    )
     if "n_jobs" in shadows.get_params():
         shadows.set_params(n_jobs=n_jobs)
     keep = pop_index >= 0
@@ -238,19 +273,20 @@ def _shadow_scores(estimator, population, pop_index, target_q, n_classes, *, n_m
         warnings.simplefilter("ignore", ConvergenceWarning)
         Qs, ms = shadows.fit_queries(population[keep], pop_index[keep])
         if Qs.shape[1] != 1 + n_classes:
-            raise ValueError(f"a shadow model saw {Qs.shape[1] - 1} of the {n_classes} "
-                             "classes")
+            raise ValueError(f"a shadow model saw {Qs.shape[1] - 1} of the {n_classes} classes")
         # Shokri's per-class attack network (two layers of 50, as in the BTTA replication),
         # stopped at 200 epochs: a class has only ~100 shadow records
-        attack = ShadowModelAttack(
-            MLPClassifier((50, 50), max_iter=200, random_state=seed)).fit(Qs, ms)
+        attack = ShadowModelAttack(MLPClassifier((50, 50), max_iter=200, random_state=seed)).fit(
+            Qs, ms
+        )
     proba = np.exp(target_q[[f"log_proba_{j}" for j in range(n_classes)]].to_numpy())
     X = np.column_stack([target_q["true_label"].to_numpy(), proba])
     return attack.decision_function(X), n_shadow
 
 
-def _lira_scores(model, recipe, inputs, targets, target_index, population, pop_index, m, *,
-                 n_jobs, seed):
+def _lira_scores(
+    model, recipe, inputs, targets, target_index, population, pop_index, m, *, n_jobs, seed
+):
     """LiRA, online (Carlini et al. 2022): the targets and the population form the shadows'
     pool, each record training half of the ``LIRA_SHADOWS`` shadows (its membership label
     is never used to train them); the target model is queried through its log-probabilities."""
@@ -260,20 +296,27 @@ def _lira_scores(model, recipe, inputs, targets, target_index, population, pop_i
 
     target_records = records(targets, target_index)
     keep = pop_index >= 0
-    attack = LiRAAttack(IndexedClassifier(model, inputs), clone(recipe),
-                        n_shadow=LIRA_SHADOWS, n_jobs=n_jobs, random_state=seed,
-                        verbose=0).fit(target_records, m,
-                                       population=records(population[keep], pop_index[keep]))
+    attack = LiRAAttack(
+        IndexedClassifier(model, inputs),
+        clone(recipe),
+        n_shadow=LIRA_SHADOWS,
+        n_jobs=n_jobs,
+        random_state=seed,
+        verbose=0,
+    ).fit(target_records, m, population=records(population[keep], pop_index[keep]))
     return attack.decision_function(target_records)
 
 
-def _population_attacks(model, recipe, inputs, targets, index, queries, population, label, m,
-                        *, notes, n_jobs, row):
+def _population_attacks(
+    model, recipe, inputs, targets, index, queries, population, label, m, *, notes, n_jobs, row
+):
     """The shadow-model attack and LiRA on one model (scores, summary rows)."""
     name = model.name
     if recipe is None:
-        notes.append(f"'{name}' is an ONNX model, which carries no training procedure: the "
-                     "shadow-model attack and LiRA need one (--shadow-estimator).")
+        notes.append(
+            f"'{name}' is an ONNX model, which carries no training procedure: the "
+            "shadow-model attack and LiRA need one (--shadow-estimator)."
+        )
         return {}, []
     lookup = {str(c): j for j, c in enumerate(model.classes_)}
     pop_index = np.array([lookup.get(str(v), -1) for v in population[label].to_numpy()])
@@ -281,27 +324,53 @@ def _population_attacks(model, recipe, inputs, targets, index, queries, populati
     scores, rows = {}, []
     try:
         X_pop = population[inputs].to_numpy(dtype=float)
-        score, n_shadow = _shadow_scores(recipe, X_pop, pop_index, queries, n_classes,
-                                         n_members=int(m.sum()), n_jobs=n_jobs, seed=seed)
+        score, n_shadow = _shadow_scores(
+            recipe,
+            X_pop,
+            pop_index,
+            queries,
+            n_classes,
+            n_members=int(m.sum()),
+            n_jobs=n_jobs,
+            seed=seed,
+        )
     except ValueError as exc:  # text columns, a shadow without some class, too few rows
         notes.append(f"'{name}': the shadow-model attack could not run: {exc}")
     else:
         scores[SHADOW_NAME] = score
-        rows.append(_row(name, SHADOW_NAME, m, score, **row,
-                         detail=f"{n_shadow} shadow models"))
+        rows.append(_row(name, SHADOW_NAME, m, score, **row, detail=f"{n_shadow} shadow models"))
     if np.any(index < 0):
-        notes.append(f"'{name}': LiRA skipped: some targets' labels are not among the "
-                     "model's classes.")
+        notes.append(
+            f"'{name}': LiRA skipped: some targets' labels are not among the model's classes."
+        )
         return scores, rows
     try:
-        score = _lira_scores(model, recipe, inputs, targets, index, population, pop_index, m,
-                             n_jobs=n_jobs, seed=seed)
+        score = _lira_scores(
+            model,
+            recipe,
+            inputs,
+            targets,
+            index,
+            population,
+            pop_index,
+            m,
+            n_jobs=n_jobs,
+            seed=seed,
+        )
     except ValueError as exc:
         notes.append(f"'{name}': LiRA could not run: {exc}")
     else:
         scores[LIRA_NAME] = score
-        rows.append(_row(name, LIRA_NAME, m, score, **row,
-                         detail=f"{LIRA_SHADOWS} shadow models, each record IN for half"))
+        rows.append(
+            _row(
+                name,
+                LIRA_NAME,
+                m,
+                score,
+                **row,
+                detail=f"{LIRA_SHADOWS} shadow models, each record IN for half",
+            )
+        )
     return scores, rows
 
 
@@ -313,13 +382,15 @@ def _check_tables(members, non_members, population, label, columns):
         if label not in frame.columns:
             raise AuditInputError(
                 f"The {name} table has no label column {label!r} (--label); its columns are "
-                f"{list(frame.columns)}.")
+                f"{list(frame.columns)}."
+            )
     if columns is not None:
         for name, frame in tables.items():
             missing = [c for c in columns if c not in frame.columns]
             if missing:
                 raise AuditInputError(
-                    f"The {name} table lacks the requested column(s) {missing} (--columns).")
+                    f"The {name} table lacks the requested column(s) {missing} (--columns)."
+                )
         features = [c for c in columns if c != label]
     else:
         features = [c for c in members.columns if c != label]
@@ -329,17 +400,32 @@ def _check_tables(members, non_members, population, label, columns):
                 raise AuditInputError(
                     f"Mismatched columns: the {name} table has {sorted(set(theirs))}, the "
                     f"members table {sorted(set(features))}; use --columns for a common "
-                    "subset.")
+                    "subset."
+                )
     for name, frame in tables.items():
         if len(frame) < MIN_TARGETS and name != "population":
-            raise AuditInputError(f"Too few rows for the audit: the {name} table has "
-                                  f"{len(frame)}; it needs at least {MIN_TARGETS}.")
+            raise AuditInputError(
+                f"Too few rows for the audit: the {name} table has "
+                f"{len(frame)}; it needs at least {MIN_TARGETS}."
+            )
     return tables, features
 
 
-def audit_model(models, members, non_members, *, label, population=None, columns=None,
-                prior=None, confidence=0.95, shadow_estimators=None, n_jobs=None,
-                random_state=0, verbose=True):
+def audit_model(
+    models,
+    members,
+    non_members,
+    *,
+    label,
+    population=None,
+    columns=None,
+    prior=None,
+    confidence=0.95,
+    shadow_estimators=None,
+    n_jobs=None,
+    random_state=0,
+    verbose=True,
+):
     """Run the model battery on one or more trained classifiers.
 
     Parameters
@@ -413,16 +499,22 @@ def audit_model(models, members, non_members, *, label, population=None, columns
     notes = []
     n_pop_steps = 0 if population is None else 2
     results = []
-    with tqdm(total=len(models) * (4 + n_pop_steps), desc="sklearn-mace audit-model",
-              disable=not verbose, unit="step") as progress:
+    with tqdm(
+        total=len(models) * (4 + n_pop_steps),
+        desc="sklearn-mace audit-model",
+        disable=not verbose,
+        unit="step",
+    ) as progress:
         for name, model in models.items():
             inputs = model.input_columns(features)
             progress.set_postfix_str(f"{name}: querying the model")
             queries, index = model_queries(model, targets[inputs], labels)
             if np.any(index < 0):
-                notes.append(f"'{name}': {np.sum(index < 0)} true labels are not among the "
-                             "model's classes; they count as misclassified with the lowest "
-                             "probability the model gives.")
+                notes.append(
+                    f"'{name}': {np.sum(index < 0)} true labels are not among the "
+                    "model's classes; they count as misclassified with the lowest "
+                    "probability the model gives."
+                )
             n_classes = len(model.classes_)
             Q = queries.to_numpy()[:, :5]
             correct = queries["correct"].to_numpy()
@@ -432,55 +524,115 @@ def audit_model(models, members, non_members, *, label, population=None, columns
             scores, rows = {}, []
             progress.update()
             progress.set_postfix_str(f"{name}: BTTA / CBTTA")
-            btta, cbtta, best = _btta_scores(Q, m, prior=prior_value, n_classes=n_classes,
-                                             seed=seed)
+            btta, cbtta, best = _btta_scores(
+                Q, m, prior=prior_value, n_classes=n_classes, seed=seed
+            )
             scores[BTTA_NAME] = btta
-            rows.append(_row(name, BTTA_NAME, m, btta, **row,
-                             detail=f"train accuracy {train_acc:.3f}, test {test_acc:.3f}"))
+            rows.append(
+                _row(
+                    name,
+                    BTTA_NAME,
+                    m,
+                    btta,
+                    **row,
+                    detail=f"train accuracy {train_acc:.3f}, test {test_acc:.3f}",
+                )
+            )
             if cbtta is None:
                 notes.append(f"'{name}': CBTTA could not run: {best}")
             else:
                 scores[CBTTA_NAME] = cbtta
-                rows.append(_row(name, CBTTA_NAME, m, cbtta, **row,
-                                 detail=f"partition {best}, chosen by inner 3-fold CV"))
+                rows.append(
+                    _row(
+                        name,
+                        CBTTA_NAME,
+                        m,
+                        cbtta,
+                        **row,
+                        detail=f"partition {best}, chosen by inner 3-fold CV",
+                    )
+                )
             progress.update()
             for analysis, column, detail in (
-                    (MACE_LOSS, "loss", "query −log M_y(x)"),
-                    (MACE_CONFIDENCE, "true_label_confidence",
-                     "query M_y(x) = exp(−loss): a bijection of the loss, so the same optimal "
-                     "advantage")):
+                (MACE_LOSS, "loss", "query −log M_y(x)"),
+                (
+                    MACE_CONFIDENCE,
+                    "true_label_confidence",
+                    "query M_y(x) = exp(−loss): a bijection of the loss, so the same optimal "
+                    "advantage",
+                ),
+            ):
                 progress.set_postfix_str(f"{name}: {analysis}")
-                mace = _mace(queries[column], m, prior=prior_value, confidence=confidence,
-                             seed=seed)
+                mace = _mace(
+                    queries[column], m, prior=prior_value, confidence=confidence, seed=seed
+                )
                 scores[analysis] = mace["score"]
-                rows.append(_row(name, analysis, m, mace["score"], **row,
-                                 advantage_estimate=mace["advantage"],
-                                 advantage_lower_bound=mace["lower"],
-                                 p_value=mace["p_value"], detail=detail))
+                rows.append(
+                    _row(
+                        name,
+                        analysis,
+                        m,
+                        mace["score"],
+                        **row,
+                        advantage_estimate=mace["advantage"],
+                        advantage_lower_bound=mace["lower"],
+                        p_value=mace["p_value"],
+                        detail=detail,
+                    )
+                )
                 if column == "loss":
                     risk = mace["risk"]
                 progress.update()
             if population is not None:
                 progress.set_postfix_str(f"{name}: shadow models, LiRA")
                 extra_scores, extra_rows = _population_attacks(
-                    model, _shadow_estimator(model, recipes), inputs, targets, index,
-                    queries, population, label, m, notes=notes, n_jobs=n_jobs, row=row)
+                    model,
+                    _shadow_estimator(model, recipes),
+                    inputs,
+                    targets,
+                    index,
+                    queries,
+                    population,
+                    label,
+                    m,
+                    notes=notes,
+                    n_jobs=n_jobs,
+                    row=row,
+                )
                 scores.update(extra_scores)
                 rows.extend(extra_rows)
                 progress.update(2)
             joint = 1 - (1 - confidence) / len(scores)
-            results.append(ModelResult(
-                epsilon_all_attacks=max(
-                    _epsilon_audit(score, m, prior=prior_value, confidence=joint, seed=seed)
-                    for score in scores.values()),
-                name=name, format=model.format, path=str(model.path), queries=queries,
-                scores=scores, summary=pd.DataFrame(rows), risk=risk,
-                train_accuracy=float(train_acc), test_accuracy=float(test_acc)))
+            results.append(
+                ModelResult(
+                    epsilon_all_attacks=max(
+                        _epsilon_audit(score, m, prior=prior_value, confidence=joint, seed=seed)
+                        for score in scores.values()
+                    ),
+                    name=name,
+                    format=model.format,
+                    path=str(model.path),
+                    queries=queries,
+                    scores=scores,
+                    summary=pd.DataFrame(rows),
+                    risk=risk,
+                    train_accuracy=float(train_acc),
+                    test_accuracy=float(test_acc),
+                )
+            )
     n_rows = {k: len(v) for k, v in tables.items()}
     return ModelAuditResult(
-        models=results, membership=m,
-        target_source=np.r_[np.full(len(members), "members"),
-                            np.full(len(non_members), "non-members")].astype(object),
+        models=results,
+        membership=m,
+        target_source=np.r_[
+            np.full(len(members), "members"), np.full(len(non_members), "non-members")
+        ].astype(object),
         target_row=np.r_[np.arange(len(members)), np.arange(len(non_members))],
-        labels=labels, label=label, prior=prior_value, confidence=confidence,
-        feature_names=features, n_rows=n_rows, notes=notes)
+        labels=labels,
+        label=label,
+        prior=prior_value,
+        confidence=confidence,
+        feature_names=features,
+        n_rows=n_rows,
+        notes=notes,
+    )

@@ -45,7 +45,8 @@ def _load_skops(path):
         import skops.io as sio
     except ImportError as exc:
         raise AuditInputError(
-            f"Reading the skops model '{path}' needs skops: {MODELS_EXTRA}.") from exc
+            f"Reading the skops model '{path}' needs skops: {MODELS_EXTRA}."
+        ) from exc
     try:
         untrusted = sio.get_untrusted_types(file=path)
     except Exception as exc:  # a corrupt or foreign file: skops raises many kinds
@@ -178,27 +179,34 @@ class AuditedModel:
                 f"The ONNX model '{self.path}' has no probability or logit output; its outputs "
                 f"are {[(o.name, o.type) for o in outputs]}."
             )
-        labels = [o for o in outputs if o.type.startswith("tensor(int") or
-                  o.type == "tensor(string)"]
+        labels = [
+            o for o in outputs if o.type.startswith("tensor(int") or o.type == "tensor(string)"
+        ]
         self._label_output = labels[0].name if labels else None
 
     def _onnx_feed(self, frame):
         inputs = self.session.get_inputs()
-        dtypes = {"tensor(float)": np.float32, "tensor(double)": np.float64,
-                  "tensor(int64)": np.int64, "tensor(int32)": np.int32}
+        dtypes = {
+            "tensor(float)": np.float32,
+            "tensor(double)": np.float64,
+            "tensor(int64)": np.int64,
+            "tensor(int32)": np.int32,
+        }
         feed = {}
         for node in inputs:
             if node.type not in dtypes:
                 raise AuditInputError(
                     f"The ONNX model '{self.path}' takes input {node.name!r} of type "
-                    f"{node.type}; only numeric tensors are supported.")
+                    f"{node.type}; only numeric tensors are supported."
+                )
             block = frame[[node.name]] if len(inputs) > 1 else frame
             text = [c for c in block.columns if not pd.api.types.is_numeric_dtype(block[c])]
             if text:
                 raise AuditInputError(
                     f"The ONNX model '{self.name}' takes numbers, but the column(s) {text} "
                     "hold text; encode them as the model was trained, or select the "
-                    "model's input columns with --columns.")
+                    "model's input columns with --columns."
+                )
             feed[node.name] = block.to_numpy().astype(dtypes[node.type])
         return feed
 
@@ -260,7 +268,8 @@ class AuditedModel:
                         logp = np.log(np.asarray(self.estimator.predict_proba(X), dtype=float))
             except (ValueError, TypeError) as exc:
                 raise AuditInputError(
-                    f"The model '{self.name}' cannot score the records: {exc}") from exc
+                    f"The model '{self.name}' cannot score the records: {exc}"
+                ) from exc
         if np.isnan(logp).any():
             raise AuditInputError(f"The model '{self.name}' returned NaN probabilities.")
         return np.maximum(logp, _LOG_FLOOR)
@@ -297,7 +306,8 @@ class AuditedModel:
         if distinct.size == n_columns:
             self.classes_ = distinct
         elif np.issubdtype(distinct.dtype, np.number) and np.all(
-                np.isin(distinct, np.arange(n_columns))):
+            np.isin(distinct, np.arange(n_columns))
+        ):
             self.classes_ = np.arange(n_columns)
         else:
             raise AuditInputError(
@@ -384,17 +394,18 @@ def load_model(path, *, name=None, trust_pickle=False):
             import onnxruntime
         except ImportError as exc:
             raise AuditInputError(
-                f"Running the ONNX model '{path}' needs onnxruntime: {MODELS_EXTRA}.") from exc
+                f"Running the ONNX model '{path}' needs onnxruntime: {MODELS_EXTRA}."
+            ) from exc
         try:
-            session = onnxruntime.InferenceSession(str(path),
-                                                   providers=["CPUExecutionProvider"])
+            session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
         except Exception as exc:
             raise AuditInputError(f"Cannot read '{path}' as an ONNX model: {exc}") from exc
         return AuditedModel(name, path, "onnx", session=session)
     if suffix in SKOPS_SUFFIXES + PICKLE_SUFFIXES:
         fmt = "skops" if suffix in SKOPS_SUFFIXES else "pickle"
-        return AuditedModel(name, path, fmt,
-                            estimator=load_estimator(path, trust_pickle=trust_pickle))
+        return AuditedModel(
+            name, path, fmt, estimator=load_estimator(path, trust_pickle=trust_pickle)
+        )
     raise AuditInputError(
         f"Unknown model format '{path.name}': use ONNX (.onnx), skops (.skops) or, with "
         f"--trust-pickle, pickle/joblib ({', '.join(PICKLE_SUFFIXES)})."

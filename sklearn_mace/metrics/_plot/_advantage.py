@@ -51,8 +51,18 @@ class AdvantageDisplay:
     0.4621
     """
 
-    def __init__(self, *, param_values, advantage, lower=None, upper=None,
-                 param_name="parameter", epsilon=None, prior=0.5, name=None):
+    def __init__(
+        self,
+        *,
+        param_values,
+        advantage,
+        lower=None,
+        upper=None,
+        param_name="parameter",
+        epsilon=None,
+        prior=0.5,
+        name=None,
+    ):
         self.param_values = param_values
         self.advantage = advantage
         self.lower = lower
@@ -91,23 +101,38 @@ class AdvantageDisplay:
         adv = np.asarray(self.advantage, dtype=float)
         order = np.argsort(x)
         label = self.name if name is None else name
-        (self.line_,) = ax.plot(x[order], adv[order], marker="o", label=label or "advantage",
-                                **kwargs)
+        (self.line_,) = ax.plot(
+            x[order], adv[order], marker="o", label=label or "advantage", **kwargs
+        )
         if self.lower is not None and self.upper is not None:
             lo = np.asarray(self.lower, dtype=float)[order]
             hi = np.asarray(self.upper, dtype=float)[order]
-            ax.fill_between(x[order], lo, hi, alpha=0.2, color=self.line_.get_color(),
-                            label=f"{label or 'advantage'}: interval")
+            ax.fill_between(
+                x[order],
+                lo,
+                hi,
+                alpha=0.2,
+                color=self.line_.get_color(),
+                label=f"{label or 'advantage'}: interval",
+            )
         self.bound_line_ = None
         if self.epsilon is not None:
             self.bound_line_ = ax.axhline(
-                self.bound_, color="crimson", linestyle="--", linewidth=1.2,
+                self.bound_,
+                color="crimson",
+                linestyle="--",
+                linewidth=1.2,
                 label=f"ε = {self.epsilon:g} DP bound ({self.bound_:.3f})",
             )
         if show_baseline and self.prior != 0.5:
             trivial = abs(2 * self.prior - 1)
-            ax.axhline(trivial, color="grey", linestyle=":", linewidth=1,
-                       label=f"trivial |2p − 1| = {trivial:.3f}")
+            ax.axhline(
+                trivial,
+                color="grey",
+                linestyle=":",
+                linewidth=1,
+                label=f"trivial |2p − 1| = {trivial:.3f}",
+            )
         if log_x:
             ax.set_xscale("log")
         ax.set_xlabel(self.param_name)
@@ -117,9 +142,21 @@ class AdvantageDisplay:
         return self
 
     @classmethod
-    def from_predictions(cls, param_values, advantage, *, lower=None, upper=None,
-                         param_name="parameter", epsilon=None, prior=0.5, name=None, ax=None,
-                         plot=True, **kwargs):
+    def from_predictions(
+        cls,
+        param_values,
+        advantage,
+        *,
+        lower=None,
+        upper=None,
+        param_name="parameter",
+        epsilon=None,
+        prior=0.5,
+        name=None,
+        ax=None,
+        plot=True,
+        **kwargs,
+    ):
         """Build (and draw) the display from advantages measured at each parameter value.
 
         Parameters
@@ -149,13 +186,34 @@ class AdvantageDisplay:
         lower, upper = _check_interval(adv, lower, upper)
         # validates epsilon and prior (the trivial |2p − 1| line needs a valid prior too)
         advantage_bound(0.0 if epsilon is None else epsilon, prior)
-        display = cls(param_values=x, advantage=adv, lower=lower, upper=upper,
-                      param_name=param_name, epsilon=epsilon, prior=prior, name=name)
+        display = cls(
+            param_values=x,
+            advantage=adv,
+            lower=lower,
+            upper=upper,
+            param_name=param_name,
+            epsilon=epsilon,
+            prior=prior,
+            name=name,
+        )
         return display.plot(ax=ax, **kwargs) if plot else display
 
     @classmethod
-    def from_estimator(cls, estimator, X, y, *, param_name, param_range, epsilon=None,
-                       prior=None, name=None, ax=None, plot=True, **kwargs):
+    def from_estimator(
+        cls,
+        estimator,
+        X,
+        y,
+        *,
+        param_name,
+        param_range,
+        epsilon=None,
+        prior=None,
+        name=None,
+        ax=None,
+        plot=True,
+        **kwargs,
+    ):
         """Refit an advantage estimator at each parameter value and draw the result.
 
         For every value ``v`` of ``param_range``, a clone of ``estimator`` with
@@ -203,7 +261,15 @@ class AdvantageDisplay:
             prior = getattr(fitted, "prior_", 0.5)
         name = type(estimator).__name__ if name is None else name
         return cls.from_predictions(
-            param_range, advantage, lower=lower if has_interval else None,
-            upper=upper if has_interval else None, param_name=param_name, epsilon=epsilon,
-            prior=prior, name=name, ax=ax, plot=plot, **kwargs,
+            param_range,
+            advantage,
+            lower=lower if has_interval else None,
+            upper=upper if has_interval else None,
+            param_name=param_name,
+            epsilon=epsilon,
+            prior=prior,
+            name=name,
+            ax=ax,
+            plot=plot,
+            **kwargs,
         )

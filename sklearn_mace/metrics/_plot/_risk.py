@@ -47,8 +47,7 @@ class IndividualRiskDisplay:
     [1, 2, 0]
     """
 
-    def __init__(self, *, risk, lower=None, upper=None, groups=None, record_ids=None,
-                 name=None):
+    def __init__(self, *, risk, lower=None, upper=None, groups=None, record_ids=None, name=None):
         self.risk = risk
         self.lower = lower
         self.upper = upper
@@ -83,27 +82,45 @@ class IndividualRiskDisplay:
         shown = self.order_ if max_records is None else self.order_[:max_records]
         rank = np.arange(1, shown.size + 1)
         if lower is not None and upper is not None:
-            ax.errorbar(rank, risk[shown],
-                        yerr=[risk[shown] - lower[shown], upper[shown] - risk[shown]],
-                        fmt="none", ecolor="0.65", elinewidth=1, zorder=1,
-                        label="confidence interval")
+            ax.errorbar(
+                rank,
+                risk[shown],
+                yerr=[risk[shown] - lower[shown], upper[shown] - risk[shown]],
+                fmt="none",
+                ecolor="0.65",
+                elinewidth=1,
+                zorder=1,
+                label="confidence interval",
+            )
         if self.groups is None:
             ax.scatter(rank, risk[shown], s=12, zorder=2, label="record", **kwargs)
         else:
             groups = np.asarray(self.groups)[shown]
             for group in dict.fromkeys(groups.tolist()):
                 sel = groups == group
-                ax.scatter(rank[sel], risk[shown][sel], s=12, zorder=2, label=str(group),
-                           **kwargs)
+                ax.scatter(rank[sel], risk[shown][sel], s=12, zorder=2, label=str(group), **kwargs)
         k = min(top_k, shown.size)
         self.top_text_ = None
         if k:
-            ax.scatter(rank[:k], risk[shown[:k]], s=60, facecolors="none", edgecolors="red",
-                       linewidths=1.5, zorder=3, label=f"top {k}")
+            ax.scatter(
+                rank[:k],
+                risk[shown[:k]],
+                s=60,
+                facecolors="none",
+                edgecolors="red",
+                linewidths=1.5,
+                zorder=3,
+                label=f"top {k}",
+            )
             # one box listing them: labels next to records of equal risk would overlap
             self.top_text_ = ax.text(
-                0.02, 0.02, f"top {k}: " + ", ".join(str(ids[i]) for i in shown[:k]),
-                transform=ax.transAxes, fontsize="x-small", color="red", wrap=True,
+                0.02,
+                0.02,
+                f"top {k}: " + ", ".join(str(ids[i]) for i in shown[:k]),
+                transform=ax.transAxes,
+                fontsize="x-small",
+                color="red",
+                wrap=True,
                 bbox={"facecolor": "white", "edgecolor": "red", "alpha": 0.8},
             )
         ax.set_xlabel("Records ranked by individual privacy risk")
@@ -116,8 +133,19 @@ class IndividualRiskDisplay:
         return self
 
     @classmethod
-    def from_predictions(cls, risk, *, lower=None, upper=None, groups=None, record_ids=None,
-                         name=None, ax=None, plot=True, **kwargs):
+    def from_predictions(
+        cls,
+        risk,
+        *,
+        lower=None,
+        upper=None,
+        groups=None,
+        record_ids=None,
+        name=None,
+        ax=None,
+        plot=True,
+        **kwargs,
+    ):
         """Build (and draw) the display from risks and, optionally, their bounds.
 
         Parameters
@@ -137,20 +165,23 @@ class IndividualRiskDisplay:
         """
         risk = _as_1d("risk", risk)
         if np.any((risk < 0) | (risk > 1)):  # |f_p| (MACE Def. 3); the axis is drawn on [0, 1]
-            raise ValueError(f"risk must be in [0, 1]; got values in [{risk.min():g}, "
-                             f"{risk.max():g}].")
+            raise ValueError(
+                f"risk must be in [0, 1]; got values in [{risk.min():g}, {risk.max():g}]."
+            )
         n = risk.shape[0]
         lower, upper = _check_interval(risk, lower, upper)
         for label, values in (("groups", groups), ("record_ids", record_ids)):
             if values is not None and len(values) != n:
                 raise ValueError(f"{label} has {len(values)} entries; expected {n}.")
-        display = cls(risk=risk, lower=lower, upper=upper, groups=groups,
-                      record_ids=record_ids, name=name)
+        display = cls(
+            risk=risk, lower=lower, upper=upper, groups=groups, record_ids=record_ids, name=name
+        )
         return display.plot(ax=ax, **kwargs) if plot else display
 
     @classmethod
-    def from_estimator(cls, estimator, X, *, groups=None, record_ids=None, name=None,
-                       ax=None, plot=True, **kwargs):
+    def from_estimator(
+        cls, estimator, X, *, groups=None, record_ids=None, name=None, ax=None, plot=True, **kwargs
+    ):
         """Build (and draw) the display from a fitted estimator with ``individual_risk``.
 
         Calls ``estimator.individual_risk(X, return_interval=True)``, which returns
@@ -175,6 +206,14 @@ class IndividualRiskDisplay:
             )
         risk, lower, upper = estimator.individual_risk(X, return_interval=True)
         name = type(estimator).__name__ if name is None else name
-        return cls.from_predictions(risk, lower=lower, upper=upper, groups=groups,
-                                    record_ids=record_ids, name=name, ax=ax, plot=plot,
-                                    **kwargs)
+        return cls.from_predictions(
+            risk,
+            lower=lower,
+            upper=upper,
+            groups=groups,
+            record_ids=record_ids,
+            name=name,
+            ax=ax,
+            plot=plot,
+            **kwargs,
+        )

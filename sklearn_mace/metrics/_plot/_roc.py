@@ -57,8 +57,7 @@ class MembershipRocDisplay:
     0.5
     """
 
-    def __init__(self, *, fpr, tpr, roc_auc=None, target_fpr=0.01, tpr_at_target=None,
-                 name=None):
+    def __init__(self, *, fpr, tpr, roc_auc=None, target_fpr=0.01, tpr_at_target=None, name=None):
         self.fpr = fpr
         self.tpr = tpr
         self.roc_auc = roc_auc
@@ -102,13 +101,19 @@ class MembershipRocDisplay:
         label = name or "attack"
         if details:
             label = f"{label} ({', '.join(details)})"
-        (self.line_,) = ax.plot(np.maximum(fpr, min_fpr), tpr, label=label,
-                                drawstyle="steps-post", **kwargs)
+        (self.line_,) = ax.plot(
+            np.maximum(fpr, min_fpr), tpr, label=label, drawstyle="steps-post", **kwargs
+        )
         self.point_ = None
         if self.tpr_at_target is not None and self.target_fpr > 0:
             (self.point_,) = ax.plot(
-                [self.target_fpr], [self.tpr_at_target], marker="o", linestyle="none",
-                color=self.line_.get_color(), markeredgecolor="black", zorder=3,
+                [self.target_fpr],
+                [self.tpr_at_target],
+                marker="o",
+                linestyle="none",
+                color=self.line_.get_color(),
+                markeredgecolor="black",
+                zorder=3,
                 label="_operating point",
             )
             ax.axvline(self.target_fpr, color="grey", linestyle=":", linewidth=1)
@@ -116,8 +121,9 @@ class MembershipRocDisplay:
         chance_drawn = any(line.get_label() == _CHANCE for line in ax.get_lines())
         if show_chance and not chance_drawn:
             grid = np.logspace(np.log10(min_fpr), 0, 100)
-            (self.chance_,) = ax.plot(grid, grid, color="black", linestyle="--", linewidth=1,
-                                      label=_CHANCE)
+            (self.chance_,) = ax.plot(
+                grid, grid, color="black", linestyle="--", linewidth=1, label=_CHANCE
+            )
         ax.set_xscale("log")
         left = min(np.min(line.get_xdata()) for line in ax.get_lines())
         ax.set_xlim(left, 1.0)
@@ -129,8 +135,9 @@ class MembershipRocDisplay:
         return self
 
     @classmethod
-    def from_predictions(cls, y_true, y_score, *, target_fpr=0.01, name=None, ax=None,
-                         plot=True, **kwargs):
+    def from_predictions(
+        cls, y_true, y_score, *, target_fpr=0.01, name=None, ax=None, plot=True, **kwargs
+    ):
         """Build (and draw) the display from membership labels and attack scores.
 
         Parameters
@@ -156,14 +163,30 @@ class MembershipRocDisplay:
         if m.min() == m.max():
             raise ValueError("y_true contains only one class; a ROC curve needs both.")
         fpr, tpr, _ = roc_curve(m, score, drop_intermediate=False)
-        display = cls(fpr=fpr, tpr=tpr, roc_auc=float(roc_auc_score(m, score)),
-                      target_fpr=target_fpr,
-                      tpr_at_target=tpr_at_fpr(m, score, fpr=target_fpr), name=name)
+        display = cls(
+            fpr=fpr,
+            tpr=tpr,
+            roc_auc=float(roc_auc_score(m, score)),
+            target_fpr=target_fpr,
+            tpr_at_target=tpr_at_fpr(m, score, fpr=target_fpr),
+            name=name,
+        )
         return display.plot(ax=ax, **kwargs) if plot else display
 
     @classmethod
-    def from_estimator(cls, estimator, X, y, *, response_method="auto", target_fpr=0.01,
-                       name=None, ax=None, plot=True, **kwargs):
+    def from_estimator(
+        cls,
+        estimator,
+        X,
+        y,
+        *,
+        response_method="auto",
+        target_fpr=0.01,
+        name=None,
+        ax=None,
+        plot=True,
+        **kwargs,
+    ):
         """Build (and draw) the display from a fitted attacker and query features.
 
         Parameters
@@ -189,5 +212,6 @@ class MembershipRocDisplay:
             response_method = ["decision_function", "predict_proba"]
         score, _ = _get_response_values_binary(estimator, X, response_method, pos_label=1)
         name = type(estimator).__name__ if name is None else name
-        return cls.from_predictions(y, score, target_fpr=target_fpr, name=name, ax=ax,
-                                    plot=plot, **kwargs)
+        return cls.from_predictions(
+            y, score, target_fpr=target_fpr, name=name, ax=ax, plot=plot, **kwargs
+        )

@@ -13,7 +13,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, validate_params
 from sklearn.utils.validation import _num_samples
 
-from .base import check_prior, validate_membership
+from ._validation import check_prior, validate_membership
 
 __all__ = ["PriorSampler", "membership_experiment"]
 

@@ -10,7 +10,7 @@ from sklearn.base import clone
 from sklearn.metrics import roc_auc_score
 from sklearn.utils.validation import check_array, column_or_1d
 
-from ..base import validate_membership
+from .._validation import validate_membership
 from ..metrics import top_quantile_precision, tpr_at_fpr
 from ._synthetic import stack_synthetic_reference
 

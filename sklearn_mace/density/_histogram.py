@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator, DensityMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..base import check_prior
+from .._validation import check_prior
 
 __all__ = ["HistogramDensity", "clopper_pearson_interval", "histogram_edges"]
 

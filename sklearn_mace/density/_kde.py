@@ -16,7 +16,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..base import check_prior
+from .._validation import check_prior
 from ..utils import DEFAULT_CHUNK_BYTES, resolve_device, row_chunks, to_numpy, to_tensor
 from ._grid import binned_gaussian_kde
 

@@ -25,7 +25,7 @@ import numpy as np
 from scipy.signal import fftconvolve
 from scipy.stats import beta, hypergeom
 
-from ..base import check_prior
+from .._validation import check_prior
 
 __all__ = ["certified_advantage", "crossfit_p_value", "one_sided_clopper_pearson_lower"]
 

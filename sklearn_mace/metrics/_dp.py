@@ -17,13 +17,9 @@ from numbers import Real
 
 import numpy as np
 
+from .._validation import check_prior
+
 __all__ = ["advantage_bound", "epsilon_lower_bound", "individual_risk_bound"]
-
-
-def _check_prior(prior):
-    from ..base import check_prior  # lazy: base imports metrics
-
-    return check_prior(prior)
 
 
 def _check_delta(delta):
@@ -99,7 +95,7 @@ def advantage_bound(epsilon, prior=0.5, delta=0.0):
     >>> round(advantage_bound(1.0, delta=1e-2), 4)  # (e − 1 + 0.02)/(e + 1)
     0.4675
     """
-    p = _check_prior(prior)
+    p = check_prior(prior)
     d = _check_delta(delta)
     eps = _check_epsilon(epsilon)
     # 1/(1 + e^ε) without overflow at ε = inf: expit(−ε)
@@ -156,7 +152,7 @@ def epsilon_lower_bound(advantage, prior=0.5, delta=0.0):
     >>> epsilon_lower_bound(1.0)
     inf
     """
-    p = _check_prior(prior)
+    p = check_prior(prior)
     d = _check_delta(delta)
     adv = np.asarray(advantage, dtype=float)
     if np.isnan(adv).any() or (np.abs(adv) > 1).any():
@@ -202,7 +198,7 @@ def individual_risk_bound(epsilon, prior=0.5):
     >>> round(individual_risk_bound(1.0, prior=0.1), 4)  # tanh((1 + log 9)/2)
     0.9215
     """
-    p = _check_prior(prior)
+    p = check_prior(prior)
     eps = _check_epsilon(epsilon)
     lam = abs(np.log(p / (1.0 - p)))
     return _scalar_or_array(np.tanh((eps + lam) / 2))

@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from .._validation import check_prior, validate_membership
+
 __all__ = ["GeneralizedMetric"]
 
 _COEFFICIENTS = ("a0", "a11", "a10", "a01", "a00", "b0", "b11", "b10", "b01", "b00")
@@ -118,8 +120,6 @@ class GeneralizedMetric:
             return dict(self._fixed)
         if prior is None:
             raise ValueError(f"The {self.name!r} metric depends on the prior; pass prior=.")
-        from ..base import check_prior
-
         return {**dict.fromkeys(_COEFFICIENTS, 0.0), **self._builder(check_prior(prior))}
 
     def optimal_threshold(self, prior=None):
@@ -162,8 +162,6 @@ class GeneralizedMetric:
         ``1 − p − γ + TP``, which is what makes the estimate consistent under Experiment 2
         sampling at prior ``p``.
         """
-        from ..base import check_prior
-
         p = check_prior(prior)
         m, a, w = self._labels(y_true, y_pred, None)
         tp, gamma = np.mean((a == 1) & (m == 1)), np.mean(a == 1)
@@ -186,8 +184,6 @@ class GeneralizedMetric:
 
     @staticmethod
     def _labels(y_true, y_pred, sample_weight):
-        from ..base import validate_membership
-
         m = validate_membership(y_true, input_name="y_true", require_both_classes=False)
         a = validate_membership(y_pred, input_name="y_pred", require_both_classes=False)
         if m.shape != a.shape:

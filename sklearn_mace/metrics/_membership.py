@@ -5,21 +5,25 @@ from sklearn.metrics import accuracy_score, roc_curve
 from sklearn.utils import check_consistent_length
 from sklearn.utils.validation import column_or_1d
 
+from .._validation import check_prior, validate_membership
+
 __all__ = ["membership_advantage", "top_quantile_precision", "tpr_at_fpr"]
 
 
-def _binary_truth(y_true):
-    """Membership labels as 0/1 (1 = member); imported lazily to avoid a cycle with base."""
-    from ..base import validate_membership
-
-    return validate_membership(y_true, input_name="y_true", require_both_classes=False)
+def _binary_truth(y_true, input_name="y_true"):
+    """Membership labels coded {0, 1}, {-1, 1} or booleans as 0/1 (1 = member)."""
+    return validate_membership(y_true, input_name=input_name, require_both_classes=False)
 
 
-def membership_advantage(y_true, y_pred, *, sample_weight=None):
+def membership_advantage(y_true, y_pred, *, prior=None, sample_weight=None):
     """Membership advantage ``2 * P(correct) - 1`` of hard membership predictions.
 
-    MACE Def. 1 (Eq. 10), after Yeom et al. (2018). 0 is random guessing, 1 a perfect
-    attacker; at prior 0.5 it equals TPR - FPR.
+    MACE Def. 1 (Eq. 10), after Yeom et al. (2018): 0 is random guessing, 1 a perfect
+    attacker. With ``prior=p`` the correct-guess probability is taken in the membership
+    experiment with prior ``p``, ``P(correct) = p·TPR + (1 − p)·TNR``, so a balanced
+    evaluation sample is scored at the real-world prior; this is what every attacker's
+    ``score`` returns. With ``prior=None`` it is ``2·accuracy − 1`` at the sample's own mix
+    (the same number when the sample's member fraction is ``p``).
 
     Parameters
     ----------
@@ -27,6 +31,9 @@ def membership_advantage(y_true, y_pred, *, sample_weight=None):
         Membership labels: 1 member, 0 or -1 non-member, or booleans.
     y_pred : array-like of shape (n_samples,)
         Predicted membership, same conventions.
+    prior : float in (0, 1), default=None
+        ``p = P(member)`` of the experiment; ``None`` uses the sample's class mix. Needs
+        both classes in ``y_true``.
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights.
 
@@ -39,10 +46,25 @@ def membership_advantage(y_true, y_pred, *, sample_weight=None):
     >>> from sklearn_mace.metrics import membership_advantage
     >>> membership_advantage([1, 1, 0, 0], [1, 0, 0, 0])
     0.5
+    >>> membership_advantage([1, 1, 0, 0, 0, 0], [1, 0, 0, 0, 0, 1], prior=0.5)
+    0.25
     """
     m_true = _binary_truth(y_true)
-    m_pred = _binary_truth(y_pred)
-    return float(2.0 * accuracy_score(m_true, m_pred, sample_weight=sample_weight) - 1.0)
+    m_pred = _binary_truth(y_pred, "y_pred")
+    check_consistent_length(m_true, m_pred, sample_weight)
+    if prior is None:
+        return float(2.0 * accuracy_score(m_true, m_pred, sample_weight=sample_weight) - 1.0)
+    prior = check_prior(prior)
+    w = np.ones(m_true.size) if sample_weight is None else column_or_1d(sample_weight)
+    mass = [np.sum(w[m_true == c]) for c in (0, 1)]
+    if min(mass) <= 0:
+        raise ValueError(
+            "membership_advantage with a prior needs both members and non-members (with "
+            "positive weight) in y_true: TPR and TNR are both needed."
+        )
+    tpr = np.sum(w * (m_true == 1) * (m_pred == 1)) / mass[1]
+    tnr = np.sum(w * (m_true == 0) * (m_pred == 0)) / mass[0]
+    return float(2.0 * (prior * tpr + (1.0 - prior) * tnr) - 1.0)
 
 
 def _check_scores(y_true, y_score):

@@ -32,7 +32,7 @@ from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.metrics import roc_auc_score
 from sklearn.utils import check_random_state
 
-from ..base import check_prior
+from .._validation import check_prior
 from ..metrics import advantage_bound, tpr_at_fpr
 from ._attacks import (
     ATTACKS,

@@ -31,13 +31,13 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_pre
 from sklearn.neural_network import MLPClassifier
 from sklearn.utils import check_random_state
 
+from .._validation import check_prior
 from ..attacks import (
     BTTAttack,
     LiRAAttack,
     ShadowModelAttack,
     ShadowModels,
 )
-from ..base import check_prior
 from ..estimation import KDEAdvantageEstimator
 from ..metrics import audit_epsilon, tpr_at_fpr
 from ._io import AuditInputError

@@ -307,46 +307,54 @@ def test_encoding_choice():
     frames = {
         "a": pd.DataFrame(
             {
-                "x": [1.0, 2.0, np.nan],
-                "c": ["u", "v", "u"],
-                "num_text": ["1", "2", "3"],
-                "const": [5, 5, 5],
-                "when": pd.to_datetime(["2020-01-01"] * 3),
-                "ident": ["i1", "i2", "i3"],
+                "x": [1.0, 2.0, np.nan, 7.0],
+                "c": ["u", "v", "w", None],
+                "num_text": ["1", "2", "3", "4"],
+                "const": [5, 5, 5, 5],
+                "when": pd.to_datetime(["2020-01-01"] * 4),
+                "when_text": ["2020-01-01", "2020-02-01", "2020-03-01", "2020-01-01"],
+                "ident": ["i1", "i2", "i3", "i4"],
             }
         ),
         "b": pd.DataFrame(
             {
-                "x": [3.0, 4.0, 5.0],
-                "c": ["w", "w", None],
-                "num_text": ["4", "5", "6"],
-                "const": [5, 5, 5],
-                "when": pd.to_datetime(["2021-01-01"] * 3),
-                "ident": ["i4", "i5", "i6"],
+                "x": [3.0, 4.0, 5.0, 6.0],
+                "c": ["w", None, "u", "v"],
+                "num_text": ["4", "5", "6", "7"],
+                "const": [5, 5, 5, 5],
+                "when": pd.to_datetime(["2021-01-01"] * 4),
+                "when_text": ["2020-01-01", "2020-02-01", "2020-03-01", "2020-02-01"],
+                "ident": ["i5", "i6", "i7", "i8"],
             }
         ),
     }
-    arrays, names, report = encode_tables(frames, max_categories=4)
+    arrays, names, report, encoder = encode_tables(frames, max_categories=4, return_encoder=True)
     treatment = dict(zip(report["column"], report["treatment"], strict=True))
-    assert treatment["x"] == "standardized; 1 missing imputed with the median"
+    assert treatment["x"] == "numeric, robustly scaled; 1 missing imputed with the median"
     assert treatment["c"] == "one-hot, 4 categories"  # u, v, w and <missing>
-    assert treatment["num_text"] == "standardized"
+    assert treatment["num_text"] == "numeric, robustly scaled"
     assert treatment["const"] == "dropped: constant"
     assert treatment["when"].startswith("dropped: date/time")
-    assert treatment["ident"].startswith("dropped: 6 distinct text values")
+    assert treatment["when_text"].startswith("dropped: date/time")  # 3 distinct dates as text
+    assert treatment["ident"].startswith("dropped: 8 distinct text values")
     X = np.vstack([arrays["a"], arrays["b"]])
     x = X[:, names.index("x")]
-    # median of {1, 2, 3, 4, 5} = 3 imputed, then standardized over all 6 rows
-    raw = np.array([1, 2, 3, 3, 4, 5.0])
-    np.testing.assert_allclose(x, (raw - raw.mean()) / raw.std())
+    # the median 4 imputed, then centred on the median, divided by IQR / 1.349
+    raw = np.array([1, 2, 4, 7, 3, 4, 5, 6.0])
+    q25, q75 = np.percentile(raw, [25, 75])
+    np.testing.assert_allclose(x, (raw - np.median(raw)) / ((q75 - q25) / 1.3489795003921634))
+    # the fitted ColumnTransformer maps a new table into the same space
+    np.testing.assert_allclose(
+        encoder.transform(frames["b"][encoder.feature_names_in_]), arrays["b"]
+    )
     onehot = X[:, [i for i, n in enumerate(names) if n.startswith("c[")]]
     assert onehot.shape[1] == 3  # 4 categories in k − 1 coordinates
     # rows in different categories are exactly 1 apart (like one standard deviation),
-    # rows in the same category 0 apart: rows 0, 1, 3, 5 are u, v, w, <missing>
-    categories = onehot[[0, 1, 3, 5]]
+    # rows in the same category 0 apart: rows 0, 1, 2, 3 are u, v, w, <missing>
+    categories = onehot[[0, 1, 2, 3]]
     distances = np.linalg.norm(categories[:, None] - categories[None], axis=-1)
     np.testing.assert_allclose(distances, 1 - np.eye(4), atol=1e-12)
-    assert np.linalg.norm(onehot[0] - onehot[2]) == pytest.approx(0.0, abs=1e-12)
+    assert np.linalg.norm(onehot[0] - onehot[6]) == pytest.approx(0.0, abs=1e-12)  # u, u
     # and no coordinate is a combination of the others
     assert np.linalg.matrix_rank(np.cov(categories, rowvar=False)) == 3
 
@@ -357,15 +365,11 @@ def test_encoding_with_nothing_usable():
         encode_tables(frames)
 
 
-def test_singular_data_is_an_error_not_a_traceback(inputs, tmp_path, capsys):
-    # a column repeated under another name makes every covariance singular: DOMIAS's KDE
-    # cannot whiten such data, and the audit says which attack and which release failed
+def test_exactly_dependent_column_is_dropped_and_named(inputs, tmp_path, capsys):
+    # a column repeated under another name (here in other units) makes every covariance
+    # singular: the encoder drops it, names it, and the audit runs
     for key in ("members", "non-members", "leaky", "safe"):
         frame = pd.read_csv(inputs[key])
-        frame.assign(age_again=frame["age"]).to_csv(inputs[key], index=False)
-    _fails(
-        capsys,
-        _args(inputs, tmp_path / "out"),
-        "DOMIAS (KDE, cross-validated bandwidth) cannot run on the synthetic release 'leaky'",
-        tmp_path / "out",
-    )
+        frame.assign(age_again=3 * frame["age"] + 1).to_csv(inputs[key], index=False)
+    assert main(_args(inputs, tmp_path / "out")) == 0
+    assert "column 'age_again' dropped: linear in 'age'" in capsys.readouterr().out

@@ -273,7 +273,9 @@ def _category_levels(text_per_table, min_frequency):
     total = counts.sum(axis=1).sort_values(ascending=False, kind="stable")
     n_rows = total.sum()
     kept = [
-        c for c in total.index if total[c] >= min_frequency * n_rows and (counts.loc[c, present] > 0).all()
+        c
+        for c in total.index
+        if total[c] >= min_frequency * n_rows and (counts.loc[c, present] > 0).all()
     ]
     merged = [c for c in total.index if c not in kept]
     while merged and kept and (counts.loc[merged, present].sum(axis=0) == 0).any():
@@ -371,7 +373,8 @@ def _plan_column(column, per_table, max_categories, min_frequency):
 
 def _dependent_columns(plans, real):
     """Columns that are an exact function of a kept categorical column on the real rows
-    (of its values before rare ones are merged: the dropped column adds nothing to them).
+    (of its values before rare ones are merged: the dropped column adds nothing to them), or
+    an exact linear function of a numeric column (a copy, a change of units).
 
     Checked from the last column back, so of two columns that determine each other the
     later one is dropped.
@@ -387,11 +390,17 @@ def _dependent_columns(plans, real):
     dropped = {}
     for column in reversed(list(plans)):
         for other, plan in plans.items():
-            if other == column or other in dropped or plan["kind"] != "category":
+            if other == column or other in dropped:
                 continue
-            if frame.groupby(other, sort=False)[column].nunique(dropna=False).max() <= 1:
-                dropped[column] = other
-                break
+            if plan["kind"] == "category":
+                if frame.groupby(other, sort=False)[column].nunique(dropna=False).max() <= 1:
+                    dropped[column] = other
+                    break
+            elif plans[column]["kind"] == "numeric":  # a copy, or a change of units
+                x, y = frame[column].to_numpy(float), frame[other].to_numpy(float)
+                if x.std() > 0 and y.std() > 0 and abs(np.corrcoef(x, y)[0, 1]) > 1 - 1e-12:
+                    dropped[column] = other
+                    break
     return dropped
 
 
@@ -423,8 +432,8 @@ def collinear_columns(X, feature_names, *, rtol=1e-9):
     >>> import numpy as np
     >>> from sklearn_mace.report._encode import collinear_columns
     >>> X = np.random.default_rng(0).normal(size=(50, 2))
-    >>> collinear_columns(np.c_[X, X[:, 0] - X[:, 1]], ["a", "b", "c[0]"])
-    ['c', 'a', 'b']
+    >>> sorted(collinear_columns(np.c_[X, X[:, 0] - X[:, 1]], ["a", "b", "c[0]"]))
+    ['a', 'b', 'c']
     """
     X = np.asarray(X, dtype=float)
     if X.shape[0] < 2 or X.shape[1] == 0:
@@ -440,7 +449,11 @@ def collinear_columns(X, feature_names, *, rtol=1e-9):
     for j in np.argsort(-weight, kind="stable"):
         if weight[j] < 1e-6:
             break
-        column = feature_names[j].rsplit("[", 1)[0] if feature_names[j].endswith("]") else feature_names[j]
+        column = (
+            feature_names[j].rsplit("[", 1)[0]
+            if feature_names[j].endswith("]")
+            else feature_names[j]
+        )
         if column not in named:
             named.append(column)
     return named
@@ -530,7 +543,8 @@ def encode_tables(
         union_real = pd.concat([frames[n][list(plans)] for n in real], ignore_index=True)
         for column, source in _dependent_columns(plans, union_real).items():
             del plans[column]
-            report[column][2] = f"dropped: an exact function of {source!r} on the real tables"
+            how = "an exact function of" if plans[source]["kind"] == "category" else "linear in"
+            report[column][2] = f"dropped: {how} {source!r} on the real tables"
     if not plans:
         column_report = pd.DataFrame(
             list(report.values()), columns=["column", "type", "treatment", "features"]

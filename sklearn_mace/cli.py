@@ -56,6 +56,30 @@ def _positive_int(text):
     return value
 
 
+def _random_state(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(
+            f"--random-state must be an integer in [0, 2**32 - 1]; got {text!r}"
+        )
+    return value
+
+
+def _n_jobs(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value == 0:
+        raise argparse.ArgumentTypeError(
+            f"--n-jobs must be a non-zero integer (-1: all cores); got {text!r}"
+        )
+    return value
+
+
 def _release(text):
     """``NAME=PATH`` or ``PATH`` (the name is then the file name without its suffixes)."""
     name, sep, path = text.partition("=")
@@ -156,10 +180,10 @@ def build_parser():
         default=20,
         help="text columns with more distinct values are dropped (default: 20)",
     )
-    options.add_argument("--random-state", type=int, default=0)
+    options.add_argument("--random-state", type=_random_state, default=0)
     options.add_argument(
         "--n-jobs",
-        type=int,
+        type=_n_jobs,
         default=None,
         help="releases audited in parallel (joblib: -1 = all cores); the "
         "report does not depend on it",
@@ -170,7 +194,7 @@ def build_parser():
 
     demo = commands.add_parser("demo", help="the audit on the embedded default data")
     demo.add_argument("--out", metavar="DIR", type=Path, default=DEMO_OUT)
-    demo.add_argument("--random-state", type=int, default=0)
+    demo.add_argument("--random-state", type=_random_state, default=0)
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
 
@@ -229,8 +253,31 @@ def print_summary(result, paths, file=None):
     print(f"report: {paths['report']}  (summary.csv, records.csv, figures/ beside it)", file=file)
 
 
+def _read_inputs(files, distinct):
+    """Read ``{role: path}`` (notes to stderr); the ``distinct`` roles must differ."""
+    from .report import AuditInputError, read_table
+
+    tables = {}
+    for role, path in files.items():
+        tables[role] = read_table(path, role=role)
+        for note in tables[role].attrs.get("notes", []):
+            print(f"note: {note}", file=sys.stderr)
+    present = [role for role in distinct if role in tables]
+    for i, first in enumerate(present):
+        for second in present[i + 1 :]:
+            same = Path(files[first]).resolve() == Path(files[second]).resolve()
+            if same or tables[first].equals(tables[second]):
+                raise AuditInputError(
+                    f"The {first} file '{files[first]}' and the {second} file "
+                    f"'{files[second]}' hold the same table"
+                    f"{' (the same file)' if same else ''}: they must be different records."
+                )
+    return tables
+
+
 def run_audit(args):
-    from .report import AuditInputError, audit, read_table, write_report
+    from .report import AuditInputError, audit, write_report
+    from .report._output import check_output_dir
 
     given = [args.members, args.non_members, args.synthetic]
     if all(v is None for v in given) and args.reference is None:
@@ -256,6 +303,7 @@ def run_audit(args):
                 "--non-members, --synthetic); the demo takes only --out, "
                 "--random-state and --quiet."
             )
+        check_output_dir(args.out or DEMO_OUT)
         print(
             "No input files given: auditing the embedded demo data "
             "(see `sklearn-mace audit --help`)."
@@ -277,12 +325,16 @@ def run_audit(args):
         raise AuditInputError(
             f"synthetic release names must differ; got {names}. Name them with NAME=PATH."
         )
-    members = read_table(args.members, role="members")
-    non_members = read_table(args.non_members, role="non-members")
-    synthetic = {
-        name: read_table(path, role=f"synthetic '{name}'") for name, path in args.synthetic
-    }
-    reference = None if args.reference is None else read_table(args.reference, role="reference")
+    out = check_output_dir(args.out or DEFAULT_OUT)  # before any work
+    files = {"members": args.members, "non-members": args.non_members}
+    if args.reference is not None:
+        files["reference"] = args.reference
+    files.update({f"synthetic '{name}'": path for name, path in args.synthetic})
+    # a release may equal the members (a perfect copy, audited as such), not the real tables
+    tables = _read_inputs(files, distinct=("members", "non-members", "reference"))
+    members, non_members = tables["members"], tables["non-members"]
+    synthetic = {name: tables[f"synthetic '{name}'"] for name, _ in args.synthetic}
+    reference = tables.get("reference")
     columns = None
     if args.columns:
         columns = [c.strip() for text in args.columns for c in text.split(",") if c.strip()]
@@ -302,7 +354,7 @@ def run_audit(args):
         n_jobs=args.n_jobs,
         verbose=not args.quiet,
     )
-    paths = write_report(result, args.out or DEFAULT_OUT)
+    paths = write_report(result, out)
     print_summary(result, paths)
     return result
 
@@ -388,21 +440,22 @@ def add_audit_model_parser(commands):
     )
     options.add_argument(
         "--n-jobs",
-        type=int,
+        type=_n_jobs,
         default=None,
         help="parallel jobs for shadow models (joblib: -1 = all cores)",
     )
-    options.add_argument("--random-state", type=int, default=0)
+    options.add_argument("--random-state", type=_random_state, default=0)
     options.add_argument("--quiet", action="store_true", help="no progress bar")
     return sub
 
 
 def run_audit_model(args):
     """``sklearn-mace audit-model``: load, audit, write the report, print the summary."""
-    from .report import AuditInputError, read_table
+    from .report import AuditInputError
     from .report._model_battery import audit_model
     from .report._model_html import print_model_summary, write_model_report
     from .report._model_io import load_estimator, load_model
+    from .report._output import check_output_dir, relocate, staged_output
 
     given = {
         "--model": args.model,
@@ -419,6 +472,7 @@ def run_audit_model(args):
                 "files; the demo takes only --out, --n-jobs, "
                 "--random-state and --quiet."
             )
+        check_output_dir(args.out)
         print(
             "No inputs given: auditing the embedded model demo "
             "(see `sklearn-mace audit-model --help`)."
@@ -435,9 +489,13 @@ def run_audit_model(args):
     names = [name for name, _ in args.model]
     if len(set(names)) != len(names):
         raise AuditInputError(f"model names must differ; got {names}. Name them with NAME=PATH.")
-    members = read_table(args.members, role="members")
-    non_members = read_table(args.non_members, role="non-members")
-    population = None if args.population is None else read_table(args.population, role="population")
+    out = check_output_dir(args.out)  # before any work
+    files = {"members": args.members, "non-members": args.non_members}
+    if args.population is not None:
+        files["population"] = args.population
+    tables = _read_inputs(files, distinct=("members", "non-members", "population"))
+    members, non_members = tables["members"], tables["non-members"]
+    population = tables.get("population")
     models = {
         name: load_model(path, name=name, trust_pickle=args.trust_pickle)
         for name, path in args.model
@@ -463,7 +521,9 @@ def run_audit_model(args):
         random_state=args.random_state,
         verbose=not args.quiet,
     )
-    paths = write_model_report(result, args.out)
+    with staged_output(out) as stage:  # all files arrive together, or none
+        paths = write_model_report(result, stage)
+    paths = relocate(paths, stage, out)
     print_model_summary(result, paths)
     return result
 

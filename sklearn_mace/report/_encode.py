@@ -499,7 +499,9 @@ def encode_tables(
         gives ``c[0]`` … ``c[k-2]``.
     column_report : DataFrame
         One row per audited column: ``column``, ``type``, ``treatment``, ``features``
-        (0 for a dropped column; the treatment says why).
+        (0 for a dropped column; the treatment says why). ``column_report.attrs
+        ["collinear"]`` maps a table to the columns that are exactly linearly dependent in
+        it alone (:func:`collinear_columns`), for tables where some are.
     encoder : ColumnTransformer
         Only with ``return_encoder=True``.
 
@@ -590,6 +592,12 @@ def encode_tables(
     column_report = pd.DataFrame(
         list(report.values()), columns=["column", "type", "treatment", "features"]
     )
+    # tables singular on their own (e.g. two categories that coincide in a small table)
+    column_report.attrs["collinear"] = {
+        name: found
+        for name, array in arrays.items()
+        if (found := collinear_columns(array, feature_names))
+    }
     if return_encoder:
         return arrays, feature_names, column_report, encoder
     return arrays, feature_names, column_report

@@ -11,6 +11,7 @@ import numpy as np
 
 from ._battery import MACE_NAME, N_CLAIMS
 from ._figures import draw_figures
+from ._output import check_output_dir, relocate, staged_output
 
 __all__ = ["write_report"]
 
@@ -202,9 +203,14 @@ def write_tables_and_figures(out, summary, records, figures):
 
     ``figures`` maps a file name to ``(matplotlib figure, caption)``. Returns the paths
     (``report`` included, for the caller to write) and each figure as an embedded
-    ``<figure>`` element.
+    ``<figure>`` element. ``out`` should be the staging folder of
+    :func:`~sklearn_mace.report._output.staged_output`, so that the files reach the report
+    folder together, or not at all.
     """
     out = Path(out)
+    for name in figures:
+        if Path(name).name != name or not name.endswith(".png"):
+            raise ValueError(f"figure names are plain .png file names; got {name!r}.")
     (out / "figures").mkdir(parents=True, exist_ok=True)
     paths = {
         "report": out / "report.html",
@@ -236,6 +242,12 @@ def write_report(result, out, *, title="sklearn-mace privacy audit"):
     ``records.csv`` (every target's held-out risk, members first, most exposed first) and
     ``figures/*.png``. Nothing is written outside ``out``.
 
+    The folder is checked before anything is drawn, the files are written into a staging
+    folder and moved into ``out`` at the end (:mod:`~sklearn_mace.report._output`): a
+    failure leaves the previous report intact, and the report's own files from an earlier
+    run (these names and ``figures/*.png``) are replaced, never mixed with the new ones.
+    Other files in ``out`` are left alone.
+
     Parameters
     ----------
     result : AuditResult
@@ -247,6 +259,14 @@ def write_report(result, out, *, title="sklearn-mace privacy audit"):
     paths : dict of str -> Path
         ``report``, ``summary``, ``records`` and one entry per figure.
     """
+    check_output_dir(out, option="the output folder")
+    with staged_output(out) as stage:
+        paths = _write_report_files(result, stage, title)
+    return relocate(paths, stage, out)
+
+
+def _write_report_files(result, out, title):
+    """The body of :func:`write_report`, writing into the (staging) folder ``out``."""
     summary, records = result.summary, result.records
     paths, figure_html = write_tables_and_figures(out, summary, records, draw_figures(result))
 
@@ -389,9 +409,11 @@ every attack's score: records.csv.</p>
 {_how_to_read(result)}
 <h2>Columns</h2>
 {_table(_grouped_columns(result.column_report), text_columns=("columns", "treatment"))}
-<p class="muted">Numeric columns are standardized; text columns with few values are one-hot
-encoded (scaled so that a different category counts like one standard deviation);
-identifier-like, date/time and constant columns are dropped.</p>
+<p class="muted">Numeric columns are centred on the median and divided by the interquartile
+range / 1.349; text columns with few values are one-hot encoded (scaled so that a different
+category counts like one standard deviation), rare categories and those absent from a table
+merged into &lt;other&gt;; identifier-like, date/time, constant and exactly dependent columns
+are dropped (the treatment says why).</p>
 {f"<h2>Notes</h2><ul>{notes}</ul>" if notes else ""}
 """
     document = html_page(title, result.n_rows, subtitle, body)

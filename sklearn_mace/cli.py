@@ -103,7 +103,9 @@ def build_parser():
             "the optimal advantage with its p-value, the estimate U_N beside it, held-out "
             "per-record risk), and the MC and GAN-leaks CAL baselines; every attack gets a "
             "certified ε lower bound from its scores. Files are CSV or Parquet. Without "
-            "input files it audits the embedded demo data."
+            "input files it audits the embedded demo data. Exit status: 0 complete report, "
+            "2 input error (nothing written), 3 partial report (an analysis failed; see "
+            "'Failed analyses' in report.html and the status column of summary.csv)."
         ),
     )
     inputs = audit.add_argument_group("inputs (CSV or Parquet; all three, or none for the demo)")
@@ -544,7 +546,7 @@ def main(argv=None):
 
     try:
         if args.command == "audit":
-            run_audit(args)
+            return 3 if run_audit(args).partial else 0  # 3: a partial report (some failed)
         elif args.command == "audit-model":
             run_audit_model(args)
         else:

@@ -2,8 +2,9 @@
 
 A release drawn independently of the members leaks nothing, so a release card may certify
 leakage (any analysis's ε > 0, or MACE's advantage bound above the trivial |2p − 1|) in at
-most α = 5 % of independent runs: the battery states its claims at 1 − α/5 each (Bonferroni),
-so that all five hold together. The default suite runs a reduced number of null audits; the
+most α = 5 % of independent runs: the battery states its claims at 1 − α/6 each (Bonferroni),
+so that all six hold together (five analyses' ε, one of them the exact-copy test, and MACE's
+advantage bound). The default suite runs a reduced number of null audits; the
 full count is behind ``slow``.
 """
 

@@ -9,13 +9,33 @@ hold-out non-members — with
   the cross-fitted Bayes-optimal attack, a certified lower bound on the optimal membership
   advantage with the p-value of "no leak", the plug-in estimate ``U_N`` (MACE Thm 6) beside
   it, and each record's held-out individual privacy risk (MACE Def. 3);
-* the MC baseline (Hilprecht et al.) and GAN-leaks CAL (Chen et al.), DOMIAS Table 1.
+* the MC baseline (Hilprecht et al.) and GAN-leaks CAL (Chen et al.), DOMIAS Table 1;
+* the exact-copy test: "member" iff the record appears verbatim in the release, i.e. some
+  synthetic row equals it on every audited column (raw values; numbers compared as numbers,
+  so ``39`` and ``39.0`` are equal; a missing value equals a missing value). Its threshold is
+  fixed before seeing any data, so its ε bound needs no split
+  (:func:`~sklearn_mace.metrics.audit_epsilon` with an explicit threshold): a release that
+  publishes half of 1000 members verbatim and no non-member certifies ε ≈ 4.4.
 
-Every attack's scores get their own certified ε lower bound
+Every analysis's scores get their own certified ε lower bound
 (:func:`~sklearn_mace.metrics.audit_epsilon`). A release has ``N_CLAIMS`` certified claims
-(the four attacks' ε and MACE's advantage bound); each is computed at confidence
+(the five analyses' ε and MACE's advantage bound); each is computed at confidence
 ``1 − α / N_CLAIMS`` (Bonferroni), so all of them, and so the strongest, hold together with
 probability ``1 − α``. The verdict uses only these claims, never ``U_N``.
+
+Copies are counted for every release: **exact copies** are the targets that appear verbatim
+(as above); **near copies** are the targets whose nearest synthetic row lies within
+``NEAR_COPY_DISTANCE`` = 0.1 in the encoded space (numeric columns in standard deviations,
+a differing category counts 1), exact copies included — so a near copy has every category
+equal and its numbers within a tenth of a standard deviation in all. Members and non-members
+are counted apart: copies of non-members are what an independent generator makes by chance.
+
+One failing analysis never sinks the report: each analysis of each release runs on its own,
+and a failure (e.g. a singular covariance in DOMIAS) is recorded with its reason
+(:attr:`AuditResult.failures`), its summary row marked ``status="failed"``, and the other
+analyses go on. The number of claims stays ``N_CLAIMS``, so the Bonferroni correction stays
+valid (conservative) when some fail. Errors in the inputs (:class:`AuditInputError`) are
+raised before anything is computed.
 
 DOMIAS and GAN-leaks CAL need reference rows from the population. When none are given,
 half of the hold-out rows (chosen at random) become the reference and the other half stay
@@ -33,7 +53,7 @@ from sklearn.metrics import roc_auc_score
 from sklearn.utils import check_random_state
 
 from .._validation import check_prior
-from ..metrics import advantage_bound, tpr_at_fpr
+from ..metrics import advantage_bound, audit_epsilon, tpr_at_fpr
 from ._attacks import (
     ATTACKS,
     attack_scores,
@@ -50,7 +70,11 @@ MIN_TARGETS = 10  # per class: fewer leaves 5-fold cross-validation folds withou
 SIZE_FRACTIONS = (0.1, 0.25, 0.5, 1.0)
 MACE_NAME = "MACE optimal (nearest-synthetic distance)"
 MACE_BOUND_NAME = "MACE optimal advantage bound (nearest-synthetic distance)"
-N_CLAIMS = len(ATTACKS) + 2  # each attack's ε, the MACE attack's ε, MACE's advantage bound
+EXACT_NAME = "Exact copy (verbatim in the release)"
+SIZE_CURVE_NAME = "MACE advantage vs release size (figure)"
+NEAR_COPY_DISTANCE = 0.1  # encoded space: standard deviations; a differing category is 1
+# each analysis's ε (MACE, the attacks, the exact copy) and MACE's advantage bound
+N_CLAIMS = len(ATTACKS) + 3
 # the verdict of a release, from certified claims only: headline of each kind
 VERDICTS = {
     "high": "leakage certified above ε = {epsilon:g}",
@@ -67,6 +91,31 @@ MACE_COLUMNS = (
     "estimate_upper",
     "epsilon_estimate",
 )
+# summary.csv columns filled on the exact-copy row only: the release's copy counts
+COPY_COLUMNS = (
+    "member_targets",
+    "nonmember_targets",
+    "member_exact_copies",
+    "nonmember_exact_copies",
+    "member_near_copies",
+    "nonmember_near_copies",
+)
+CURVE_COLUMNS = (
+    "synthetic_rows",
+    "advantage_estimate",
+    "estimate_lower",
+    "estimate_upper",
+    "advantage_at_least",
+)
+CLAIM_COLUMNS = (
+    "epsilon_at_least",
+    "advantage_at_least",
+    "threshold",
+    "fpr",
+    "fnr",
+    "fpr_upper",
+    "fnr_upper",
+)
 
 
 @dataclass
@@ -75,25 +124,31 @@ class ReleaseResult:
 
     name: str
     n_synthetic: int
-    scores: dict  # analysis name -> membership score of every target (larger = member)
+    scores: dict  # analysis name -> membership score of every target (succeeded ones only)
     summary: pd.DataFrame
-    risk: np.ndarray  # held-out individual risk |f̂_p| of every target
-    distance: np.ndarray
+    risk: np.ndarray  # held-out individual risk |f̂_p| of every target (NaN if MACE failed)
+    distance: np.ndarray  # nearest-synthetic distance of every target (NaN if it failed)
     # synthetic rows -> advantage_estimate, estimate_lower, estimate_upper, advantage_at_least
     size_curve: pd.DataFrame
     strongest_epsilon: float  # the largest certified ε of the release's claims
-    strongest_analysis: str  # which claim gives it
+    strongest_analysis: str  # which claim gives it ("" when no claim succeeded)
     certified_leak: bool  # some claim certifies leakage (ε > 0 or advantage above trivial)
+    # is each target verbatim in the release (None if the exact-copy analysis failed)
+    exact_copy: np.ndarray = None
+    copies: dict = field(default_factory=dict)  # the COPY_COLUMNS of this release
+    failures: list = field(default_factory=list)  # (analysis, reason) of what failed
 
     @property
     def mace(self):
         """The MACE row of the summary (certified bound, p-value, estimate)."""
-        return self.summary.iloc[0]
+        return self.summary.set_index("analysis").loc[MACE_NAME]
 
     @property
     def posterior_points_to(self):
         """Which side each target's held-out posterior favours (the MACE score's sign)."""
-        score = self.scores[MACE_NAME]
+        score = self.scores.get(MACE_NAME)
+        if score is None:  # MACE failed: no posterior
+            return np.full(len(self.risk), "undecided", dtype=object)
         return np.where(score > 0, "member", np.where(score < 0, "non-member", "undecided"))
 
 
@@ -124,13 +179,46 @@ class AuditResult:
             return "high"
         return "mid" if release.certified_leak else "low"
 
+    def ranking_certified(self, release):
+        """Whether MACE's own advantage bound is above the trivial ``|2p − 1|``: only then
+        is its ranking of the records (the "most exposed" member) backed by a certified
+        claim; otherwise its held-out risk interval is no better than [0, 1]."""
+        mace = release.mace
+        trivial = abs(2 * self.prior - 1)
+        return bool(mace["status"] == "ok" and mace["optimal_advantage_at_least"] > trivial + 1e-12)
+
     def headline(self, release):
         """The verdict in words (see :data:`VERDICTS`)."""
         return VERDICTS[self.verdict(release)].format(epsilon=self.epsilon)
 
     @property
+    def failures(self):
+        """The analyses that failed: one row per (release, analysis) with its reason.
+
+        Empty when every analysis succeeded; the CLI then exits 0, else 3 (partial report).
+        """
+        rows = [
+            (release.name, analysis, reason)
+            for release in self.releases
+            for analysis, reason in release.failures
+        ]
+        return pd.DataFrame(rows, columns=["release", "analysis", "reason"])
+
+    @property
+    def partial(self):
+        """Whether some analysis failed (the report is then partial)."""
+        return any(release.failures for release in self.releases)
+
+    @property
     def summary(self):
-        """One row per (release, analysis), the table printed and written to summary.csv."""
+        """One row per (release, analysis), the table printed and written to summary.csv.
+
+        ``status`` is ``"ok"`` or ``"failed"`` (then ``reason`` says why and the numbers are
+        empty). MACE's columns (``optimal_advantage_at_least`` …) are filled on the MACE row
+        only; the release's copy counts (``member_exact_copies``, ``nonmember_exact_copies``,
+        ``member_near_copies``, ``nonmember_near_copies``, out of ``member_targets`` and
+        ``nonmember_targets``) on the exact-copy row only.
+        """
         return pd.concat([r.summary for r in self.releases], ignore_index=True)
 
     @property
@@ -139,9 +227,12 @@ class AuditResult:
 
         Within a release, members come first, then non-members; each block is ordered by
         the held-out log posterior odds of MACE's cross-fitted attack (``score: MACE…``),
-        so records whose posterior points to "member" lead, most confident first
-        (``posterior_points_to`` says which side; ``heldout_risk`` is ``|f̂_p|``, which
-        also counts confident "non-member" calls).
+        so the members whose posterior points to "member" lead, highest held-out risk first.
+        ``posterior_points_to`` says which side the risk points to: ``heldout_risk`` is
+        ``|f̂_p|``, which also counts confident "non-member" calls, so a non-member with a
+        large risk is one confidently (and rightly) called a non-member. Non-member rows
+        are kept for comparison but never rank above a member. ``verbatim_in_release`` says
+        whether the record appears verbatim in the release.
         """
         frames = []
         for release in self.releases:
@@ -153,31 +244,53 @@ class AuditResult:
                     "member": self.membership.astype(int),
                     **({} if self.group_by is None else {self.group_by: self.target_group}),
                     "nearest_synthetic_distance": release.distance,
+                    "verbatim_in_release": release.exact_copy,
                     "heldout_risk": release.risk,
                     "posterior_points_to": release.posterior_points_to,
                 }
             )
             for name, score in release.scores.items():
                 frame[f"score: {name}"] = score
-            frame = frame.sort_values(
-                ["member", f"score: {MACE_NAME}"], ascending=False, kind="stable"
-            )
+            keys = ["member"] + ([f"score: {MACE_NAME}"] if MACE_NAME in release.scores else [])
+            frame = frame.sort_values(keys, ascending=False, kind="stable")
             frame.insert(1, "rank", np.arange(1, len(frame) + 1))
             frames.append(frame)
         return pd.concat(frames, ignore_index=True)
 
 
 def _attack_row(release, name, m, score, certified):
-    """AUC, TPR at low FPR and the certified ε (with its operating point) of an attack."""
+    """AUC, TPR at low FPR and the certified ε (with its operating point) of an analysis."""
     return {
         "release": release,
         "analysis": name,
+        "status": "ok",
+        "reason": "",
         "auc": roc_auc_score(m, score),
         "tpr_at_1pct_fpr": tpr_at_fpr(m, score, fpr=0.01),
         "tpr_at_0.1pct_fpr": tpr_at_fpr(m, score, fpr=0.001),
         **certified,
         **dict.fromkeys(MACE_COLUMNS, np.nan),
+        **dict.fromkeys(COPY_COLUMNS, np.nan),
     }
+
+
+def _failed_row(release, name, reason):
+    return {
+        "release": release,
+        "analysis": name,
+        "status": "failed",
+        "reason": reason,
+        **dict.fromkeys(("auc", "tpr_at_1pct_fpr", "tpr_at_0.1pct_fpr"), np.nan),
+        **dict.fromkeys(CLAIM_COLUMNS, np.nan),
+        **dict.fromkeys(MACE_COLUMNS, np.nan),
+        **dict.fromkeys(COPY_COLUMNS, np.nan),
+    }
+
+
+def _reason(exc):
+    """One line saying why an analysis failed."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _check_sizes(name, n_rows, minimum):
@@ -193,6 +306,80 @@ def _seed(rng):
     return int(rng.randint(np.iinfo(np.int32).max))
 
 
+def row_keys(tables, columns):
+    """A 64-bit key per row of every table, equal for rows equal on ``columns``.
+
+    Numbers are compared as numbers (a column whose non-missing values all parse as numbers
+    in every table is compared as float, so ``39`` equals ``39.0`` and ``-0.0`` equals
+    ``0.0``), anything else as text; a missing value equals a missing value. Keys are
+    pandas' row hashes: two different rows share a key with probability about 2⁻⁶⁴.
+
+    Parameters
+    ----------
+    tables : dict of str -> DataFrame
+    columns : list of str
+
+    Returns
+    -------
+    keys : dict of str -> ndarray of uint64
+    """
+    columns = list(columns)
+    sizes = [len(frame) for frame in tables.values()]
+    pooled = pd.concat(
+        [frame[columns].reset_index(drop=True) for frame in tables.values()], ignore_index=True
+    )
+    comparable = {}
+    for position in range(len(columns)):
+        series = pooled.iloc[:, position]
+        if pd.api.types.is_bool_dtype(series) or pd.api.types.is_numeric_dtype(series):
+            comparable[position] = series.astype(float) + 0.0
+            continue
+        parsed = pd.to_numeric(series, errors="coerce")
+        if parsed.notna().sum() == series.notna().sum() and series.notna().any():
+            comparable[position] = parsed.astype(float) + 0.0
+        else:
+            comparable[position] = series.astype("string").fillna("\x00<missing>")
+    keys = pd.util.hash_pandas_object(pd.DataFrame(comparable), index=False).to_numpy()
+    return dict(zip(tables, np.split(keys, np.cumsum(sizes)[:-1]), strict=True))
+
+
+def exact_copy_certificate(m, copied, *, prior, delta, confidence):
+    """Certified ε of the fixed rule "member iff verbatim in the release".
+
+    The rule is fixed before seeing any data, so :func:`~sklearn_mace.metrics.audit_epsilon`
+    evaluates it on every target with no split (an explicit threshold): with ``k1`` of
+    ``n1`` members and ``k0`` of ``n0`` non-members copied, exact Clopper–Pearson bounds on
+    FPR = k0/n0 and FNR = 1 − k1/n1 give the ε no (ε, δ)-DP generator could exceed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m = np.r_[np.ones(1000, dtype=int), np.zeros(1000, dtype=int)]
+    >>> copied = np.r_[np.ones(500), np.zeros(1500)]
+    >>> row = exact_copy_certificate(m, copied, prior=0.5, delta=0.0, confidence=0.95)
+    >>> round(row["epsilon_at_least"], 2), row["fpr"], row["fnr"]
+    (4.85, 0.0, 0.5)
+    """
+    m, copied = np.asarray(m), np.asarray(copied, dtype=float)
+    result = audit_epsilon(
+        copied[m == 1],
+        copied[m == 0],
+        delta=delta,
+        confidence=confidence,
+        prior=prior,
+        threshold=1.0,
+    )
+    return {
+        "epsilon_at_least": result.epsilon,
+        "advantage_at_least": result.advantage_lower,
+        "threshold": result.threshold,
+        "fpr": result.fpr,
+        "fnr": result.fnr,
+        "fpr_upper": result.fpr_upper,
+        "fnr_upper": result.fnr_upper,
+    }
+
+
 class _SilentProgress:
     """The part of tqdm's interface ``_run_release`` uses, doing nothing (in workers)."""
 
@@ -203,62 +390,180 @@ class _SilentProgress:
         pass
 
 
+class _Failures:
+    """Runs each analysis on its own: a failure is recorded with its reason, not raised."""
+
+    def __init__(self):
+        self.items = []  # (analysis, reason)
+
+    def attempt(self, analysis, compute):
+        try:
+            return compute()
+        except Exception as exc:  # noqa: BLE001  any failure of one analysis is reported
+            self.items.append((analysis, _reason(exc)))
+            return None
+
+    def reason(self, analysis):
+        return next((r for a, r in self.items if a == analysis), None)
+
+
 def _run_release(
-    name, synthetic, reference, targets, m, *, prior, confidence, delta, rng, progress
+    name,
+    synthetic,
+    reference,
+    targets,
+    m,
+    *,
+    target_keys,
+    synthetic_keys,
+    prior,
+    confidence,
+    delta,
+    rng,
+    progress,
 ):
+    failures = _Failures()
+    order = [MACE_NAME, *ATTACKS, EXACT_NAME]
+    # seeds drawn up front: a failing analysis changes no other analysis's numbers
+    seeds = {analysis: (_seed(rng), _seed(rng)) for analysis in order}
+    curve_seed = _seed(rng)
     scores = {}
     for attack_name, make_attack in ATTACKS.items():
         progress.set_postfix_str(f"{name}: {attack_name}")
-        try:
-            scores[attack_name] = attack_scores(make_attack, synthetic, reference, targets, rng)
-        except ValueError as exc:  # e.g. a singular covariance: duplicated or constant data
-            raise AuditInputError(
-                f"{attack_name} cannot run on the synthetic release '{name}': {exc}"
-            ) from exc
+        score = failures.attempt(
+            attack_name,
+            lambda make=make_attack, s=seeds[attack_name][0]: attack_scores(
+                make, synthetic, reference, targets, s
+            ),
+        )
+        if score is not None:
+            scores[attack_name] = score
         progress.update()
     progress.set_postfix_str(f"{name}: {MACE_NAME}")
-    distance = nearest_distance(targets, synthetic)
-    mace = mace_nearest_distance(
-        distance, m, prior=prior, confidence=confidence, delta=delta, random_state=_seed(rng)
-    )
-    scores = {MACE_NAME: mace["score"], **scores}
-    rows = []
-    for analysis, score in scores.items():
-        try:
-            certified = certify_scores(
-                m, score, prior=prior, delta=delta, confidence=confidence, random_state=_seed(rng)
-            )
-        except ValueError as exc:  # e.g. non-finite scores
-            raise AuditInputError(
-                f"The scores of {analysis} on the synthetic release '{name}' cannot be "
-                f"certified: {exc}"
-            ) from exc
-        rows.append(_attack_row(name, analysis, m, score, certified))
-    rows[0].update({k: mace[k] for k in MACE_COLUMNS})
+    distance = failures.attempt(MACE_NAME, lambda: nearest_distance(targets, synthetic))
+    mace = None
+    if distance is not None:
+        mace = failures.attempt(
+            MACE_NAME,
+            lambda: mace_nearest_distance(
+                distance,
+                m,
+                prior=prior,
+                confidence=confidence,
+                delta=delta,
+                random_state=seeds[MACE_NAME][0],
+            ),
+        )
+    if mace is not None:
+        scores[MACE_NAME] = mace["score"]
+    exact = failures.attempt(EXACT_NAME, lambda: np.isin(target_keys, synthetic_keys).astype(float))
+    if exact is not None:
+        scores[EXACT_NAME] = exact
+    rows, claims = [], {}
+    for analysis in order:
+        if analysis not in scores:
+            rows.append(_failed_row(name, analysis, failures.reason(analysis)))
+            continue
+        score = scores[analysis]
+
+        def certify(analysis=analysis, score=score):
+            if analysis == EXACT_NAME:
+                certified = exact_copy_certificate(
+                    m, score, prior=prior, delta=delta, confidence=confidence
+                )
+            else:
+                certified = certify_scores(
+                    m,
+                    score,
+                    prior=prior,
+                    delta=delta,
+                    confidence=confidence,
+                    random_state=seeds[analysis][1],
+                )
+            return _attack_row(name, analysis, m, score, certified)
+
+        row = failures.attempt(analysis, certify)
+        if row is None:  # e.g. non-finite scores
+            del scores[analysis]
+            rows.append(_failed_row(name, analysis, failures.reason(analysis)))
+            continue
+        claims[analysis] = row["epsilon_at_least"]
+        rows.append(row)
+    n1, n0 = int(m.sum()), int(len(m) - m.sum())
+    copies = dict.fromkeys(COPY_COLUMNS, np.nan)
+    copies.update(member_targets=n1, nonmember_targets=n0)
+    if exact is not None:
+        copies.update(
+            member_exact_copies=int(exact[m == 1].sum()),
+            nonmember_exact_copies=int(exact[m == 0].sum()),
+        )
+    if distance is not None:
+        near = distance <= NEAR_COPY_DISTANCE
+        copies.update(
+            member_near_copies=int(near[m == 1].sum()),
+            nonmember_near_copies=int(near[m == 0].sum()),
+        )
+    for row in rows:
+        if row["analysis"] == MACE_NAME and mace is not None:
+            row.update({k: mace[k] for k in MACE_COLUMNS})
+        if row["analysis"] == EXACT_NAME:
+            row.update(copies)
     summary = pd.DataFrame(rows)
-    claims = {
-        **dict(zip(summary["analysis"], summary["epsilon_at_least"], strict=True)),
-        MACE_BOUND_NAME: mace["optimal_epsilon_at_least"],
-    }
-    strongest = max(claims, key=claims.get)
+    summary[list(COPY_COLUMNS)] = summary[list(COPY_COLUMNS)].astype("Int64")  # counts
     trivial = abs(2 * prior - 1)
-    certified_leak = bool(
-        claims[strongest] > 0 or mace["optimal_advantage_at_least"] > trivial + 1e-12
-    )
+    advantage_certified = False
+    if MACE_NAME in claims:
+        claims[MACE_BOUND_NAME] = mace["optimal_epsilon_at_least"]
+        advantage_certified = mace["optimal_advantage_at_least"] > trivial + 1e-12
+    strongest = max(claims, key=claims.get) if claims else ""
+    strongest_epsilon = float(claims[strongest]) if claims else 0.0
+    certified_leak = bool(strongest_epsilon > 0 or advantage_certified)
     progress.update()
+    curve = failures.attempt(
+        SIZE_CURVE_NAME,
+        lambda: _size_curve(
+            name,
+            synthetic,
+            targets,
+            m,
+            mace,
+            prior=prior,
+            confidence=confidence,
+            delta=delta,
+            rng=check_random_state(curve_seed),
+            progress=progress,
+        ),
+    )
+    if curve is None:
+        curve = pd.DataFrame(columns=list(CURVE_COLUMNS), dtype=float)
+    return ReleaseResult(
+        name=name,
+        n_synthetic=len(synthetic),
+        scores={analysis: scores[analysis] for analysis in order if analysis in scores},
+        summary=summary,
+        risk=np.full(len(m), np.nan) if mace is None else mace["risk"],
+        distance=np.full(len(m), np.nan) if distance is None else distance,
+        size_curve=curve,
+        strongest_epsilon=strongest_epsilon,
+        strongest_analysis=strongest,
+        certified_leak=certified_leak,
+        exact_copy=None if exact is None else exact.astype(bool),
+        copies=copies,
+        failures=failures.items,
+    )
+
+
+def _size_curve(name, synthetic, targets, m, mace, *, prior, confidence, delta, rng, progress):
+    """MACE's advantage when only a random part of the release is published (a figure)."""
     curve = []
     for fraction in SIZE_FRACTIONS:
         n = max(int(round(fraction * len(synthetic))), 1)
         progress.set_postfix_str(f"{name}: advantage with {n} synthetic rows")
-        subset = (
-            synthetic[rng.choice(len(synthetic), n, replace=False)]
-            if n < len(synthetic)
-            else synthetic
-        )
-        fit = (
-            mace
-            if n == len(synthetic)
-            else mace_nearest_distance(
+        if n == len(synthetic) and mace is not None:
+            fit = mace
+        else:
+            subset = synthetic[rng.choice(len(synthetic), n, replace=False)]
+            fit = mace_nearest_distance(
                 nearest_distance(targets, subset),
                 m,
                 prior=prior,
@@ -266,7 +571,6 @@ def _run_release(
                 delta=delta,
                 random_state=_seed(rng),
             )
-        )
         curve.append(
             (
                 n,
@@ -277,27 +581,7 @@ def _run_release(
             )
         )
         progress.update()
-    return ReleaseResult(
-        name=name,
-        n_synthetic=len(synthetic),
-        scores=scores,
-        summary=summary,
-        risk=mace["risk"],
-        distance=distance,
-        size_curve=pd.DataFrame(
-            curve,
-            columns=[
-                "synthetic_rows",
-                "advantage_estimate",
-                "estimate_lower",
-                "estimate_upper",
-                "advantage_at_least",
-            ],
-        ),
-        strongest_epsilon=float(claims[strongest]),
-        strongest_analysis=strongest,
-        certified_leak=certified_leak,
-    )
+    return pd.DataFrame(curve, columns=list(CURVE_COLUMNS))
 
 
 def _group_labels(group_by, members, non_members, max_categories):
@@ -434,6 +718,10 @@ def audit(
             len(arrays[f"synthetic '{key}'"]),
             max(MIN_TARGETS, n_features + 1),
         )
+    # exact copies: raw rows compared on the columns the encoding keeps (not identifiers)
+    kept = column_report.loc[column_report["features"] > 0, "column"].tolist()
+    keys = row_keys(tables, kept)
+    target_keys = np.r_[keys["members"], keys["non-members"][row_non]]
     targets = np.vstack([X_mem, X_non])
     m = np.r_[np.ones(len(X_mem), dtype=int), np.zeros(len(X_non), dtype=int)]
     prior_value = float(m.mean()) if prior is None else float(prior)
@@ -448,6 +736,8 @@ def audit(
             X_ref,
             targets,
             m,
+            target_keys=target_keys,
+            synthetic_keys=keys[f"synthetic '{key}'"],
             prior=prior_value,
             confidence=claim_confidence,
             delta=float(delta),
@@ -465,6 +755,17 @@ def audit(
                 releases.append(release)
                 progress.update(steps // len(synthetic))
     n_rows = {name: len(frame) for name, frame in tables.items()}
+    n_failed = sum(len(release.failures) for release in releases)
+    if n_failed:
+        notes.append(
+            f"{n_failed} analysis run(s) failed and are missing from this report (listed under "
+            "'Failed analyses' in report.html, status 'failed' in summary.csv): "
+            + "; ".join(
+                f"{analysis} on '{release.name}': {reason}"
+                for release in releases
+                for analysis, reason in release.failures
+            )
+        )
     return AuditResult(
         releases=releases,
         membership=m,

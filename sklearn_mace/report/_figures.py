@@ -3,6 +3,7 @@
 import re
 
 from ..metrics import AdvantageDisplay, IndividualRiskDisplay, MembershipRocDisplay
+from ._battery import MACE_NAME
 
 __all__ = ["draw_figures", "slug"]
 
@@ -12,11 +13,29 @@ def slug(name):
     return re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-") or "release"
 
 
-def _figure():
+def _figure(height=4.6):
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(7.0, 4.6), dpi=110, layout="constrained")
+    fig = Figure(figsize=(7.0, height), dpi=110, layout="constrained")
     return fig, fig.add_subplot()
+
+
+def _legend_below(ax, ncols=1):
+    """Move the axes' legend under the axes, so it covers no curve."""
+    handles, labels = ax.get_legend_handles_labels()
+    ax.legend(
+        handles,
+        labels,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.16),
+        ncols=ncols,
+        fontsize="small",
+        frameon=False,
+    )
+
+
+def _note(ax, text):
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes)
 
 
 def draw_figures(result):
@@ -33,9 +52,13 @@ def draw_figures(result):
     groups = None if result.target_group is None else result.target_group[is_member]
     ids = result.target_row[is_member]
     for release in result.releases:
-        fig, ax = _figure()
+        fig, ax = _figure(height=5.6)
         for name, score in release.scores.items():
             MembershipRocDisplay.from_predictions(result.membership, score, name=name, ax=ax)
+        if release.scores:
+            _legend_below(ax)
+        else:
+            _note(ax, "every analysis failed on this release (see Failed analyses)")
         ax.set_title(f"'{release.name}': membership attacks ({n_mem} members, {n_non} non-members)")
         figures[f"roc_{slug(release.name)}.png"] = (
             fig,
@@ -56,10 +79,11 @@ def draw_figures(result):
                 "the members file (0-based). Pointwise estimates, not certified."
             ),
         )
-    fig, ax = _figure()
-    for release in result.releases:
+    fig, ax = _figure(height=5.2)
+    drawn = [release for release in result.releases if len(release.size_curve)]
+    for release in drawn:
         curve = release.size_curve
-        last = release is result.releases[-1]
+        last = release is drawn[-1]
         display = AdvantageDisplay.from_predictions(
             curve["synthetic_rows"],
             curve["advantage_estimate"],
@@ -81,7 +105,10 @@ def draw_figures(result):
             color=display.line_.get_color(),
             label=f"'{release.name}': certified lower bound",
         )
-    ax.legend(loc="best", fontsize="small")
+    if drawn:
+        _legend_below(ax, ncols=2)
+    else:
+        _note(ax, "MACE failed on every release (see Failed analyses)")
     ax.set_ylim(-0.02, 1.02)
     ax.set_title("MACE optimal advantage (nearest-synthetic distance) vs release size")
     figures["advantage_vs_synthetic_size.png"] = (
@@ -108,16 +135,15 @@ def _risk_figure(result, release, groups, ids):
         f"{int(is_member.sum())} members called members, prior {result.prior:.3g}"
     )
     if not called.any():  # nothing to rank: say so instead of an empty axis
-        ax.text(
-            0.5,
-            0.5,
-            "the held-out posterior calls no member a member",
-            ha="center",
-            va="center",
-            transform=ax.transAxes,
+        _note(
+            ax,
+            "the held-out posterior calls no member a member"
+            if MACE_NAME in release.scores
+            else "MACE failed on this release: no held-out risk (see Failed analyses)",
         )
         ax.set_title(title)
         return fig
+    # translucent, unfilled-looking dots: where groups interleave, neither hides the other
     IndividualRiskDisplay.from_predictions(
         release.risk[is_member][called],
         groups=None if groups is None else groups[called],
@@ -125,5 +151,13 @@ def _risk_figure(result, release, groups, ids):
         ax=ax,
         top_k=10,
         name=title,
+        alpha=0.55,
+        linewidths=0,
     )
+    if groups is not None:
+        # the smaller groups on top, so the largest cannot bury them
+        dots = [c for c in ax.collections if c.get_label() in set(map(str, groups[called]))]
+        for z, dots_of_group in enumerate(sorted(dots, key=lambda c: -len(c.get_offsets()))):
+            dots_of_group.set_zorder(2 + 0.1 * z)
+    _legend_below(ax, ncols=4)
     return fig

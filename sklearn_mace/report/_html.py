@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._battery import MACE_NAME, N_CLAIMS
+from ._battery import EXACT_NAME, MACE_NAME, N_CLAIMS, NEAR_COPY_DISTANCE
 from ._figures import draw_figures
 from ._output import check_output_dir, relocate, staged_output
 
@@ -29,6 +29,7 @@ th{background:#f3f3f3}td.text,th.text{text-align:left}
 .low{border-left:6px solid #27ae60}.verdict{font-weight:600;margin:.2rem 0}
 figure{margin:1rem 0}figure img{max-width:100%;border:1px solid #eee}
 figcaption{font-size:.9rem;color:#555}.muted{color:#666;font-size:.9rem}
+.failed{color:#c0392b;font-size:.9rem}
 """
 
 
@@ -75,6 +76,8 @@ def _png_bytes(fig):
 
 def fmt_p(value):
     """A p-value: two significant digits, scientific below 0.001."""
+    if value is None or not np.isfinite(value):
+        return "—"
     return f"{value:.2g}" if value >= 1e-3 else f"{value:.1e}"
 
 
@@ -89,11 +92,22 @@ MEANINGS = {  # what each verdict (AuditResult.verdict) means, under the card's 
 
 
 def _most_exposed(result, release, kind):
-    """The card's line naming the top-ranked member, only when something is certified."""
+    """The card's line naming the top-ranked member, only when its ranking is certified.
+
+    The ranking is MACE's held-out posterior; a member is named only when the release's
+    verdict certifies leakage *and* MACE's own advantage bound is above the trivial
+    ``|2p − 1|`` (else the member's risk is an uncertified estimate whose interval is
+    [0, 1]), and only a member the held-out posterior calls a member.
+    """
     if kind == "low":
         return (
             '<div class="muted">no member is named: with nothing certified, the '
             "ranking of records may be noise</div>"
+        )
+    if not result.ranking_certified(release):
+        return (
+            '<div class="muted">no member is named: MACE\'s ranking of the records is not '
+            "certified for this release (its advantage bound is trivial)</div>"
         )
     member_rows = np.flatnonzero(result.membership == 1)
     top = member_rows[int(np.argmax(release.scores[MACE_NAME][member_rows]))]
@@ -106,6 +120,43 @@ def _most_exposed(result, release, kind):
         f"<div>most exposed member: row {int(result.target_row[top])} of the members file"
         f' <span class="muted">(held-out risk {fmt(release.risk[top])}, an estimate)'
         "</span></div>"
+    )
+
+
+def _count(k, n):
+    return "—" if k is None or not np.isfinite(k) else f"{int(k)} of {int(n)}"
+
+
+def _copies(release):
+    """The card's lines counting members and non-members copied into the release."""
+    c = release.copies
+    if not c:
+        return ""
+    n1, n0 = c["member_targets"], c["nonmember_targets"]
+    return f"""<div>{_count(c["member_exact_copies"], n1)} members appear verbatim in the
+    release; {_count(c["nonmember_exact_copies"], n0)} non-members</div>
+  <div class="muted">near copies (nearest synthetic row within {NEAR_COPY_DISTANCE:g} in
+    the encoded space, exact ones included): {_count(c["member_near_copies"], n1)} members,
+    {_count(c["nonmember_near_copies"], n0)} non-members</div>"""
+
+
+def _failed_note(release):
+    if not release.failures:
+        return ""
+    names = ", ".join(html.escape(analysis) for analysis, _ in release.failures)
+    return f'<div class="failed">failed, not in these numbers: {names} (see Failed analyses)</div>'
+
+
+def failed_section(result):
+    """The "Failed analyses" section: each analysis that failed, on which release, why."""
+    failures = result.failures
+    if failures.empty:
+        return ""
+    return (
+        "<h2>Failed analyses</h2>\n<p>These analyses failed; the report shows everything "
+        "else, and summary.csv marks their rows <code>status = failed</code> with the "
+        "reason. The Bonferroni correction still counts them, so the other claims keep "
+        "their stated confidence.</p>\n" + _table(failures, text_columns=tuple(failures.columns))
     )
 
 
@@ -139,7 +190,9 @@ def _card(result, release):
     [{fmt(mace["estimate_lower"])}, {fmt(mace["estimate_upper"])}] (the interval covers
     sampling spread only, not the estimator's bias) · best attack AUC
     {fmt(release.summary["auc"].max())}</div>
+  {_copies(release)}
   {_most_exposed(result, release, kind)}
+  {_failed_note(release)}
   <div class="muted">{meaning}.</div>
 </div>"""
 
@@ -177,6 +230,13 @@ verdict.</li>
 densities fitted without it. It is a pointwise estimate with no interval, not simultaneous
 over records, and it also counts confident "non-member" calls; which way the posterior
 points is in records.csv. No member is named when nothing is certified.</li>
+<li><b>Copies</b>: a record appears <b>verbatim</b> in the release when some synthetic row
+equals it on every audited column (numbers compared as numbers); a <b>near copy</b> has its
+nearest synthetic row within {NEAR_COPY_DISTANCE:g} in the encoded space (numeric columns in
+standard deviations, a differing category counts 1). Members and non-members are counted
+apart: copies of non-members happen by chance. The analysis "{html.escape(EXACT_NAME)}"
+calls a record a member iff it is verbatim in the release, a rule fixed before seeing the
+data, so its ε bound is computed on all targets, with no split.</li>
 <li><b>AUC and TPR at 1 % / 0.1 % FPR</b> compare attacks; TPR at low FPR says how many
 members an attacker identifies while almost never accusing a non-member.</li>
 </ul>"""
@@ -383,6 +443,7 @@ def _write_report_files(result, out, title):
         f"release · δ = {result.delta:g}"
     )
     body = f"""<div class="cards">{"".join(_card(result, r) for r in result.releases)}</div>
+{failed_section(result)}
 <h2>Certified claims of every analysis</h2>
 {_table(certified, text_columns=("release", "analysis"))}
 <p class="muted">ε ≥ and advantage ≥ (at prior p = {fmt(result.prior)}) are certified lower

@@ -568,7 +568,8 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
         -------
         decision : ndarray of shape (n_samples,)
         """
-        return self.classifier_.decision_function(self._features(X))
+        features = self._features(X)
+        return self.classifier_.decision_function(features)
 
     def predict_proba(self, X):
         """``[1 − η̂, η̂]`` of the plug-in Bayes classifier, ``η̂ = P(member | query)``.
@@ -582,7 +583,8 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
         -------
         proba : ndarray of shape (n_samples, 2)
         """
-        return self.classifier_.predict_proba(self._features(X))
+        features = self._features(X)
+        return self.classifier_.predict_proba(features)
 
     def predict(self, X):
         """Membership guesses ``η̂ > 1/2`` of the plug-in Bayes classifier (Lemma 1).

@@ -134,6 +134,9 @@ ATTACKERS = [
     pytest.param(BTTAttack, btta_queries, id="BTTAttack"),
     pytest.param(partial(BTTAttack, partition="predicted_label"), btta_queries, id="BTTAttack-PPL"),
     pytest.param(TakeTheTypicalAttack, btta_queries, id="TakeTheTypicalAttack"),
+    pytest.param(  # q = 1/2: the paper's tie, reported member; decision must be > 0
+        partial(TakeTheTypicalAttack, prior=0.5), btta_queries, id="TakeTheTypicalAttack-tie"
+    ),
     pytest.param(
         partial(ShadowModelAttack, LogisticRegression()), labelled_signal, id="ShadowModelAttack"
     ),

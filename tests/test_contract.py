@@ -244,6 +244,7 @@ def test_score_is_the_membership_advantage_at_prior(factory, data_maker):
     expected = membership_advantage(m, guesses, prior=attacker.prior_)
     assert attacker.score(X, y) == pytest.approx(expected, abs=1e-12)
     assert get_scorer("membership_advantage")(attacker, X, y) == pytest.approx(expected)
+    assert 0.0 <= get_scorer("tpr_at_1pct_fpr")(attacker, X, y) <= 1.0
     w = np.random.default_rng(2).uniform(0.5, 2.0, len(m))
     weighted = membership_advantage(m, guesses, prior=attacker.prior_, sample_weight=w)
     assert attacker.score(X, y, sample_weight=w) == pytest.approx(weighted, abs=1e-12)

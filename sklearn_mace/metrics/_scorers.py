@@ -42,6 +42,13 @@ def _fitted_prior(estimator):
     return prior
 
 
+def _finite_ranks(scores):
+    """``±inf`` (a certain decision, e.g. a histogram cell of one class) to the largest
+    finite floats, keeping the order; NaN stays and is rejected by the metric."""
+    big = np.finfo(float).max
+    return np.clip(np.asarray(scores, dtype=float), -big, big)
+
+
 class _MembershipScorer:
     """A scorer ``scorer(estimator, X, y, sample_weight=None)`` on membership labels.
 
@@ -86,7 +93,7 @@ class _TPRAtFPRScorer(_MembershipScorer):
             scores = estimator.decision_function(X)
         else:
             scores = estimator.predict_proba(X)[:, 1]
-        return tpr_at_fpr(m, scores, fpr=self.fpr)
+        return tpr_at_fpr(m, _finite_ranks(scores), fpr=self.fpr)
 
     def __repr__(self):
         return f"_TPRAtFPRScorer(fpr={self.fpr!r})"

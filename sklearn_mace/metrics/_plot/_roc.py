@@ -6,6 +6,7 @@ from sklearn.utils._response import _get_response_values_binary
 
 from ..._validation import encode_membership
 from .._membership import _check_scores, tpr_at_fpr
+from .._scorers import _finite_ranks
 from ._base import _get_ax
 
 __all__ = ["MembershipRocDisplay"]
@@ -217,5 +218,5 @@ class MembershipRocDisplay:
         score, _ = _get_response_values_binary(estimator, X, response_method, pos_label=classes[1])
         name = type(estimator).__name__ if name is None else name
         return cls.from_predictions(
-            m, score, target_fpr=target_fpr, name=name, ax=ax, plot=plot, **kwargs
+            m, _finite_ranks(score), target_fpr=target_fpr, name=name, ax=ax, plot=plot, **kwargs
         )

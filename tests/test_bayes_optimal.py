@@ -157,6 +157,39 @@ def test_am_metric_threshold_is_prior_and_eq18_risk(rng):
     np.testing.assert_array_equal(attack.predict(grid), attack.predict_proba(grid)[:, 1] > 0.3)
 
 
+def test_decision_function_is_shifted_by_the_threshold_so_its_sign_is_predict(rng):
+    # AM at p = 0.3: the rule is η̂ > 0.3, so decision_function = log odds − logit(0.3); the
+    # raw log odds (the old decision_function) disagree with predict where 0.3 < η̂ ≤ 1/2.
+    Q, m = two_gaussians(rng, 300, 700)
+    attack = BayesOptimalMIA(metric="am", device="cpu").fit(Q, m)
+    grid = np.linspace(-3, 4, 141)[:, None]
+    eta = attack.predict_proba(grid)[:, 1]
+    decision = attack.decision_function(grid)
+    np.testing.assert_allclose(decision, logit(eta) - logit(0.3), rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(decision > 0, attack.predict(grid) == 1)
+    np.testing.assert_array_equal(attack.predict(grid) == 1, eta > 0.3)
+    assert np.any((logit(eta) > 0) != (eta > 0.3))  # rows where the raw odds were wrong
+    # TPR's t_ℓ = 0: every row with η̂ > 0 is a member, and the decision stays finite.
+    tpr = BayesOptimalMIA(metric="tpr", device="cpu").fit(Q, m)
+    assert tpr.threshold_ == 0
+    decision = tpr.decision_function(grid)
+    assert np.all(np.isfinite(decision)) and np.all(decision > 0)
+    np.testing.assert_array_equal(tpr.predict(grid), 1)
+
+
+def test_labels_are_echoed_and_member_label_names_the_member(rng):
+    Q, m = two_gaussians(rng, 200, 300)
+    reference = BayesOptimalMIA(device="cpu").fit(Q, m)
+    signed = BayesOptimalMIA(device="cpu").fit(Q, 2 * m - 1)
+    np.testing.assert_array_equal(signed.classes_, [-1, 1])
+    np.testing.assert_array_equal(signed.predict(Q), 2 * reference.predict(Q) - 1)
+    named = BayesOptimalMIA(device="cpu", member_label="member")
+    named.fit(Q, np.where(m == 1, "member", "non-member"))
+    np.testing.assert_array_equal(named.classes_, ["non-member", "member"])
+    np.testing.assert_allclose(named.predict_proba(Q), reference.predict_proba(Q))
+    assert named.prior_ == reference.prior_ == 0.4
+
+
 def test_metric_without_closed_form_threshold_is_rejected(rng):
     Q, m = two_gaussians(rng, 50, 50)
     with pytest.raises(ValueError, match="GeneralizedMetricAttack"):

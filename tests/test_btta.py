@@ -296,6 +296,21 @@ def test_unseen_category_uses_unpartitioned_btta(rng):
     np.testing.assert_allclose(attack.predict_proba(unseen), plain.predict_proba(unseen))
 
 
+def test_ties_are_members_with_a_positive_decision():
+    # q·p0 = (1−q)·p1 and q(1−p0) = (1−q)(1−p1): both cells tie, posterior exactly 1/2, and
+    # Alg. 1 (>=) reports member; the decision function must then be positive, not 0.
+    attack = BTTAttack.from_accuracies(0.8, 0.8, prior=0.5)
+    Q = np.array([[1.0], [0.0]])
+    np.testing.assert_array_equal(attack.predict_proba(Q), [[0.5, 0.5], [0.5, 0.5]])
+    np.testing.assert_array_equal(attack.predict(Q), [1, 1])
+    assert np.all(attack.decision_function(Q) > 0)
+    # just off the tie, the sign follows the posterior on both sides
+    below = BTTAttack.from_accuracies(0.8, 0.8, prior=0.49)
+    assert np.all(below.decision_function(Q) < 0) and not below.predict(Q).any()
+    typical = TakeTheTypicalAttack(prior=0.5).fit(Q, [1, 0])
+    assert np.all(typical.decision_function(Q) > 0) and typical.predict(Q).all()
+
+
 def test_take_the_typical(rng):
     Q, m = _simulate(rng, 1000, 0.3, 0.9, 0.8)
     typical = TakeTheTypicalAttack().fit(Q, m)

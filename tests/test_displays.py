@@ -71,6 +71,25 @@ def test_roc_from_estimator_uses_predict_proba_of_class_1():
     assert disp.name == "LogisticRegression"
 
 
+def test_roc_from_estimator_scores_the_attackers_member_label():
+    # classes_[1] is the member whatever the labels: strings with member_label, or the
+    # smaller label 0 named as the member (classes_ = [1, 0]); the curve is the same.
+    from sklearn_mace import BayesOptimalMIA
+
+    rng = np.random.default_rng(1)
+    X = np.r_[rng.normal(0, 1, (100, 1)), rng.normal(1.5, 1, (100, 1))]
+    m = np.r_[np.zeros(100, int), np.ones(100, int)]
+    ref = MembershipRocDisplay.from_estimator(BayesOptimalMIA(device="cpu").fit(X, m), X, m)
+    labels = np.where(m == 1, "in", "out")
+    named = BayesOptimalMIA(device="cpu", member_label="in").fit(X, labels)
+    disp = MembershipRocDisplay.from_estimator(named, X, labels, plot=False)
+    np.testing.assert_array_equal(disp.tpr, ref.tpr)
+    assert disp.roc_auc == pytest.approx(ref.roc_auc) and ref.roc_auc > 0.8
+    zero = BayesOptimalMIA(device="cpu", member_label=0).fit(X, 1 - m)
+    disp = MembershipRocDisplay.from_estimator(zero, X, 1 - m, plot=False)
+    np.testing.assert_array_equal(disp.tpr, ref.tpr)
+
+
 def test_roc_rejects_single_class():
     with pytest.raises(ValueError, match="only one class"):
         MembershipRocDisplay.from_predictions([1, 1, 1], [0.1, 0.2, 0.3])

@@ -9,7 +9,12 @@ from sklearn.svm import LinearSVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_mace import GeneralizedMetricAttack
-from sklearn_mace.metrics import GeneralizedMetric
+from sklearn_mace.metrics import (
+    GeneralizedMetric,
+    generalized_metric_scorer,
+    get_scorer,
+    membership_advantage,
+)
 from sklearn_mace.utils._testing import expected_failed_checks
 
 
@@ -44,7 +49,7 @@ def test_alg2_am_attains_the_optimal_balanced_accuracy(rng):
     Q, m = two_gaussians(rng, 4000, 16_000)
     attack = GeneralizedMetricAttack(metric="am", random_state=0).fit(Q, m)
     assert attack.algorithm_ == 2 and attack.threshold_ == pytest.approx(0.2)
-    assert attack.advantage_ == pytest.approx(norm.cdf(0.5), abs=0.025)
+    assert attack.metric_value_ == pytest.approx(norm.cdf(0.5), abs=0.025)
 
 
 def test_alg2_any_classifier_and_prior_decoupling(rng):
@@ -56,7 +61,7 @@ def test_alg2_any_classifier_and_prior_decoupling(rng):
         metric="am", estimator=LogisticRegression(), prior=0.1, random_state=0
     ).fit(Q, m)
     assert attack.threshold_ == pytest.approx(0.1)
-    assert attack.advantage_ == pytest.approx(norm.cdf(0.5), abs=0.025)
+    assert attack.metric_value_ == pytest.approx(norm.cdf(0.5), abs=0.025)
     # The posterior at p = 0.1 for x = δ/2 (where r = q) is p itself. Logistic regression on
     # 10 000 rows gets the log odds there within ~0.05 (SE of its intercept ~0.02), which
     # moves η by η(1 − η)·0.05 < 0.005: 0.02 is 4 times that.
@@ -70,7 +75,7 @@ def test_alg3_f1_attains_the_best_f1(rng):
     Q, m = two_gaussians(rng, 9000, 21_000, shift=1.5)
     attack = GeneralizedMetricAttack(metric="f1", random_state=0).fit(Q, m)
     assert attack.algorithm_ == 3
-    assert attack.advantage_ == pytest.approx(best_f1_two_gaussians(0.3, 1.5), abs=0.03)
+    assert attack.metric_value_ == pytest.approx(best_f1_two_gaussians(0.3, 1.5), abs=0.03)
     # The searched threshold is the posterior at the optimal cut (any η in (0, 1)).
     assert 0 < attack.threshold_ < 1
 
@@ -81,7 +86,7 @@ def test_search_forced_for_am_finds_lemma_2_value(rng):
     Q, m = two_gaussians(rng, 6000, 6000)
     attack = GeneralizedMetricAttack(metric="am", threshold="search", random_state=0).fit(Q, m)
     assert attack.algorithm_ == 3
-    assert attack.advantage_ == pytest.approx(norm.cdf(0.5), abs=0.03)
+    assert attack.metric_value_ == pytest.approx(norm.cdf(0.5), abs=0.03)
 
 
 def test_explicit_threshold_and_custom_metric(rng):
@@ -92,7 +97,7 @@ def test_explicit_threshold_and_custom_metric(rng):
     metric = GeneralizedMetric(a11=1, a00=1, b11=1, b10=1, b01=1, b00=1)
     attack = GeneralizedMetricAttack(metric=metric, threshold=0.5, random_state=0).fit(Q, m)
     assert attack.algorithm_ == 2 and attack.threshold_ == 0.5
-    assert attack.advantage_ == pytest.approx(norm.cdf(0.5), abs=0.03)
+    assert attack.metric_value_ == pytest.approx(norm.cdf(0.5), abs=0.03)
 
 
 def test_decision_function_sign_matches_predict_off_one_half(rng):
@@ -101,10 +106,43 @@ def test_decision_function_sign_matches_predict_off_one_half(rng):
     grid = np.linspace(-3, 4, 71)[:, None]
     np.testing.assert_array_equal(attack.decision_function(grid) > 0, attack.predict(grid) == 1)
     np.testing.assert_array_equal(attack.predict(grid), attack.predict_proba(grid)[:, 1] > 0.25)
-    # Experiment 2 sample (N₁ = pN): the score is exactly Eq. 20.
-    assert attack.score(Q, m) == pytest.approx(
-        attack.metric_.empirical_measure(m, attack.predict(Q), attack.prior_)
+    # Experiment 2 sample (N₁ = pN): the Eq. 20 scorer is exactly Eq. 20 ...
+    eq20 = attack.metric_.empirical_measure(m, attack.predict(Q), attack.prior_)
+    assert get_scorer("generalized_am")(attack, Q, m) == pytest.approx(eq20)
+    # ... and score is the membership advantage at prior_, as for every attacker (for AM at
+    # the sample's own prior, 2·AM − 1 = TPR + TNR − 1 ≠ 2(p·TPR + (1 − p)·TNR) − 1).
+    pred = attack.predict(Q)
+    assert attack.score(Q, m) == pytest.approx(membership_advantage(m, pred, prior=0.25))
+    assert attack.score(Q, m) != pytest.approx(eq20)
+
+
+def test_metric_value_is_the_eq20_scorer_on_the_evaluation_split(rng):
+    # F1 at prior 0.1 from a balanced sample: metric_value_ reweights the last split to the
+    # prior, and generalized_metric_scorer("f1") does the same on any data.
+    Q, m = two_gaussians(rng, 3000, 3000, shift=2.0)
+    attack = GeneralizedMetricAttack(metric="f1", prior=0.1, random_state=0).fit(Q, m)
+    last = attack._split(m, attack.algorithm_)[-1]
+    scorer = generalized_metric_scorer("f1")  # prior=None: the attack's prior_
+    assert scorer(attack, Q[last], m[last]) == pytest.approx(attack.metric_value_, rel=1e-12)
+    assert get_scorer("generalized_f1")(attack, Q[last], m[last]) == pytest.approx(
+        attack.metric_value_, rel=1e-12
     )
+    # Hand check: F1 = 2TP / (2TP + FP + FN) with TP = p·TPR, FP = (1 − p)·FPR, FN = p·FNR.
+    pred = attack.predict(Q[last]) == 1
+    tpr, fpr = pred[m[last] == 1].mean(), pred[m[last] == 0].mean()
+    tp, fp, fn = 0.1 * tpr, 0.9 * fpr, 0.1 * (1 - tpr)
+    assert attack.metric_value_ == pytest.approx(2 * tp / (2 * tp + fp + fn))
+
+
+def test_string_labels_and_member_label(rng):
+    Q, m = two_gaussians(rng, 300, 300)
+    labels = np.where(m == 1, "in", "out")
+    attack = GeneralizedMetricAttack(random_state=0, member_label="in").fit(Q, labels)
+    reference = GeneralizedMetricAttack(random_state=0).fit(Q, m)
+    np.testing.assert_array_equal(attack.classes_, ["out", "in"])
+    np.testing.assert_array_equal(attack.predict(Q) == "in", reference.predict(Q) == 1)
+    assert attack.metric_value_ == reference.metric_value_
+    assert attack.score(Q, labels) == reference.score(Q, m)
 
 
 @pytest.mark.parametrize(

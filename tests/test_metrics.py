@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import (
     accuracy_score,
@@ -14,11 +15,13 @@ from sklearn.metrics import (
     recall_score,
 )
 from sklearn.model_selection import cross_val_predict, cross_val_score
+from sklearn.utils.metaestimators import available_if
 
 from sklearn_mace.metrics import (
     GeneralizedMetric,
     advantage_bound,
     epsilon_lower_bound,
+    generalized_metric_scorer,
     get_scorer,
     get_scorer_names,
     individual_risk_bound,
@@ -360,16 +363,140 @@ def test_scorers_work_by_name_in_cross_validation(rng):
     assert get_scorer("roc_auc") is not None  # scikit-learn's names still resolve
 
 
-def test_scorer_dict_is_multimetric_scoring_by_name(rng):
+def test_scorer_dict_is_multimetric_scoring(rng):
     from sklearn.model_selection import GridSearchCV
-
-    from sklearn_mace.metrics import SCORERS
 
     X = rng.normal(size=(300, 2))
     m = (X[:, 0] + rng.normal(size=300) > 0).astype(int)
+    scoring = {name: get_scorer(name) for name in ("membership_advantage", "tpr_at_1pct_fpr")}
     search = GridSearchCV(
-        LogisticRegression(), {"C": [0.01, 1.0]}, scoring=SCORERS, refit="membership_advantage"
+        LogisticRegression(), {"C": [0.01, 1.0]}, scoring=scoring, refit="membership_advantage"
     ).fit(X, m)
     assert {"mean_test_membership_advantage", "mean_test_tpr_at_1pct_fpr"} <= set(
         search.cv_results_
     )
+    # What scikit-learn's public API does not allow: our names as bare strings.
+    with pytest.raises(ValueError, match="membership_advantage"):
+        GridSearchCV(LogisticRegression(), {"C": [1.0]}, scoring="membership_advantage").fit(X, m)
+
+
+class _FixedAttacker(ClassifierMixin, BaseEstimator):
+    """Fixed guesses and scores per row (X[:, 0] is the row index), for hand-computed scorers."""
+
+    def __init__(self, classes, guesses, scores, prior=None, proba_only=False):
+        self.classes = classes
+        self.guesses = guesses
+        self.scores = scores
+        self.prior = prior
+        self.proba_only = proba_only
+
+    def fit(self, X, y):
+        self.classes_ = np.asarray(self.classes)
+        if self.prior is not None:
+            self.prior_ = self.prior
+        return self
+
+    def predict(self, X):
+        return np.asarray(self.guesses)[np.asarray(X)[:, 0].astype(int)]
+
+    def _scores(self, X):
+        return np.asarray(self.scores)[np.asarray(X)[:, 0].astype(int)]
+
+    @available_if(lambda self: not self.proba_only)
+    def decision_function(self, X):
+        return self._scores(X)
+
+    @available_if(lambda self: self.proba_only)
+    def predict_proba(self, X):
+        p = 1 / (1 + np.exp(-self._scores(X)))
+        return np.column_stack([1 - p, p])
+
+
+# Y_TRUE / Y_PRED as strings; member "in" is classes_[1] although "in" < "out".
+LABELS_TRUE = np.where(Y_TRUE == 1, "in", "out")
+LABELS_PRED = np.where(Y_PRED == 1, "in", "out")
+SCORES = np.array([0.9, 0.8, -0.2, 0.7, 0.1, 0.0, -0.1, -0.3, -0.5, -0.9])
+ROWS = np.arange(10)[:, None]
+
+
+def _fixed(prior=None, member="in", proba_only=False):
+    classes = ["out", "in"] if member == "in" else ["in", "out"]
+    sign = 1 if member == "in" else -1
+    attacker = _FixedAttacker(classes, LABELS_PRED, sign * SCORES, prior, proba_only)
+    return attacker.fit(ROWS, LABELS_TRUE)
+
+
+def test_membership_advantage_scorer_by_hand_with_string_labels():
+    scorer = get_scorer("membership_advantage")
+    # TPR = 2/3, TNR = 6/7 (Y_TRUE, Y_PRED above). No prior_: 2·accuracy − 1 = 0.6.
+    assert scorer(_fixed(), ROWS, LABELS_TRUE) == pytest.approx(0.6)
+    assert scorer(_fixed(), ROWS, LABELS_TRUE) == membership_advantage(Y_TRUE, Y_PRED)
+    # prior_ = 0.1: 2(0.1·2/3 + 0.9·6/7) − 1, as the metric function says.
+    expected = 2 * (0.1 * 2 / 3 + 0.9 * 6 / 7) - 1
+    assert scorer(_fixed(0.1), ROWS, LABELS_TRUE) == pytest.approx(expected)
+    assert scorer(_fixed(0.1), ROWS, LABELS_TRUE) == pytest.approx(
+        membership_advantage(Y_TRUE, Y_PRED, prior=0.1)
+    )
+    # member "out" (classes_ = ["in", "out"]): TPR and TNR swap roles.
+    flipped = 2 * (0.1 * 6 / 7 + 0.9 * 2 / 3) - 1
+    assert scorer(_fixed(0.1, member="out"), ROWS, LABELS_TRUE) == pytest.approx(flipped)
+    # sample_weight: doubling the weight of the missed member (row 2) gives TPR = 2/4.
+    w = np.ones(10)
+    w[2] = 2.0
+    weighted = 2 * (0.1 * 2 / 4 + 0.9 * 6 / 7) - 1
+    assert scorer(_fixed(0.1), ROWS, LABELS_TRUE, sample_weight=w) == pytest.approx(weighted)
+    with pytest.raises(ValueError, match="not seen in fit"):
+        scorer(_fixed(), ROWS, np.where(Y_TRUE == 1, "member", "out"))
+
+
+def test_tpr_at_fpr_scorers_by_hand_with_string_labels():
+    # Members score 0.9, 0.8, -0.2; the top non-member 0.7: at FPR 0, TPR = 2/3.
+    for name, fpr in (("tpr_at_1pct_fpr", 0.01), ("tpr_at_0.1pct_fpr", 0.001)):
+        scorer = get_scorer(name)
+        assert scorer(_fixed(), ROWS, LABELS_TRUE) == pytest.approx(2 / 3)
+        assert scorer(_fixed(), ROWS, LABELS_TRUE) == tpr_at_fpr(Y_TRUE, SCORES, fpr=fpr)
+        # predict_proba[:, 1] when there is no decision_function: same ranks, same TPR.
+        assert scorer(_fixed(proba_only=True), ROWS, LABELS_TRUE) == pytest.approx(2 / 3)
+        # member "out": the scores are P("out"); the lowest-scoring "out" row (-0.9 → 0.9)
+        # beats every "in" row (the top "in" is -0.2 → 0.2), so 1/7 at FPR 0 and more.
+        flipped = tpr_at_fpr(1 - Y_TRUE, -SCORES, fpr=fpr)
+        assert scorer(_fixed(member="out"), ROWS, LABELS_TRUE) == pytest.approx(flipped)
+    with pytest.raises(ValueError, match="sample_weight"):
+        get_scorer("tpr_at_1pct_fpr")(_fixed(), ROWS, LABELS_TRUE, sample_weight=np.ones(10))
+
+
+def test_generalized_scorers_by_hand_with_string_labels():
+    # At the sample's own prior 0.3 Eq. 20 is the confusion matrix: F1 = 4/6, PPV = 2/3.
+    assert get_scorer("generalized_f1")(_fixed(), ROWS, LABELS_TRUE) == pytest.approx(4 / 6)
+    assert get_scorer("generalized_ppv")(_fixed(0.3), ROWS, LABELS_TRUE) == pytest.approx(2 / 3)
+    # At prior_ 0.1: TP = 0.1·2/3, FP = 0.9·1/7, FN = 0.1·1/3 (members and non-members
+    # reweighted to the prior); F1 = 2TP / (2TP + FP + FN).
+    tp, fp, fn = 0.1 * 2 / 3, 0.9 / 7, 0.1 / 3
+    f1 = 2 * tp / (2 * tp + fp + fn)
+    assert get_scorer("generalized_f1")(_fixed(0.1), ROWS, LABELS_TRUE) == pytest.approx(f1)
+    metric = GeneralizedMetric.from_name("f1")
+    assert metric.prior_weighted_measure(Y_TRUE, Y_PRED, 0.1) == pytest.approx(f1)
+    # An explicit prior wins over prior_; every preset name is reachable.
+    scorer = generalized_metric_scorer("f1", prior=0.1)
+    assert scorer(_fixed(0.5), ROWS, LABELS_TRUE) == pytest.approx(f1)
+    assert get_scorer("generalized_am")(_fixed(0.1), ROWS, LABELS_TRUE) == pytest.approx(
+        (2 / 3 + 6 / 7) / 2
+    )
+    assert get_scorer("generalized_recall")(_fixed(0.1), ROWS, LABELS_TRUE) == pytest.approx(2 / 3)
+    # member "out": PPV of guessing "out" is 6/7 at the sample's prior (7 "out" rows, 0.7).
+    ppv_out = get_scorer("generalized_ppv")(_fixed(member="out"), ROWS, LABELS_TRUE)
+    assert ppv_out == pytest.approx(6 / 7)
+    with pytest.raises(ValueError, match="metric must be one of"):
+        generalized_metric_scorer("auc")
+
+
+def test_scorer_names():
+    from sklearn.metrics import get_scorer_names as sklearn_names
+
+    names = get_scorer_names()
+    assert names == sorted(names)
+    ours = {"membership_advantage", "tpr_at_1pct_fpr", "tpr_at_0.1pct_fpr", "generalized_f1"}
+    assert ours <= set(names) and set(sklearn_names()) <= set(names)
+    for name in names:
+        assert callable(get_scorer(name))
+    assert get_scorer("membership_advantage") is not get_scorer("membership_advantage")

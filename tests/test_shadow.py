@@ -145,6 +145,26 @@ def test_one_attack_model_per_class_reaches_bayes_accuracy(rng):
     np.testing.assert_allclose(attack.decision_function(X_test[:5]), np.log(proba / (1 - proba)))
 
 
+def test_prior_moves_the_attack_models_log_odds_by_bayes_rule(rng):
+    # Fitted at member fraction π, asked about p: log odds + logit(p) − logit(π) (the
+    # class-conditional densities are unchanged); unseen labels answer p itself.
+    X, m = _flipped_signal(rng, 2000, 1.0)
+    base = ShadowModelAttack(LogisticRegression()).fit(X, m)
+    shifted = ShadowModelAttack(LogisticRegression(), prior=0.1).fit(X, m)
+    pi = m.mean()
+    assert base.prior_ == pi and shifted.prior_ == 0.1
+    rows = X[:50]
+    np.testing.assert_allclose(
+        shifted.decision_function(rows),
+        base.decision_function(rows) + np.log(0.1 / 0.9) - np.log(pi / (1 - pi)),
+        rtol=1e-9,
+        atol=1e-9,
+    )
+    np.testing.assert_array_equal(shifted.predict(rows) == 1, shifted.decision_function(rows) > 0)
+    assert shifted.predict(rows).mean() < base.predict(rows).mean()
+    np.testing.assert_allclose(shifted.predict_proba([[7, 0.0]]), [[0.9, 0.1]])
+
+
 def test_shadow_attack_fallbacks():
     X = np.array([[0, 0.1], [0, 0.9], [0, 0.2], [0, 0.8], [1, 0.5], [1, 0.7]])
     m = np.array([1, 0, 1, 0, 1, 1])

@@ -15,6 +15,19 @@ from ..metrics import METRIC_NAMES, GeneralizedMetric
 
 __all__ = ["BayesOptimalMIA", "generalized_individual_risk", "resolve_metric"]
 
+# ``logit(t)`` is infinite for t in {0, 1} (e.g. TPR's t = 0, Lemma 2); the rule is then taken
+# as ``η̂ > clip(t)`` so that ``decision_function`` stays finite and keeps every rank.
+_THRESHOLD_CLIP = (1e-300, 1.0 - 1e-16)
+
+
+def _threshold_log_odds(threshold):
+    """``logit(t)`` of a rule ``η̂ > t``, with ``t`` clipped to ``[1e-300, 1 − 1e-16]``.
+
+    ``decision_function = log posterior odds − _threshold_log_odds(t)`` is then finite
+    wherever the log odds are, and its sign is the rule's decision.
+    """
+    return float(logit(np.clip(threshold, *_THRESHOLD_CLIP)))
+
 
 def resolve_metric(metric):
     """A :class:`~sklearn_mace.metrics.GeneralizedMetric` from a name or an instance."""
@@ -104,15 +117,22 @@ default="scott"
         ``1 − δ`` for the intervals of :meth:`individual_risk`.
     device : {"auto", "cpu", "cuda"}, default="auto"
         Where KDE sums run.
+    member_label : object, default=None
+        The label of the members in ``y``, like scikit-learn's ``pos_label``; it becomes
+        ``classes_[1]``. ``None``: the greater label (``1`` of ``{0, 1}`` and ``{-1, 1}``,
+        ``True`` of booleans); any other pair (e.g. strings) is accepted with a
+        ``MembershipLabelWarning`` that names the label taken as the member.
 
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
-        ``[0, 1]``.
+        The labels given to ``fit``, ``[non-member, member]``.
     prior_ : float
         The prior used.
     threshold_ : float
-        ``t_ℓ`` of the rule ``η̂ > t_ℓ``.
+        ``t_ℓ`` of the rule ``η̂ > t_ℓ``; ``decision_function`` is the log posterior odds
+        minus ``logit(t_ℓ)`` (``t_ℓ`` clipped to ``[1e-300, 1 − 1e-16]`` for the TPR- and
+        TNR-like metrics whose ``t_ℓ`` is 0 or 1).
     member_density_, nonmember_density_ : GaussianKDE or HistogramDensity
         ``r̂`` and ``q̂``.
     n_features_in_ : int
@@ -155,6 +175,7 @@ default="scott"
         "metric": [StrOptions(set(METRIC_NAMES)), GeneralizedMetric],
         "confidence": [Interval(Real, 0, 1, closed="neither")],
         "device": [str, torch.device],
+        "member_label": "no_validation",
     }
 
     def __init__(
@@ -167,6 +188,7 @@ default="scott"
         confidence=0.95,
         *,
         device="auto",
+        member_label=None,
     ):
         self.density = density
         self.bandwidth = bandwidth
@@ -175,6 +197,7 @@ default="scott"
         self.metric = metric
         self.confidence = confidence
         self.device = device
+        self.member_label = member_label
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -185,7 +208,8 @@ default="scott"
         X : array-like of shape (n_samples, n_features)
             Query features; NaN and inf are rejected.
         y : array-like of shape (n_samples,)
-            Membership labels: 1 member, 0 or -1 non-member, or booleans.
+            Membership labels: 1 member, 0 or -1 non-member, booleans, or any two labels
+            with ``member_label`` naming the member.
 
         Returns
         -------
@@ -233,32 +257,65 @@ default="scott"
             odds = log_r - log_q + self._log_prior_odds
         return np.where(np.isnan(odds), self._log_prior_odds, odds)
 
-    def decision_function(self, X):
-        """Log posterior odds ``log η̂/(1 − η̂) = log r̂ − log q̂ + log(p/(1−p))``.
-
-        ``±inf`` where exactly one histogram density is 0 (a certain decision).
-        """
-        X = self._validated(X)
+    def _posterior_log_odds(self, X):
+        """``log η̂/(1 − η̂) = log r̂ − log q̂ + log(p/(1−p))`` of validated rows."""
         return self._log_odds(
             self.member_density_.score_samples(X), self.nonmember_density_.score_samples(X)
         )
 
+    def decision_function(self, X):
+        """Log posterior odds minus ``logit(t_ℓ)``: positive exactly where ``predict`` says member.
+
+        ``log r̂ − log q̂ + log(p/(1−p)) − logit(t_ℓ)``; for ``metric="accuracy"``
+        (``t_ℓ = 1/2``) the log posterior odds themselves. ``±inf`` where exactly one
+        histogram density is 0 (a certain decision).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features.
+
+        Returns
+        -------
+        decision : ndarray of shape (n_samples,)
+        """
+        X = self._validated(X)
+        return self._posterior_log_odds(X) - _threshold_log_odds(self.threshold_)
+
     def predict_proba(self, X):
-        """``[1 − η̂, η̂]`` with ``η̂ = P(member | query)`` at the prior ``prior_``."""
-        odds = self.decision_function(X)
+        """``[1 − η̂, η̂]`` with ``η̂ = P(member | query)`` at the prior ``prior_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+            Column 1 is P(member), whatever the metric's threshold.
+        """
+        odds = self._posterior_log_odds(self._validated(X))
         return np.column_stack([expit(-odds), expit(odds)])
 
     def predict(self, X):
         """Membership guesses ``η̂ > t_ℓ`` (MACE Lemma 1/2) as labels of ``classes_``.
 
-        ``classes_[1]`` (1 for membership-coded labels) is a member guess.
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            ``classes_[1]`` (the member label) where ``decision_function(X) > 0``.
         """
-        member = self._member_rule(self.decision_function(X))
-        return self.classes_[member.astype(int)]
+        return self._labels(self.decision_function(X) > 0)
 
     def _member_rule(self, log_odds):
-        """The rule ``η̂ > t_ℓ`` on log posterior odds (True = member)."""
-        return np.asarray(log_odds) > logit(self.threshold_)
+        """The rule ``η̂ > t_ℓ`` on log posterior odds (True = member), as in ``predict``."""
+        return np.asarray(log_odds) - _threshold_log_odds(self.threshold_) > 0
 
     def individual_risk(self, X, return_interval=False):
         """Individual privacy risk of each query row, optionally with its interval.
@@ -277,10 +334,7 @@ default="scott"
         """
         X = self._validated(X)
         if not return_interval:
-            odds = self._log_odds(
-                self.member_density_.score_samples(X), self.nonmember_density_.score_samples(X)
-            )
-            return self._risk_from_odds(odds)
+            return self._risk_from_odds(self._posterior_log_odds(X))
         level = 1.0 - (1.0 - self.confidence) / 2.0
         log_r, log_r_lo, log_r_hi = self.member_density_.score_samples_interval(X, level)
         log_q, log_q_lo, log_q_hi = self.nonmember_density_.score_samples_interval(X, level)

@@ -48,6 +48,7 @@ _CONFIDENCE_PARTITIONS = ("true_label_confidence", "predicted_label_confidence")
 # Log posterior odds are reported for posteriors clipped to [EPS, 1 - EPS], so that a cell
 # that only members (or only non-members) reach gets a large finite score instead of ±inf.
 _EPS = np.finfo(float).eps
+_TINY = np.finfo(float).tiny
 
 
 def _correct_flag(Q):
@@ -58,6 +59,17 @@ def _correct_flag(Q):
 def _log_odds(posterior):
     p = np.clip(posterior, _EPS, 1.0 - _EPS)
     return np.log(p) - np.log1p(-p)
+
+
+def _signed_log_odds(posterior, reports_member):
+    """Log posterior odds whose sign is the report: positive exactly where it says member.
+
+    Alg. 1 reports a tie (posterior exactly 1/2, log odds 0) as a member (``>=``); there the
+    value is the smallest positive float, above 0 and below the log odds of any posterior
+    above 1/2, so the ranks of ``predict_proba`` are kept.
+    """
+    odds = _log_odds(posterior)
+    return np.where(reports_member, np.maximum(odds, _TINY), np.minimum(odds, 0.0))
 
 
 def btta_expected_metrics(prior, train_accuracy, test_accuracy):
@@ -197,12 +209,17 @@ class BTTAttack(AttackerMixin, BaseEstimator):
     prior : float in (0, 1), default=None
         ``q = P(member)``. None uses the fraction of members in the labels given to
         ``fit``. The per-category ``q_i`` are re-weighted to this prior.
+    member_label : object, default=None
+        The label of the members in ``y``, like scikit-learn's ``pos_label``; it becomes
+        ``classes_[1]``. ``None``: the greater label (``1`` of ``{0, 1}`` and ``{-1, 1}``,
+        ``True`` of booleans); any other pair (e.g. strings) is accepted with a
+        ``MembershipLabelWarning`` that names the label taken as the member.
 
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
-        ``[0, 1]`` (non-member, member) for membership-coded labels; otherwise the two
-        labels given to ``fit``, the greater being the member class.
+        The labels given to ``fit``, ``[non-member, member]`` (``[0, 1]`` after
+        :meth:`from_accuracies`).
     n_features_in_ : int
         Number of query columns seen in ``fit``.
     prior_ : float
@@ -252,8 +269,8 @@ class BTTAttack(AttackerMixin, BaseEstimator):
     sides of the comparison are 0); they fall back to the category's Take-the-Typical
     answer ``q_i >= 1/2``. A category never seen in ``fit`` falls back to the unpartitioned
     BTTA. Exact ties are reported as members (Alg. 1 uses ``>=``); there
-    ``predict_proba`` is exactly 1/2 and ``decision_function`` 0, the one place where its
-    sign and ``predict`` follow different conventions.
+    ``predict_proba`` is exactly 1/2 and ``decision_function`` the smallest positive float,
+    so that its sign is ``predict``'s decision everywhere.
 
     References
     ----------
@@ -276,13 +293,15 @@ class BTTAttack(AttackerMixin, BaseEstimator):
         "n_bins": [Interval(Integral, 1, None, closed="left")],
         "n_classes": [None, Interval(Integral, 2, None, closed="left")],
         "prior": [None, Interval(Real, 0, 1, closed="neither")],
+        "member_label": "no_validation",
     }
 
-    def __init__(self, partition=None, n_bins=10, n_classes=None, prior=None):
+    def __init__(self, partition=None, n_bins=10, n_classes=None, prior=None, *, member_label=None):
         self.partition = partition
         self.n_bins = n_bins
         self.n_classes = n_classes
         self.prior = prior
+        self.member_label = member_label
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -381,7 +400,8 @@ class BTTAttack(AttackerMixin, BaseEstimator):
             Query features in the layout of the module docstring (column 0 = correctness
             flag), typically from shadow models (:class:`~sklearn_mace.attacks.ShadowModels`).
         y : array-like of shape (n_samples,)
-            Membership labels: 1 member, 0 or -1 non-member, or booleans.
+            Membership labels: 1 member, 0 or -1 non-member, booleans, or any two labels
+            with ``member_label`` naming the member.
 
         Returns
         -------
@@ -495,8 +515,7 @@ class BTTAttack(AttackerMixin, BaseEstimator):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        member = self._lookup(X)[1].astype(int)
-        return self.classes_[member]
+        return self._labels(self._lookup(X)[1])
 
     def predict_proba(self, X):
         """P(non-member | query), P(member | query) from the category statistics (Lemma 1).
@@ -514,7 +533,10 @@ class BTTAttack(AttackerMixin, BaseEstimator):
         return np.column_stack([1 - posterior, posterior])
 
     def decision_function(self, X):
-        """Log posterior odds of membership (posteriors clipped to [eps, 1 - eps]).
+        """Log posterior odds of membership; positive exactly where ``predict`` says member.
+
+        Posteriors are clipped to ``[eps, 1 - eps]``; a tie reported as a member (Alg. 1's
+        ``>=``) gets the smallest positive float instead of 0.
 
         Parameters
         ----------
@@ -525,7 +547,7 @@ class BTTAttack(AttackerMixin, BaseEstimator):
         -------
         log_odds : ndarray of shape (n_samples,)
         """
-        return _log_odds(self._lookup(X)[0])
+        return _signed_log_odds(*self._lookup(X))
 
 
 def _cell_rule(member_mass, non_member_mass, fallback_prior):
@@ -557,17 +579,23 @@ class TakeTheTypicalAttack(AttackerMixin, BaseEstimator):
 
     It has no ``predict_proba``: the posterior is the prior, and at the usual ``q = 1/2``
     the paper's answer (member, ``q >= 1/2``) and scikit-learn's argmax convention
-    (the first class on a tie) would disagree.
+    (the first class on a tie) would disagree. ``decision_function`` is the constant log
+    prior odds (the smallest positive float at ``q = 1/2``), so its sign is ``predict``'s.
 
     Parameters
     ----------
     prior : float in (0, 1), default=None
         ``q = P(member)``; None uses the member fraction of the labels given to ``fit``.
+    member_label : object, default=None
+        The label of the members in ``y``, like scikit-learn's ``pos_label``; it becomes
+        ``classes_[1]``. ``None``: the greater label (``1`` of ``{0, 1}`` and ``{-1, 1}``,
+        ``True`` of booleans); any other pair (e.g. strings) is accepted with a
+        ``MembershipLabelWarning`` that names the label taken as the member.
 
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
-        ``[0, 1]``, or the two labels given to ``fit`` (the greater = member).
+        The labels given to ``fit``, ``[non-member, member]``.
     n_features_in_ : int
         Number of query columns seen in ``fit`` (all ignored).
     prior_ : float
@@ -582,10 +610,14 @@ class TakeTheTypicalAttack(AttackerMixin, BaseEstimator):
     array([1, 1])
     """
 
-    _parameter_constraints: dict = {"prior": [None, Interval(Real, 0, 1, closed="neither")]}
+    _parameter_constraints: dict = {
+        "prior": [None, Interval(Real, 0, 1, closed="neither")],
+        "member_label": "no_validation",
+    }
 
-    def __init__(self, prior=None):
+    def __init__(self, prior=None, *, member_label=None):
         self.prior = prior
+        self.member_label = member_label
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -612,8 +644,34 @@ class TakeTheTypicalAttack(AttackerMixin, BaseEstimator):
         self.expected_accuracy_ = max(self.prior_, 1 - self.prior_)
         return self
 
-    def predict(self, X):
-        """``classes_[1]`` (member) for every record iff ``q >= 1/2``, else ``classes_[0]``."""
+    def decision_function(self, X):
+        """The log prior odds ``log(q / (1 - q))`` for every record; positive iff ``q >= 1/2``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features (ignored apart from validation).
+
+        Returns
+        -------
+        decision : ndarray of shape (n_samples,)
+            Constant; at ``q = 1/2`` the smallest positive float (the paper's tie: member).
+        """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
-        return np.full(X.shape[0], self.classes_[int(self.prior_ >= 0.5)])
+        q = np.full(X.shape[0], self.prior_)
+        return _signed_log_odds(q, q >= 0.5)
+
+    def predict(self, X):
+        """``classes_[1]`` (member) for every record iff ``q >= 1/2``, else ``classes_[0]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features (ignored apart from validation).
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        return self._labels(self.decision_function(X) > 0)

@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import AttackerMixin, resolve_prior
 from ..metrics import METRIC_NAMES, GeneralizedMetric
-from ._bayes import BayesOptimalMIA, resolve_metric
+from ._bayes import BayesOptimalMIA, _threshold_log_odds, resolve_metric
 
 __all__ = ["GeneralizedMetricAttack"]
 
@@ -29,8 +29,11 @@ class GeneralizedMetricAttack(AttackerMixin, BaseEstimator):
     * **Alg. 3** (no closed form, e.g. PPV, F1): ``t̂_ℓ`` maximizes the Eq. 20 measure on
       the second part and the rule is evaluated on a third.
 
-    ``advantage_`` is the empirical measure of Eq. 20 on the last part (its ``TP_n`` and
-    ``γ_n`` reweighted to ``prior`` when the sample's member fraction differs from it).
+    ``metric_value_`` is the empirical measure of Eq. 20 on the last part (its ``TP_n`` and
+    ``γ_n`` reweighted to ``prior`` when the sample's member fraction differs from it); on
+    new data, the scorer :func:`~sklearn_mace.metrics.generalized_metric_scorer` (or
+    ``get_scorer("generalized_f1")`` etc.) computes it. ``score`` is, as for every attacker,
+    the membership advantage at ``prior_`` (an F1 or a PPV is not an advantage).
 
     Parameters
     ----------
@@ -48,20 +51,32 @@ class GeneralizedMetricAttack(AttackerMixin, BaseEstimator):
         ``p``; ``None`` uses the fraction of members in ``y``.
     random_state : int, RandomState or None, default=None
         Seeds the split.
+    member_label : object, default=None
+        The label of the members in ``y``, like scikit-learn's ``pos_label``; it becomes
+        ``classes_[1]``. ``None``: the greater label (``1`` of ``{0, 1}`` and ``{-1, 1}``,
+        ``True`` of booleans); any other pair (e.g. strings) is accepted with a
+        ``MembershipLabelWarning`` that names the label taken as the member.
 
     Attributes
     ----------
     estimator_ : classifier
         The clone of ``estimator`` fitted on the first part.
     threshold_ : float
-        ``t_ℓ`` (Alg. 2) or ``t̂_ℓ`` (Alg. 3).
+        ``t_ℓ`` (Alg. 2) or ``t̂_ℓ`` (Alg. 3). The rule is ``η̂ > t_ℓ``, with ``t_ℓ``
+        clipped to ``[1e-300, 1 − 1e-16]`` so that ``decision_function`` stays finite.
     algorithm_ : {2, 3}
-    advantage_ : float
-        Eq. 20 on the last part: the estimate of ``Adv_{ℓ,p}``.
+        Which algorithm ran.
+    metric_value_ : float
+        Eq. 20 on the last part: the estimate of ``Adv_{ℓ,p}``, the value of the metric
+        ℓ of this attack at ``prior_`` (e.g. its F1).
     prior_ : float
+        ``p``.
     metric_ : GeneralizedMetric
+        The metric ℓ.
     classes_ : ndarray of shape (2,)
+        The labels given to ``fit``, ``[non-member, member]``.
     n_features_in_ : int
+        Number of query features.
 
     References
     ----------
@@ -85,16 +100,25 @@ class GeneralizedMetricAttack(AttackerMixin, BaseEstimator):
         "threshold": [StrOptions({"auto", "search"}), Interval(Real, 0, 1, closed="both")],
         "prior": [Interval(Real, 0, 1, closed="neither"), None],
         "random_state": ["random_state"],
+        "member_label": "no_validation",
     }
 
     def __init__(
-        self, metric="am", estimator=None, threshold="auto", prior=None, random_state=None
+        self,
+        metric="am",
+        estimator=None,
+        threshold="auto",
+        prior=None,
+        random_state=None,
+        *,
+        member_label=None,
     ):
         self.metric = metric
         self.estimator = estimator
         self.threshold = threshold
         self.prior = prior
         self.random_state = random_state
+        self.member_label = member_label
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -104,7 +128,7 @@ class GeneralizedMetricAttack(AttackerMixin, BaseEstimator):
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
-            Membership labels.
+            Membership labels (``member_label`` names the member).
 
         Returns
         -------
@@ -131,22 +155,10 @@ class GeneralizedMetricAttack(AttackerMixin, BaseEstimator):
         else:
             self.threshold_ = closed_form
         last = parts[-1]
-        self.advantage_ = self._empirical_measure(m[last], self._predict_membership(X[last]))
+        self.metric_value_ = self.metric_.prior_weighted_measure(
+            m[last], self._predict_membership(X[last]), self.prior_
+        )
         return self
-
-    def _empirical_measure(self, m, predicted):
-        """MACE Eq. 20 at ``prior_``, with ``TP_n`` and ``γ_n`` reweighted to that prior.
-
-        Under Experiment 2 (``N₁ = pN``) the weights are 1 and this is exactly Eq. 20; when
-        the prior is decoupled from the sample (a balanced sample, ``prior=0.01``), members
-        are weighted ``p/π`` and non-members ``(1−p)/(1−π)`` (``π`` = member fraction), so
-        ``TP_n`` estimates ``p·TPR`` as Eq. 20 assumes.
-        """
-        fraction = m.mean()
-        if fraction in (0.0, 1.0):
-            return self.metric_.empirical_measure(m, predicted, self.prior_)
-        weights = np.where(m == 1, self.prior_ / fraction, (1 - self.prior_) / (1 - fraction))
-        return self.metric_.score(m, predicted, sample_weight=weights, prior=self.prior_)
 
     def _base_estimator(self, X, m):
         """``estimator``, or the default: a KDE Bayes attack, or a histogram one when a class
@@ -174,8 +186,11 @@ class GeneralizedMetricAttack(AttackerMixin, BaseEstimator):
         with np.errstate(divide="ignore"):
             return logit(proba[:, column]) + self._odds_shift
 
+    def _decision(self, X):
+        return self._log_odds(X) - _threshold_log_odds(self.threshold_)
+
     def _predict_membership(self, X):
-        return (self._log_odds(X) > logit(self.threshold_)).astype(int)
+        return (self._decision(X) > 0).astype(int)
 
     def _search_threshold(self, X, m):
         """Alg. 3 step 3: ``argmax_t`` of Eq. 20 for the rule ``η̂ > t`` on the second part.
@@ -209,7 +224,18 @@ class GeneralizedMetricAttack(AttackerMixin, BaseEstimator):
         return validate_data(self, X, dtype=np.float64, reset=False)
 
     def predict_proba(self, X):
-        """``[1 − η̂, η̂]``: the fitted classifier's posterior at the prior ``prior_``."""
+        """``[1 − η̂, η̂]``: the fitted classifier's posterior at the prior ``prior_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+            Column 1 is P(member).
+        """
         odds = self._log_odds(self._validated(X))
         return np.column_stack([expit(-odds), expit(odds)])
 
@@ -218,22 +244,29 @@ class GeneralizedMetricAttack(AttackerMixin, BaseEstimator):
 
         For ``t_ℓ`` = 0 or 1 (e.g. TPR) the shift is infinite; it is then taken at
         ``1e-300`` or ``1 − 1e-16`` so that values stay finite and ranks are kept.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features.
+
+        Returns
+        -------
+        decision : ndarray of shape (n_samples,)
         """
-        X = self._validated(X)
-        return self._log_odds(X) - logit(np.clip(self.threshold_, 1e-300, 1 - 1e-16))
+        return self._decision(self._validated(X))
 
     def predict(self, X):
-        """Membership guesses ``η̂ > t_ℓ`` as labels of ``classes_``."""
-        member = self._predict_membership(self._validated(X))
-        return self.classes_[member]
+        """Membership guesses ``η̂ > t_ℓ`` as labels of ``classes_``.
 
-    def score(self, X, y, sample_weight=None):
-        """The Eq. 20 empirical measure of this attack on ``(X, y)`` at ``prior_``.
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features.
 
-        Reweighted to ``prior_`` as in ``fit``. ``sample_weight`` is not supported by
-        Eq. 20 and must be None.
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            ``classes_[1]`` (the member label) where ``decision_function(X) > 0``.
         """
-        if sample_weight is not None:
-            raise ValueError("sample_weight is not supported by the Eq. 20 measure; pass None.")
-        m = self._encode_membership(y)
-        return self._empirical_measure(m, self._predict_membership(self._validated(X)))
+        return self._labels(self._predict_membership(self._validated(X)))

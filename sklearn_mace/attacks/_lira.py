@@ -151,11 +151,16 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
         The halves and the shadows' seeds.
     verbose : int, default=0
         Progress bar over the shadows when > 0.
+    member_label : object, default=None
+        The label of the members in ``y``, like scikit-learn's ``pos_label``; it becomes
+        ``classes_[1]``. ``None``: the greater label (``1`` of ``{0, 1}`` and ``{-1, 1}``,
+        ``True`` of booleans); any other pair (e.g. strings) is accepted with a
+        ``MembershipLabelWarning`` that names the label taken as the member.
 
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
-        Membership classes seen in ``fit`` (``classes_[1]`` is the member).
+        The labels given to ``fit``, ``[non-member, member]``.
     prior_ : float
         The prior of the decision rule.
     offset_ : float
@@ -203,6 +208,7 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
         "n_jobs": [None, Integral],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "member_label": "no_validation",
     }
 
     def __init__(
@@ -217,6 +223,7 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
         n_jobs=None,
         random_state=None,
         verbose=0,
+        member_label=None,
     ):
         self.target = target
         self.estimator = estimator
@@ -227,6 +234,7 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.member_label = member_label
 
     def __sklearn_clone__(self):
         """Clone the attack but keep the same fitted target (it is never refitted)."""
@@ -250,7 +258,8 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features + 1)
             Records (target input columns, true label last) of known membership.
         y : array-like of shape (n_samples,)
-            Their membership in the target's training set.
+            Their membership in the target's training set (``member_label`` names the
+            member).
         population : array-like of shape (n_population, n_features + 1), default=None
             More records of the same population, membership unknown, added to the shadows'
             pool (each trains half the shadows too).
@@ -412,8 +421,7 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
         -------
         labels : ndarray of shape (n_samples,)
         """
-        member = self.decision_function(X) > 0
-        return self.classes_[member.astype(int)]
+        return self._labels(self.decision_function(X) > 0)
 
     @available_if(lambda self: self.online)
     def predict_proba(self, X):

@@ -12,6 +12,7 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from joblib import Parallel, delayed
+from scipy.special import expit, logit
 from sklearn.base import BaseEstimator, _fit_context, clone
 from sklearn.neural_network import MLPClassifier
 from sklearn.utils import check_random_state
@@ -19,7 +20,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
-from ..base import AttackerMixin
+from ..base import AttackerMixin, resolve_prior
 from ..queries._classifier import DEFAULT_OUTPUTS, ClassifierQuery
 from ._btta import _log_odds
 
@@ -313,21 +314,33 @@ class ShadowModelAttack(AttackerMixin, BaseEstimator):
     ``ShadowModels(..., outputs=("true_label", "proba"))`` produce it.
 
     A class whose shadow records are all members (or all non-members) gets a constant
-    answer, that class; a class never seen in ``fit`` gets the overall member fraction
-    (Take-the-Typical).
+    answer, that class; a class never seen in ``fit`` gets the prior (Take-the-Typical).
+
+    The attack models learn P(member | query) at the member fraction ``π`` of the fitted
+    records. With ``prior=p`` their log odds are moved by ``logit(p) − logit(π)`` (Bayes'
+    rule with the class-conditional query densities unchanged), so shadows queried on a
+    balanced split can attack at a real-world prior. ``predict`` says member where the
+    resulting posterior exceeds 1/2, i.e. where ``decision_function`` is positive.
 
     Parameters
     ----------
     estimator : classifier, default=None
         The attack model, cloned for every class. None: an MLP with two hidden layers of
         50 ReLU units, as in the BTTA paper's replication.
+    prior : float in (0, 1), default=None
+        ``p = P(member)`` of the attack; None uses the member fraction of ``y``.
     random_state : int, RandomState instance or None, default=None
         Seeds the default MLP (ignored when ``estimator`` is given).
+    member_label : object, default=None
+        The label of the members in ``y``, like scikit-learn's ``pos_label``; it becomes
+        ``classes_[1]``. ``None``: the greater label (``1`` of ``{0, 1}`` and ``{-1, 1}``,
+        ``True`` of booleans); any other pair (e.g. strings) is accepted with a
+        ``MembershipLabelWarning`` that names the label taken as the member.
 
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
-        ``[0, 1]``, or the two labels given to ``fit`` (the greater = member).
+        The labels given to ``fit``, ``[non-member, member]``.
     n_features_in_ : int
         Query columns, label included.
     labels_ : ndarray
@@ -336,7 +349,7 @@ class ShadowModelAttack(AttackerMixin, BaseEstimator):
         Per label: a fitted attack model, or the constant member probability (0.0 or 1.0)
         when the label's shadow records were of one membership class only.
     prior_ : float
-        Member fraction of the fitted records, the answer for unseen labels.
+        ``p``: the prior of the posteriors, and the answer for unseen labels.
 
     References
     ----------
@@ -347,12 +360,16 @@ class ShadowModelAttack(AttackerMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "estimator": [None, HasMethods(["fit", "predict_proba"])],
+        "prior": [None, Interval(Real, 0, 1, closed="neither")],
         "random_state": ["random_state"],
+        "member_label": "no_validation",
     }
 
-    def __init__(self, estimator=None, *, random_state=None):
+    def __init__(self, estimator=None, *, prior=None, random_state=None, member_label=None):
         self.estimator = estimator
+        self.prior = prior
         self.random_state = random_state
+        self.member_label = member_label
 
     def _attack_model(self):
         if self.estimator is not None:
@@ -370,7 +387,7 @@ class ShadowModelAttack(AttackerMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Query features: true label, then the attack model's input.
         y : array-like of shape (n_samples,)
-            Membership labels.
+            Membership labels (``member_label`` names the member).
 
         Returns
         -------
@@ -383,7 +400,8 @@ class ShadowModelAttack(AttackerMixin, BaseEstimator):
                 "true label in column 0 and the attack model's input after it."
             )
         m = self._fit_membership_labels(y)
-        self.prior_ = float(m.mean())
+        self.prior_ = resolve_prior(self.prior, m)
+        self._odds_shift = float(logit(self.prior_) - logit(m.mean()))
         self.labels_, inverse = np.unique(X[:, 0], return_inverse=True)
         self.estimators_ = []
         for k in range(self.labels_.size):
@@ -408,7 +426,7 @@ class ShadowModelAttack(AttackerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
-        member = np.full(X.shape[0], self.prior_)
+        member = np.full(X.shape[0], np.nan)
         position = np.clip(np.searchsorted(self.labels_, X[:, 0]), 0, self.labels_.size - 1)
         seen = self.labels_[position] == X[:, 0]
         for k in np.unique(position[seen]):
@@ -419,13 +437,37 @@ class ShadowModelAttack(AttackerMixin, BaseEstimator):
             else:
                 column = list(model.classes_).index(1)
                 member[rows] = model.predict_proba(X[rows, 1:])[:, column]
+        if self._odds_shift != 0.0:  # Bayes' rule at prior_ (constants 0 and 1 stay)
+            with np.errstate(divide="ignore"):
+                member = expit(logit(member) + self._odds_shift)
+        member[~seen] = self.prior_
         return np.column_stack([1 - member, member])
 
     def predict(self, X):
-        """``classes_[1]`` (member) where P(member | query) > 1/2, else ``classes_[0]``."""
-        member = (self.predict_proba(X)[:, 1] > 0.5).astype(int)
-        return self.classes_[member]
+        """``classes_[1]`` (member) where P(member | query) > 1/2, else ``classes_[0]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features (true label in column 0).
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            ``classes_[1]`` exactly where ``decision_function(X) > 0``.
+        """
+        return self._labels(self.decision_function(X) > 0)
 
     def decision_function(self, X):
-        """Log odds of the attack models' member probability (clipped to [eps, 1 - eps])."""
+        """Log odds of P(member | query) (clipped to [eps, 1 - eps]); positive means member.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features (true label in column 0).
+
+        Returns
+        -------
+        decision : ndarray of shape (n_samples,)
+        """
         return _log_odds(self.predict_proba(X)[:, 1])

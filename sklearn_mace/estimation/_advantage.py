@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..attacks import BayesOptimalMIA
 from ..base import AttackerMixin, check_prior, resolve_prior
 from ..density import gaussian_log_kernel_sum, kde_grid_axes
-from ..metrics import epsilon_lower_bound, membership_advantage
+from ..metrics import epsilon_lower_bound
 from ._certify import certified_advantage, crossfit_p_value
 from ._crossfit import (
     Sphering,
@@ -301,6 +301,12 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
     n_mc_samples : int, default=10_000
         Monte Carlo sample size ``M`` (standard error below ``0.5/sqrt(M)``).
     device : {"auto", "cpu", "cuda"}, default="auto"
+        Where KDE sums run.
+    member_label : object, default=None
+        The label of the members in ``y``, like scikit-learn's ``pos_label``; it becomes
+        ``classes_[1]``. ``None``: the greater label (``1`` of ``{0, 1}`` and ``{-1, 1}``,
+        ``True`` of booleans); any other pair (e.g. strings) is accepted with a
+        ``MembershipLabelWarning`` that names the label taken as the member.
 
     Attributes
     ----------
@@ -343,9 +349,11 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
     transformer_ : Pipeline or None
         The fitted map from the query to ``classifier_``'s features.
     prior_ : float
+        ``p``; ``score`` is the membership advantage at it (never ``U_N``).
     classes_ : ndarray of shape (2,)
-        ``[0, 1]`` for membership-coded labels, else the sorted labels (member last).
+        The labels given to ``fit``, ``[non-member, member]``.
     n_features_in_ : int
+        Number of query features.
 
     References
     ----------
@@ -383,6 +391,7 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
         "integration": [StrOptions({"auto", "grid", "monte_carlo"})],
         "n_mc_samples": [Interval(Integral, 2, None, closed="left")],
         "device": [str, torch.device],
+        "member_label": "no_validation",
     }
 
     def __init__(
@@ -400,6 +409,7 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
         integration="auto",
         n_mc_samples=10_000,
         device="auto",
+        member_label=None,
     ):
         self.bandwidth = bandwidth
         self.discrete = discrete
@@ -413,6 +423,7 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
         self.integration = integration
         self.n_mc_samples = n_mc_samples
         self.device = device
+        self.member_label = member_label
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -423,7 +434,8 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Query features of members and non-members (MACE Experiment 2).
         y : array-like of shape (n_samples,)
-            Membership labels: 1 member, 0 or -1 non-member, or booleans.
+            Membership labels: 1 member, 0 or -1 non-member, booleans, or any two labels
+            with ``member_label`` naming the member.
 
         Returns
         -------
@@ -543,21 +555,51 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
         return self._individual_risk
 
     def decision_function(self, X):
-        """Log posterior odds of the plug-in Bayes classifier."""
+        """Log posterior odds of the plug-in Bayes classifier at ``prior_``.
+
+        Positive exactly where ``predict`` says member (the rule ``η̂ > 1/2``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features.
+
+        Returns
+        -------
+        decision : ndarray of shape (n_samples,)
+        """
         features = self._features(X)
         return self.classifier_.decision_function(features)
 
     def predict_proba(self, X):
-        """``[1 − η̂, η̂]`` of the plug-in Bayes classifier."""
+        """``[1 − η̂, η̂]`` of the plug-in Bayes classifier, ``η̂ = P(member | query)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+        """
         features = self._features(X)
         return self.classifier_.predict_proba(features)
 
     def predict(self, X):
-        """Membership guesses ``η̂ > 1/2`` of the plug-in Bayes classifier (Lemma 1), as
-        labels of ``classes_``."""
-        features = self._features(X)
-        member = self.classifier_.predict(features) == self.classifier_.classes_[1]
-        return self.classes_[member.astype(int)]
+        """Membership guesses ``η̂ > 1/2`` of the plug-in Bayes classifier (Lemma 1).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            ``classes_[1]`` (the member label) where ``decision_function(X) > 0``.
+        """
+        return self._labels(self.decision_function(X) > 0)
 
     def individual_risk(self, X, return_interval=False):
         """Individual privacy risk ``|f̂_p|`` of query rows (see BayesOptimalMIA).
@@ -572,19 +614,3 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
         """
         features = self._features(X)
         return self.classifier_.individual_risk(features, return_interval=return_interval)
-
-    def score(self, X, y, sample_weight=None):
-        """Held-out advantage of the plug-in Bayes classifier at the prior ``prior_``.
-
-        ``2·(p·TPR + (1−p)·TNR) − 1`` on ``(X, y)`` (MACE Def. 1 under Experiment 1 with
-        prior ``p``), so a balanced validation fold is scored at the real-world prior.
-        With one class only in ``y`` it falls back to ``2·accuracy − 1``. Never U_N.
-        """
-        m = self._encode_membership(y)
-        pred = self._encode_membership(self.predict(X), input_name="predict(X)")
-        w = np.ones(m.size) if sample_weight is None else np.asarray(sample_weight, float)
-        if m.min() == m.max():
-            return membership_advantage(m, pred, sample_weight=sample_weight)
-        tpr = np.sum(w * (pred == 1) * (m == 1)) / np.sum(w * (m == 1))
-        tnr = np.sum(w * (pred == 0) * (m == 0)) / np.sum(w * (m == 0))
-        return float(2 * (self.prior_ * tpr + (1 - self.prior_) * tnr) - 1)

@@ -5,7 +5,7 @@ from ._dp import advantage_bound, epsilon_lower_bound, individual_risk_bound
 from ._generalized import METRIC_NAMES, GeneralizedMetric
 from ._membership import membership_advantage, top_quantile_precision, tpr_at_fpr
 from ._plot import AdvantageDisplay, IndividualRiskDisplay, MembershipRocDisplay
-from ._scorers import SCORERS, get_scorer, get_scorer_names
+from ._scorers import generalized_metric_scorer, get_scorer, get_scorer_names
 
 __all__ = [
     "AdvantageDisplay",
@@ -13,12 +13,12 @@ __all__ = [
     "IndividualRiskDisplay",
     "MembershipRocDisplay",
     "METRIC_NAMES",
-    "SCORERS",
     "GeneralizedMetric",
     "OneRunAudit",
     "advantage_bound",
     "audit_epsilon",
     "epsilon_lower_bound",
+    "generalized_metric_scorer",
     "get_scorer",
     "get_scorer_names",
     "individual_risk_bound",

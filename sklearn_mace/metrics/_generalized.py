@@ -174,6 +174,50 @@ class GeneralizedMetric:
         h2 = c["b10"] - c["b00"]
         return self._ratio(e0 + e1 * tp + e2 * gamma, h0 + h1 * tp + h2 * gamma)
 
+    def prior_weighted_measure(self, y_true, y_pred, prior, *, sample_weight=None):
+        """Eq. 20 at ``prior`` from any sample: members weighted ``p/π``, others ``(1−p)/(1−π)``.
+
+        ``π`` is the (weighted) member fraction of ``y_true``. Under Experiment 2
+        (``π = p``) the weights are 1 and this is exactly :meth:`empirical_measure`; when
+        the sample's mix differs from the prior (a balanced validation fold scored at
+        ``p = 0.01``), the reweighting makes ``TP_n`` estimate ``p·TPR`` and ``γ_n`` estimate
+        ``p·TPR + (1 − p)·FPR``, as Eq. 20 assumes. A sample of one class falls back to
+        :meth:`empirical_measure`. This is ``GeneralizedMetricAttack.metric_value_`` and the
+        ``"generalized_*"`` scorers.
+
+        Parameters
+        ----------
+        y_true, y_pred : array-like of shape (n_samples,)
+            Membership labels and predictions (1 member, 0 or -1 non-member, or booleans).
+        prior : float in (0, 1)
+            ``p``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights, multiplied by the prior weights.
+
+        Returns
+        -------
+        value : float
+
+        Examples
+        --------
+        >>> from sklearn_mace.metrics import GeneralizedMetric
+        >>> tpr = GeneralizedMetric.from_name("tpr")
+        >>> tpr.prior_weighted_measure([1, 1, 0, 0, 0, 0], [1, 0, 1, 0, 0, 0], prior=0.1)
+        0.5
+        """
+        p = check_prior(prior)
+        m, a, w = self._labels(y_true, y_pred, sample_weight)
+        fraction = float(np.sum(w * m))
+        if fraction in (0.0, 1.0):
+            if sample_weight is None:
+                return self.empirical_measure(m, a, p)
+            raise ValueError(
+                "prior_weighted_measure with sample_weight needs both members and non-members "
+                "(with positive weight) in y_true."
+            )
+        weights = w * np.where(m == 1, p / fraction, (1 - p) / (1 - fraction))
+        return self.score(m, a, sample_weight=weights, prior=p)
+
     def _ratio(self, num, den):
         if den == 0:
             raise ValueError(

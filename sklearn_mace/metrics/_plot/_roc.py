@@ -4,7 +4,9 @@ import numpy as np
 from sklearn.metrics import roc_auc_score, roc_curve
 from sklearn.utils._response import _get_response_values_binary
 
+from ..._validation import encode_membership
 from .._membership import _check_scores, tpr_at_fpr
+from .._scorers import _finite_ranks
 from ._base import _get_ax
 
 __all__ = ["MembershipRocDisplay"]
@@ -192,11 +194,12 @@ class MembershipRocDisplay:
         Parameters
         ----------
         estimator : fitted attacker or binary classifier
-            Its ``predict_proba`` / ``decision_function`` score the membership class 1.
+            Its ``decision_function`` / ``predict_proba`` score the member, its
+            ``classes_[1]`` (the attacker contract).
         X : array-like of shape (n_samples, n_features)
             Query features.
         y : array-like of shape (n_samples,)
-            Membership labels.
+            Membership labels in the estimator's coding (``classes_[1]`` is the member).
         response_method : {"auto", "predict_proba", "decision_function"}, default="auto"
             ``"auto"`` prefers ``decision_function``: attackers' log odds keep their order in
             the far tail, where ``predict_proba`` rounds to exactly 1 (log odds above ~37) and
@@ -210,8 +213,10 @@ class MembershipRocDisplay:
         """
         if response_method == "auto":
             response_method = ["decision_function", "predict_proba"]
-        score, _ = _get_response_values_binary(estimator, X, response_method, pos_label=1)
+        classes = np.asarray(estimator.classes_)
+        m = encode_membership(y, classes)
+        score, _ = _get_response_values_binary(estimator, X, response_method, pos_label=classes[1])
         name = type(estimator).__name__ if name is None else name
         return cls.from_predictions(
-            y, score, target_fpr=target_fpr, name=name, ax=ax, plot=plot, **kwargs
+            m, _finite_ranks(score), target_fpr=target_fpr, name=name, ax=ax, plot=plot, **kwargs
         )

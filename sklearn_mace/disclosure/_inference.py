@@ -88,7 +88,8 @@ class AttributeInferenceRisk(ReleaseMixin):
     >>> risk = AttributeInferenceRisk("sick", random_state=0).fit(targets)  # a copy
     >>> risk.predict(control)
     array(['y', 'n', 'y', 'n'], dtype=object)
-    >>> risk.evaluate(targets, control).loc["sick", ["attack_rate", "control_rate", "risk"]].tolist()
+    >>> result = risk.evaluate(targets, control)
+    >>> result.loc["sick", ["attack_rate", "control_rate", "risk"]].tolist()
     [1.0, 0.0, 1.0]
     """
 
@@ -137,7 +138,9 @@ class AttributeInferenceRisk(ReleaseMixin):
         self._fit_release(X)
         n_features = self.n_features_in_
         all_columns = list(range(n_features))
-        secret_pos = all_columns if self.secrets is None else self._positions(self.secrets, "secrets")
+        secret_pos = (
+            all_columns if self.secrets is None else self._positions(self.secrets, "secrets")
+        )
         known_pos = None if self.known is None else self._positions(self.known, "known")
         self._known_pos = []
         for s in secret_pos:
@@ -155,16 +158,24 @@ class AttributeInferenceRisk(ReleaseMixin):
             self._known_pos.append(known_s)
         if self.n_neighbors > self.n_release_:
             raise ValueError(
-                f"n_neighbors={self.n_neighbors} exceeds the {self.n_release_} release rows."
+                f"n_neighbors={self.n_neighbors} exceeds the number of release rows "
+                f"(n_samples = {self.n_release_})."
             )
         self._secret_pos = secret_pos
         self.secrets_ = [self._names[s] for s in secret_pos]
         return self
 
-    def _guess(self, encoded, i):
-        """Guessed values of secret number ``i``, and their codes (categorical) or values."""
-        s = self._secret_pos[i]
-        idx = self._table.kneighbors(encoded, self._known_pos[i], self.n_neighbors)
+    def _neighbors(self, encoded):
+        """Nearest release rows on the known columns, one (n, n_neighbors) array per secret."""
+        table, k = self._table, self.n_neighbors
+        if self.known is None:
+            found = table.kneighbors_leave_one_out(encoded, self._secret_pos, k)
+            return [found[s] for s in self._secret_pos]
+        shared = table.kneighbors(encoded, self._known_pos[0], k)  # the same known columns
+        return [shared] * len(self._secret_pos)
+
+    def _guess(self, s, idx):
+        """Guessed values of secret ``s`` from its neighbours ``idx``, and their codes or values."""
         if self.column_kinds_[s] == NUMERIC:
             values = self._table.numeric_values(self._release, s)
             guesses = np.median(values[idx], axis=1)
@@ -188,15 +199,17 @@ class AttributeInferenceRisk(ReleaseMixin):
             One column per secret; 1-D when ``secrets`` names a single column.
         """
         _, encoded = self._encoded(X)
-        columns = [self._guess(encoded, i)[0] for i in range(len(self._secret_pos))]
+        neighbors = self._neighbors(encoded)
+        columns = [
+            self._guess(s, idx)[0] for s, idx in zip(self._secret_pos, neighbors, strict=True)
+        ]
         if isinstance(self.secrets, (str, Integral)):
             return columns[0]
         numeric = all(self.column_kinds_[s] == NUMERIC for s in self._secret_pos)
         return np.column_stack(columns) if numeric else np.column_stack(columns).astype(object)
 
-    def _successes(self, frame, encoded, i):
-        s = self._secret_pos[i]
-        _, compare = self._guess(encoded, i)
+    def _successes(self, frame, encoded, s, idx):
+        _, compare = self._guess(s, idx)
         if self.column_kinds_[s] == NUMERIC:
             truth = self._table.numeric_values(frame, s)
             return np.abs(compare - truth) <= self.tolerance * np.abs(truth)
@@ -238,11 +251,13 @@ class AttributeInferenceRisk(ReleaseMixin):
         """
         target_frame, target_encoded = self._encoded(targets)
         control_frame, control_encoded = self._encoded(control)
+        target_neighbors = self._neighbors(target_encoded)
+        control_neighbors = self._neighbors(control_encoded)
         rows = []
         for i, s in enumerate(self._secret_pos):
             row = risk_row(
-                self._successes(target_frame, target_encoded, i),
-                self._successes(control_frame, control_encoded, i),
+                self._successes(target_frame, target_encoded, s, target_neighbors[i]),
+                self._successes(control_frame, control_encoded, s, control_neighbors[i]),
                 self._baseline_rate(target_frame, target_encoded, s),
                 self.confidence,
             )

@@ -150,7 +150,8 @@ class LinkabilityRisk(ReleaseMixin):
             )
         if self.n_neighbors > self.n_release_:
             raise ValueError(
-                f"n_neighbors={self.n_neighbors} exceeds the {self.n_release_} release rows."
+                f"n_neighbors={self.n_neighbors} exceeds the number of release rows "
+                f"(n_samples = {self.n_release_})."
             )
         self._a, self._b = a, b
         self.columns_a_ = [self._names[j] for j in a]

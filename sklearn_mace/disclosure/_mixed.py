@@ -107,6 +107,16 @@ class MixedTable:
                 columns.append(self.categories[j].get_indexer(self._text(frame[j])))
         return columns
 
+    def _contribution(self, queries, j, start, stop):
+        q, r = queries[j][start:stop, None], self.encoded[j][None, :]
+        return np.abs(q - r) if self.kinds[j] == NUMERIC else (q != r).astype(np.float64)
+
+    @staticmethod
+    def _nearest(distance, n_neighbors):
+        if n_neighbors == 1:
+            return np.argmin(distance, axis=1)[:, None]
+        return np.argsort(distance, axis=1, kind="stable")[:, :n_neighbors]
+
     def kneighbors(self, queries, columns, n_neighbors):
         """Indices of the ``n_neighbors`` release rows nearest each query over ``columns``.
 
@@ -131,11 +141,35 @@ class MixedTable:
             stop = min(start + block, n_queries)
             distance = np.zeros((stop - start, n_release))
             for j in columns:
-                q, r = queries[j][start:stop, None], self.encoded[j][None, :]
-                distance += np.abs(q - r) if self.kinds[j] == NUMERIC else q != r
-            if n_neighbors == 1:
-                indices[start:stop, 0] = np.argmin(distance, axis=1)
-            else:
-                order = np.argsort(distance, axis=1, kind="stable")
-                indices[start:stop] = order[:, :n_neighbors]
+                distance += self._contribution(queries, j, start, stop)
+            indices[start:stop] = self._nearest(distance, n_neighbors)
+        return indices
+
+    def kneighbors_leave_one_out(self, queries, secrets, n_neighbors):
+        """:meth:`kneighbors` over all columns but ``s``, for each ``s`` in ``secrets``.
+
+        One pass over the columns instead of one per secret: the distance without column
+        ``s`` is the sum of the columns before ``s`` (accumulated left to right) plus the sum
+        of those after it (accumulated right to left). Release rows that agree on every
+        column but ``s`` get bit-identical distances, so exact ties stay exact.
+
+        Returns
+        -------
+        indices : dict of int -> ndarray of shape (n_queries, n_neighbors)
+        """
+        n_queries, n_release = len(queries[0]), len(self.encoded[0])
+        p = len(self.kinds)
+        block = max(1, _BLOCK_ELEMENTS // (2 * p * n_release))
+        indices = {s: np.empty((n_queries, n_neighbors), dtype=np.intp) for s in secrets}
+        for start in range(0, n_queries, block):
+            stop = min(start + block, n_queries)
+            parts = [self._contribution(queries, j, start, stop) for j in range(p)]
+            after = [np.zeros((stop - start, n_release))] * (p + 1)
+            for j in range(p - 1, -1, -1):
+                after[j] = after[j + 1] + parts[j]
+            before = np.zeros((stop - start, n_release))
+            for s in range(p):
+                if s in indices:
+                    indices[s][start:stop] = self._nearest(before + after[s + 1], n_neighbors)
+                before = before + parts[s]
         return indices

@@ -3,7 +3,7 @@
 import warnings
 
 import numpy as np
-from scipy.stats import binomtest
+from scipy.stats import beta
 
 __all__ = ["RESULT_COLUMNS", "clopper_pearson", "residual_risk", "risk_row"]
 
@@ -26,6 +26,9 @@ RESULT_COLUMNS = [
 def clopper_pearson(k, n, confidence):
     """Exact (Clopper–Pearson) two-sided interval for a binomial proportion ``k / n``.
 
+    The beta quantiles ``[B(α/2; k, n − k + 1), B(1 − α/2; k + 1, n − k)]`` (0 and 1 at the
+    ends), the interval of ``scipy.stats.binomtest(k, n).proportion_ci(method="exact")``.
+
     Parameters
     ----------
     k, n : int
@@ -42,8 +45,10 @@ def clopper_pearson(k, n, confidence):
     >>> print(f"{low:.4f} {high:.4f}")
     0.0000 0.3085
     """
-    interval = binomtest(int(k), int(n)).proportion_ci(confidence, method="exact")
-    return float(interval.low), float(interval.high)
+    alpha = 1.0 - confidence
+    low = 0.0 if k == 0 else beta.ppf(alpha / 2, k, n - k + 1)
+    high = 1.0 if k == n else beta.ppf(1 - alpha / 2, k + 1, n - k)
+    return float(low), float(high)
 
 
 def residual_risk(k_attack, n_attack, k_control, n_control, confidence):
@@ -109,4 +114,4 @@ def risk_row(success, control_success, baseline_rate, confidence):
     c_lo, c_hi = clopper_pearson(k_c, n_c, confidence)
     risk, low, high = residual_risk(k_a, n_a, k_c, n_c, confidence)
     values = [n_a, k_a / n_a, a_lo, a_hi, n_c, k_c / n_c, c_lo, c_hi, baseline_rate]
-    return dict(zip(RESULT_COLUMNS, [*values, risk, low, high]))
+    return dict(zip(RESULT_COLUMNS, [*values, risk, low, high], strict=True))

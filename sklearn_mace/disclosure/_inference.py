@@ -40,6 +40,10 @@ class AttributeInferenceRisk(ReleaseMixin):
     divides by the guess instead, ``(g − t)/g`` without an absolute value, which counts
     every negative guess as a success.
 
+    A secret that the known columns determine (Adult's ``education-num`` given
+    ``education``) is guessed for the control as well as for the targets: its risk is near
+    0 with a wide interval, or NaN with a warning when every control guess is right.
+
     Parameters
     ----------
     secrets : str, int, list or None, default=None

@@ -94,7 +94,8 @@ def residual_risk(k_attack, n_attack, k_control, n_control, confidence):
     if c == 1.0:
         warnings.warn(
             "Every control attack succeeded: the residual risk (a − c)/(1 − c) is undefined "
-            "(NaN); the release reveals nothing the population does not.",
+            "(NaN); the secret follows from the known columns for everyone, so a release "
+            "can add nothing measurable.",
             RuntimeWarning,
             stacklevel=3,
         )

@@ -31,6 +31,16 @@ baseline misaligns the guesses with the targets (``reindex_like`` on a sample of
 release: the guesses are mostly NaN), so its baseline is near 0; ours is the exact
 expected rate of guessing a random release row's secret.
 
+Measured (Adult, seed 0, 2 shared cores): ours 9.7 s for the 4 releases, anonymeter 115.5 s.
+Risks agree to a median of 0.002 (ours clipped to [0, 1]); e.g. leaky age 0.937 vs 0.933,
+halfcopy fnlwgt 0.497 vs 0.497, linkability leaky 0.051 vs 0.051, halfcopy 0.101 vs 0.102;
+marginals and population within [−0.2, 0.17] with intervals covering 0. The one large gap,
+leaky capital-gain (0.048 vs 0.157; attack 0.052 vs 0.535), is anonymeter's numeric rule:
+noisy copies of a 0 are often negative, and ``(g − t)/g`` counts every negative guess as a
+success. Its baselines (0.1–0.2, leaky ≈ 0.2 everywhere) come from the ``reindex_like``
+misalignment: a sampled release row is matched to the target with the same index label, on
+leaky the target's own noisy copy for 1 in 5 targets.
+
 Run: ``python benchmarks/bench_disclosure.py [--adult PATH] [--anonymeter-python PATH]
 [--secrets age income ...] [--quick]``.
 """

@@ -1,0 +1,61 @@
+"""What the disclosure estimators share: fitting on a release and naming its columns."""
+
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from ._mixed import MixedTable, validated_frame
+
+__all__ = ["ReleaseMixin"]
+
+
+class ReleaseMixin(BaseEstimator):
+    """``fit(release)`` for the disclosure attacks (not used directly).
+
+    ``fit`` validates the release, shuffles its rows once (``random_state``: ties between
+    equidistant release rows go to a random one) and encodes it for the Gower-like distance
+    (:mod:`sklearn_mace.disclosure._mixed`).
+    """
+
+    def _fit_release(self, X):
+        frame = validated_frame(self, X, reset=True)
+        names = getattr(self, "feature_names_in_", None)
+        self._names = [str(c) for c in names] if names is not None else list(range(frame.shape[1]))
+        order = check_random_state(self.random_state).permutation(len(frame))
+        self._release = frame.iloc[order].reset_index(drop=True)
+        self._table = MixedTable(self._release, self._names)
+        self.column_kinds_ = np.asarray(self._table.kinds, dtype=object)
+        self.n_release_ = len(frame)
+        return frame
+
+    def _encoded(self, X):
+        """Validate rows to attack against the release; return (frame, encoded columns)."""
+        check_is_fitted(self)
+        frame = validated_frame(self, X, reset=False)
+        return frame, self._table.encode(frame)
+
+    def _positions(self, columns, parameter):
+        """Positions of ``columns`` (names, or positions for arrays), with a clear error."""
+        scalar = isinstance(columns, (str, Integral))
+        positions = []
+        for column in [columns] if scalar else list(columns):
+            if isinstance(column, Integral) and not isinstance(column, bool):
+                if not 0 <= column < self.n_features_in_:
+                    raise ValueError(
+                        f"{parameter}: column position {column} is out of range for the "
+                        f"{self.n_features_in_} column(s) of the release."
+                    )
+                positions.append(int(column))
+            elif str(column) in self._names and isinstance(self._names[0], str):
+                positions.append(self._names.index(str(column)))
+            else:
+                raise ValueError(
+                    f"{parameter}: column {column!r} is not in the release; its columns are "
+                    f"{self._names}."
+                )
+        if len(set(positions)) != len(positions):
+            raise ValueError(f"{parameter} names a column twice: {columns!r}.")
+        return positions

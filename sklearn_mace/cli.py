@@ -190,6 +190,11 @@ def build_parser():
         help="releases audited in parallel (joblib: -1 = all cores); the "
         "report does not depend on it",
     )
+    options.add_argument(
+        "--no-disclosure",
+        action="store_true",
+        help="skip the attribute-inference and linkability analyses",
+    )
     options.add_argument("--quiet", action="store_true", help="no progress bar")
 
     add_audit_model_parser(commands)
@@ -296,6 +301,7 @@ def run_audit(args):
                 ("--max-categories", args.max_categories, 20),
                 ("--delta", args.delta, 0.0),
                 ("--n-jobs", args.n_jobs, None),
+                ("--no-disclosure", args.no_disclosure, False),
             )
             if value != default
         ]
@@ -354,6 +360,7 @@ def run_audit(args):
         group_by=args.group_by,
         random_state=args.random_state,
         n_jobs=args.n_jobs,
+        disclosure=not args.no_disclosure,
         verbose=not args.quiet,
     )
     paths = write_report(result, out)

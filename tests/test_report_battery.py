@@ -202,6 +202,41 @@ def test_halfcopy_reads_epsilon_well_above_one(halfcopy):
     assert fresh.copies["member_exact_copies"] == 0
 
 
+def test_disclosure_risks_are_reported_for_every_release(halfcopy):
+    # Ground truth: the halfcopy release holds 500 of the 1000 members verbatim, so an
+    # attacker guessing a column from the nearest release row is right for those (and at the
+    # control's chance rate c for the rest): risk = (0.5 + 0.5c − c) / (1 − c) = 0.5 for every
+    # column and for linkability. The fresh release is independent of the members: risk 0.
+    # With 1000 targets and 2000 controls the risk's SD is at most ~0.035, so ±0.1 is ~3 SD.
+    result, paths = halfcopy
+    table = result.disclosure.set_index(["release", "analysis", "target"])
+    half, fresh = table.loc["halfcopy"], table.loc["fresh"]
+    secrets = set(half.loc["attribute inference"].index)
+    assert secrets == {"age", "bmi", "glucose", "site"}
+    assert len(half.loc["linkability"]) == 1
+    np.testing.assert_allclose(half["risk"], 0.5, atol=0.1)
+    assert (half["risk_low"] > 0.3).all()
+    np.testing.assert_allclose(fresh["risk"], 0.0, atol=0.1)
+    written = pd.read_csv(paths["disclosure"])
+    assert len(written) == len(result.disclosure) == 10
+    page = paths["report"].read_text(encoding="utf-8")
+    assert "Beyond membership: attribute inference and linkability" in page
+
+
+def test_disclosure_can_be_switched_off_and_its_failure_is_partial(monkeypatch):
+    members, non_members, releases = audit_tables(n_members=30, n_non_members=60)
+    result = audit(members, non_members, releases, disclosure=False, verbose=False)
+    assert result.disclosure is None and not result.partial
+
+    def broken(*args, **kwargs):
+        raise ValueError("planted failure")
+
+    monkeypatch.setattr("sklearn_mace.disclosure.disclosure_summary", broken)
+    result = audit(members, non_members, releases, verbose=False)
+    assert result.partial and result.disclosure is None
+    assert "planted failure" in result.failures["reason"].iloc[-1]
+
+
 def test_cards_count_copies_and_name_the_strongest_analysis(halfcopy):
     result, paths = halfcopy
     cards = _cards(paths["report"].read_text(encoding="utf-8"))

@@ -69,6 +69,7 @@ __all__ = ["AuditResult", "ReleaseResult", "audit"]
 MIN_TARGETS = 10  # per class: fewer leaves 5-fold cross-validation folds without a class
 SIZE_FRACTIONS = (0.1, 0.25, 0.5, 1.0)
 MACE_NAME = "MACE optimal (nearest-synthetic distance)"
+DISCLOSURE_NAME = "attribute inference and linkability"
 MACE_BOUND_NAME = "MACE optimal advantage bound (nearest-synthetic distance)"
 EXACT_NAME = "Exact copy (verbatim in the release)"
 SIZE_CURVE_NAME = "MACE advantage vs release size (figure)"
@@ -171,6 +172,8 @@ class AuditResult:
     target_group: np.ndarray = None  # value of the --group-by column, when one is given
     group_by: str = None
     notes: list = field(default_factory=list)
+    disclosure: pd.DataFrame = None  # attribute inference and linkability, per release
+    disclosure_error: str = None  # why the disclosure analyses failed, when they did
 
     def verdict(self, release):
         """``"high"``: a certified ε above the ``epsilon`` target; ``"mid"``: some leakage
@@ -202,12 +205,16 @@ class AuditResult:
             for release in self.releases
             for analysis, reason in release.failures
         ]
+        if self.disclosure_error is not None:
+            rows.append(("every release", DISCLOSURE_NAME, self.disclosure_error))
         return pd.DataFrame(rows, columns=["release", "analysis", "reason"])
 
     @property
     def partial(self):
         """Whether some analysis failed (the report is then partial)."""
-        return any(release.failures for release in self.releases)
+        return self.disclosure_error is not None or any(
+            release.failures for release in self.releases
+        )
 
     @property
     def summary(self):
@@ -584,6 +591,45 @@ def _size_curve(name, synthetic, targets, m, mace, *, prior, confidence, delta, 
     return pd.DataFrame(curve, columns=list(CURVE_COLUMNS))
 
 
+def _disclosure(tables, synthetic, kept, confidence, seed, notes):
+    """Attribute inference and linkability on the raw audited columns, or why not.
+
+    The control records are the non-members (and the reference rows, when given): population
+    records the generator never saw. Numeric columns with missing values have no distance in
+    the mixed metric and are left out (named in a note).
+    """
+    from ..disclosure import disclosure_summary
+
+    members = tables["members"]
+    numeric_gaps = [
+        c
+        for c in kept
+        if pd.api.types.is_numeric_dtype(members[c])
+        and any(frame[c].isna().any() for frame in tables.values())
+    ]
+    columns = [c for c in kept if c not in numeric_gaps]
+    if numeric_gaps:
+        notes.append(
+            "Attribute inference and linkability leave out the numeric column(s) "
+            f"{numeric_gaps} (missing values have no distance)."
+        )
+    if len(columns) < 2:
+        return None, "fewer than two usable columns (one is the secret, others are known)"
+    reference = tables.get("reference")
+    try:
+        table = disclosure_summary(
+            members[columns],
+            tables["non-members"][columns],
+            {key: frame[columns] for key, frame in synthetic.items()},
+            None if reference is None else reference[columns],
+            confidence=confidence,
+            random_state=seed,
+        )
+    except ValueError as exc:
+        return None, str(exc)
+    return table, None
+
+
 def _group_labels(group_by, members, non_members, max_categories):
     for name, frame in (("members", members), ("non-members", non_members)):
         if group_by not in frame.columns:
@@ -616,6 +662,7 @@ def audit(
     group_by=None,
     random_state=0,
     n_jobs=None,
+    disclosure=True,
     verbose=True,
 ):
     """Run the default battery on one or more synthetic releases.
@@ -655,6 +702,12 @@ def audit(
         Releases audited in parallel (joblib; ``None`` is 1, ``-1`` all cores, and
         ``joblib.parallel_config`` picks the backend, e.g. Dask). Each release's seed is
         drawn up front, so the report does not depend on ``n_jobs``.
+    disclosure : bool, default=True
+        Also measure what anonymeter reports beyond membership: the attribute-inference
+        risk of every column and the linkability risk of each release
+        (:func:`~sklearn_mace.disclosure.disclosure_summary`, on the raw values of the
+        audited columns; numeric columns with missing values are left out of it). Its
+        intervals are per row, not corrected across rows.
     verbose : bool, default=True
         Show a progress bar on stderr.
 
@@ -754,6 +807,11 @@ def audit(
             for release in Parallel(n_jobs=n_jobs, return_as="generator")(tasks):
                 releases.append(release)
                 progress.update(steps // len(synthetic))
+    disclosure_table, disclosure_error = None, None
+    if disclosure:
+        disclosure_table, disclosure_error = _disclosure(
+            tables, synthetic, kept, confidence, _seed(rng), notes
+        )
     n_rows = {name: len(frame) for name, frame in tables.items()}
     n_failed = sum(len(release.failures) for release in releases)
     if n_failed:
@@ -786,4 +844,6 @@ def audit(
         feature_names=feature_names,
         n_rows=n_rows,
         notes=notes,
+        disclosure=disclosure_table,
+        disclosure_error=disclosure_error,
     )

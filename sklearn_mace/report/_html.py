@@ -197,6 +197,38 @@ def _card(result, release):
 </div>"""
 
 
+def _disclosure_section(result):
+    """Attribute inference and linkability (what anonymeter reports), when it was run."""
+    if result.disclosure is None:
+        return ""
+    table = result.disclosure.assign(
+        risk=[
+            "undefined (every control guess right)"
+            if not np.isfinite(r)
+            else f"{fmt(r)} [{fmt(lo)}, {fmt(hi)}]"
+            for r, lo, hi in result.disclosure[["risk", "risk_low", "risk_high"]].to_numpy()
+        ]
+    )[["release", "analysis", "target", "attack_rate", "control_rate", "baseline_rate", "risk"]]
+    table = table.rename(
+        columns={
+            "attack_rate": "attack success",
+            "control_rate": "control success",
+            "baseline_rate": "random guess",
+            "risk": "risk [interval]",
+        }
+    )
+    return f"""<h2>Beyond membership: attribute inference and linkability</h2>
+{_table(table, text_columns=("release", "analysis", "target", "risk [interval]"))}
+<p class="muted">Attribute inference: an attacker who knows a member's other columns guesses
+the target column from its nearest release row (numbers within 5 %); linkability: the two
+halves of a member's columns are linked when their nearest release rows coincide. Both are
+compared with the same attack on control records (population rows the generator never saw):
+risk = (attack − control) / (1 − control), as in anonymeter (Giomi et al. 2023), with an
+interval from the two rates' exact intervals at {result.confidence:.0%}, per row (not
+corrected across rows; these are estimates, not part of the certified claims). Written to
+disclosure.csv.</p>"""
+
+
 def _how_to_read(result):
     trivial = fmt(abs(2 * result.prior - 1))
     return f"""
@@ -329,6 +361,9 @@ def _write_report_files(result, out, title):
     """The body of :func:`write_report`, writing into the (staging) folder ``out``."""
     summary, records = result.summary, result.records
     paths, figure_html = write_tables_and_figures(out, summary, records, draw_figures(result))
+    if result.disclosure is not None:
+        paths["disclosure"] = Path(out) / "disclosure.csv"
+        result.disclosure.to_csv(paths["disclosure"], index=False)
 
     certified = summary[
         [
@@ -457,6 +492,7 @@ their exact Clopper–Pearson upper bounds. The certified claims of a release ho
 bounds on its held-out outcomes); U_N is MACE's plug-in estimate, and its
 {result.claim_confidence:.0%} McDiarmid interval covers only the sampling spread of U_N,
 not its bias.</p>
+{_disclosure_section(result)}
 <h2>Figures</h2>
 {"".join(figure_html)}
 <h2>Most exposed records</h2>

@@ -13,7 +13,7 @@ from ..density._fit import DENSITY_OPTIONS
 from ..density._kde import BANDWIDTH_RULES
 from ..queries._domias import fit_domias_densities, log_density_ratio
 from ..queries._synthetic import validated_rows
-from ._threshold import fit_score_cut
+from ._threshold import fit_labels_and_prior, score_cut
 
 __all__ = ["DOMIASAttack"]
 
@@ -158,6 +158,13 @@ class DOMIASAttack(AttackerMixin, ScoreCutMixin, BaseEstimator):
         self.prior = prior
         self.member_label = member_label
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # The rule is not learnt from y (labels only set classes_ and prior_): no accuracy
+        # on the training labels is promised.
+        tags.classifier_tags.poor_score = True
+        return tags
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit ``p_G`` and ``p_R`` on the constructor rows and the cut on ``X``.
@@ -174,12 +181,13 @@ class DOMIASAttack(AttackerMixin, ScoreCutMixin, BaseEstimator):
         self : object
         """
         X = validate_data(self, X, dtype=np.float64)
+        fit_labels_and_prior(self, y, len(X))  # labels first: their errors come first
         d = X.shape[1]
         synthetic = validated_rows(self.synthetic, "synthetic", d)
         reference = validated_rows(self.reference, "reference", d)
         fit_domias_densities(self, synthetic, reference)
-        scores = log_density_ratio(self, X) if self.threshold == "median" else np.empty(len(X))
-        fit_score_cut(self, scores, y, self.threshold)
+        scores = log_density_ratio(self, X) if self.threshold == "median" else None
+        self.offset_ = score_cut(scores, self.threshold)
         return self
 
     def score_samples(self, X):

@@ -10,26 +10,29 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._validation import check_prior, resolve_prior
 from ..base import AttackerMixin, ScoreCutMixin
 
-__all__ = ["ThresholdAttack", "fit_score_cut"]
+__all__ = ["ThresholdAttack", "fit_labels_and_prior", "score_cut"]
 
 
-def fit_score_cut(attacker, scores, y, threshold):
-    """Set ``classes_``, ``prior_`` and ``offset_`` of an unsupervised score-plus-cut attacker.
+def fit_labels_and_prior(attacker, y, n_samples):
+    """Set ``classes_`` and ``prior_`` of an unsupervised score-plus-cut attacker.
 
     With ``y`` (membership labels), ``classes_`` echoes them (``member_label`` names the
     member) and ``prior_`` is ``prior`` or the member fraction; without, ``classes_ = [0, 1]``
-    and ``prior_`` is ``prior`` or 0.5. ``offset_`` is ``threshold``, or the median of
-    ``scores`` for ``"median"``.
+    and ``prior_`` is ``prior`` or 0.5.
     """
     if y is None:
         attacker.classes_ = np.array([0, 1])
         attacker.prior_ = 0.5 if attacker.prior is None else check_prior(attacker.prior)
-    else:
-        m = attacker._fit_membership_labels(y)
-        if len(m) != len(scores):
-            raise ValueError(f"y has {len(m)} labels for {len(scores)} rows of X.")
-        attacker.prior_ = resolve_prior(attacker.prior, m)
-    attacker.offset_ = float(np.median(scores)) if threshold == "median" else float(threshold)
+        return
+    m = attacker._fit_membership_labels(y)
+    if len(m) != n_samples:
+        raise ValueError(f"y has {len(m)} labels for {n_samples} rows of X.")
+    attacker.prior_ = resolve_prior(attacker.prior, m)
+
+
+def score_cut(scores, threshold):
+    """``offset_``: ``threshold``, or the median of ``scores`` for ``"median"``."""
+    return float(np.median(scores)) if threshold == "median" else float(threshold)
 
 
 class ThresholdAttack(AttackerMixin, ScoreCutMixin, BaseEstimator):
@@ -86,6 +89,13 @@ class ThresholdAttack(AttackerMixin, ScoreCutMixin, BaseEstimator):
         self.prior = prior
         self.member_label = member_label
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # The rule is not learnt from y (labels only set classes_ and prior_): no accuracy
+        # on the training labels is promised.
+        tags.classifier_tags.poor_score = True
+        return tags
+
     def _scores(self, X, *, reset):
         X = validate_data(self, X, dtype=np.float64, reset=reset)
         if X.shape[1] != 1:
@@ -110,7 +120,9 @@ class ThresholdAttack(AttackerMixin, ScoreCutMixin, BaseEstimator):
         -------
         self : object
         """
-        fit_score_cut(self, self._scores(X, reset=True), y, self.threshold)
+        scores = self._scores(X, reset=True)
+        fit_labels_and_prior(self, y, len(scores))
+        self.offset_ = score_cut(scores, self.threshold)
         return self
 
     def score_samples(self, X):

@@ -148,12 +148,9 @@ class CVBandwidthKDE(DensityMixin, BaseEstimator):
         -------
         self : object
         """
-        X = validate_data(self, X, dtype=np.float64)
+        # Two rows per fold at least (sklearn's message names the sample count).
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2 * self.cv)
         n, d = X.shape
-        if n < 2 * self.cv:
-            raise ValueError(
-                f'bandwidth="cv" with cv={self.cv} needs at least {2 * self.cv} rows; got {n}.'
-            )
         self.covariance_, self.shrinkage_ = regularized_covariance(X)
         chol = cholesky(self.covariance_, lower=True)
         rng = check_random_state(self.random_state)

@@ -8,7 +8,7 @@ from sklearn.pipeline import make_pipeline
 
 from sklearn_mace.attacks import DOMIASAttack, ThresholdAttack, compare_attacks
 from sklearn_mace.datasets import make_planted_leak
-from sklearn_mace.queries import DOMIASQuery, GANLeaksQuery
+from sklearn_mace.queries import DOMIASQuery, GANLeaksQuery, NearestSyntheticDistance
 
 M = np.array([1, 1, 1, 0, 0, 0, 1, 0])
 SCORE = np.array([0.9, 0.8, 0.3, 0.7, 0.2, 0.1, 0.6, 0.4])
@@ -78,8 +78,6 @@ def test_fits_queries_and_attackers_and_calls_oracles():
 
 def test_a_query_with_several_columns_is_refused():
     data = make_planted_leak(20, 20, 100, 100, n_features=2, random_state=0)
-    from sklearn_mace.queries import NearestSyntheticDistance
-
     with pytest.raises(ValueError, match="one score column"):
         compare_attacks(
             {"knn": NearestSyntheticDistance(data.synthetic, k=2)}, data.X_test, data.membership
@@ -97,9 +95,7 @@ def test_bad_inputs():
         compare_attacks({"s": np.r_[SCORE[:7], np.nan]}, X, M)
     with pytest.raises(ValueError, match="not finite: 1"):
         compare_attacks({"s": np.r_[SCORE[:7], np.inf]}, X, M)
-    with pytest.raises(
-        TypeError, match="'nb' is an estimator without decision_function"
-    ):
+    with pytest.raises(TypeError, match="'nb' is an estimator without decision_function"):
         compare_attacks({"nb": GaussianNB()}, X, M)
     with pytest.raises(ValueError, match="fpr and top_q"):
         compare_attacks({"s": SCORE}, X, M, top_q=0.0)

@@ -23,7 +23,7 @@ __all__ = ["ATTACKS", "certify_scores", "mace_nearest_distance", "nearest_distan
 # name -> query factory (synthetic, reference, random_state) -> unfitted one-column query.
 # Each is the reference definition (DOMIAS §4, domias 0.0.5): MC's ε² is the median over the
 # targets of the squared nearest-synthetic distance, GAN-leaks CAL the log of
-# exp(−d²_syn + d²_ref); tests/test_report_attacks.py pins both against those formulas.
+# exp(−d²_syn + d²_ref); tests/test_baselines.py pins both against those formulas.
 ATTACKS = {
     "DOMIAS (KDE, cross-validated bandwidth)": lambda synthetic, reference, random_state: (
         DOMIASQuery(synthetic, reference, bandwidth="cv", random_state=random_state)

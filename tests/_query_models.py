@@ -49,6 +49,14 @@ CHECK_WIDTHS = {
     "check_estimators_dtypes": 5,
     "check_dtype_object": 10,
     "check_fit2d_1sample": 10,
+    # classifier checks (DOMIASAttack holds synthetic and reference rows)
+    "check_classifier_data_not_an_array": 2,
+    "check_classifiers_classes": 2,
+    "check_classifiers_train": 2,
+    "check_requires_y_none": 2,
+    "check_classifiers_regression_target": 10,
+    "check_classifier_not_supporting_multiclass": 20,
+    "check_supervised_y_no_nan": 5,
 }
 
 # Torch modules pickle their storages by memory address, so joblib.hash of a deep copy of a
@@ -82,3 +90,15 @@ def width_for(check):
 
 def synthetic_of_width(width, n=20, seed=0):
     return np.random.default_rng(seed).normal(size=(n, width))
+
+
+def with_check_width(estimator, check):
+    """``estimator`` with every constructor data set (``synthetic``, ``reference``, also nested
+    in a pipeline) replaced by random rows of the width of the check's data."""
+    width = width_for(check)
+    params = {}
+    for key, value in estimator.get_params(deep=True).items():
+        name = key.rsplit("__", 1)[-1]
+        if name in ("synthetic", "reference") and isinstance(value, np.ndarray):
+            params[key] = synthetic_of_width(width, seed=int(name == "reference") + 1)
+    return estimator.set_params(**params)

@@ -1,9 +1,15 @@
-"""DOMIAS §4 baselines on hand-computable examples, plus the estimator checks."""
+"""DOMIAS §4 baselines as queries (GAN-leaks, LOGAN, MC) against hand-computable examples
+and the reference formulas (domias 0.0.5 ``baselines.py``); the deprecated stacked-row
+attacks they replace."""
+
+import warnings
 
 import numpy as np
 import pytest
+from scipy.spatial.distance import cdist
+from scipy.stats import rankdata
 from sklearn.linear_model import LogisticRegression
-from sklearn.mixture import GaussianMixture
+from sklearn.metrics import roc_auc_score
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_mace.attacks import (
@@ -11,85 +17,44 @@ from sklearn_mace.attacks import (
     LOGANAttack,
     MonteCarloAttack,
     SyntheticDensityAttack,
+    stack_synthetic_reference,
 )
-from sklearn_mace.attacks._baselines import youden_threshold
-from sklearn_mace.utils._testing import expected_failed_checks
+from sklearn_mace.datasets import make_planted_leak
+from sklearn_mace.queries import GANLeaksQuery, LOGANQuery, MonteCarloQuery, SyntheticDensityQuery
+from sklearn_mace.report._attacks import ATTACKS, attack_scores
+from tests._query_models import synthetic_of_width, with_check_width
 
 SYNTHETIC = np.array([[0.0, 0.0], [3.0, 4.0]])
 REFERENCE = np.array([[10.0, 10.0], [11.0, 11.0]])
+S, R = synthetic_of_width(3), synthetic_of_width(3, seed=2)
 
 
 @parametrize_with_checks(
     [
-        SyntheticDensityAttack(device="cpu"),
-        MonteCarloAttack(device="cpu"),
-        GANLeaksAttack(device="cpu"),
-        GANLeaksAttack(calibrated=True, device="cpu"),
-        LOGANAttack(random_state=0),
-    ],
-    expected_failed_checks=expected_failed_checks,
+        GANLeaksQuery(S, device="cpu"),
+        GANLeaksQuery(S, R, metric="euclidean", device="cpu"),
+        LOGANQuery(S, R, classifier=LogisticRegression()),
+        LOGANQuery(S, R, random_state=0),
+    ]
 )
 def test_sklearn_compatible(estimator, check):
-    check(estimator)
+    check(with_check_width(estimator, check))
 
 
 def test_gan_leaks_is_minus_the_nearest_synthetic_distance():
-    attack = GANLeaksAttack(device="cpu").fit_synthetic_reference(SYNTHETIC, REFERENCE)
     X = np.array([[0.0, 1.0], [3.0, 0.0], [3.0, 4.0]])
-    np.testing.assert_allclose(attack.attack_score(X), [-1.0, -3.0, 0.0])
+    query = GANLeaksQuery(SYNTHETIC, metric="euclidean", device="cpu")
+    np.testing.assert_allclose(query.fit_transform(X)[:, 0], [-1.0, -3.0, 0.0])
+    np.testing.assert_allclose(GANLeaksQuery(SYNTHETIC).fit_transform(X)[:, 0], [-1, -9, 0])
 
 
-def test_gan_leaks_cal_subtracts_the_nearest_reference_distance():
-    attack = GANLeaksAttack(calibrated=True, device="cpu")
-    attack.fit_synthetic_reference(SYNTHETIC, REFERENCE)
+def test_gan_leaks_cal_adds_the_nearest_reference_distance():
     X = np.array([[0.0, 1.0], [10.0, 11.0]])
-    # [0, 1]: d_syn = 1, d_ref = |(10, 9)| = sqrt(181); [10, 11]: d_syn = |(7, 7)|, d_ref = 1.
-    expected = [-1.0 + np.sqrt(181.0), -np.sqrt(98.0) + 1.0]
-    np.testing.assert_allclose(attack.attack_score(X), expected)
-
-
-def test_monte_carlo_counts_the_epsilon_ball():
-    synthetic = np.array([[0.0], [1.0], [2.0], [10.0]])
-    reference = np.array([[0.5], [6.0], [20.0]])
-    attack = MonteCarloAttack(radius=1.5, device="cpu").fit_synthetic_reference(
-        synthetic, reference
-    )
-    np.testing.assert_allclose(attack.attack_score([[1.0], [5.0], [9.0]]), [0.75, 0.0, 0.25])
-    # Default ε: median of the reference rows' nearest-synthetic distances (0.5, 4, 10) = 4.
-    default = MonteCarloAttack(device="cpu").fit_synthetic_reference(synthetic, reference)
-    assert default.radius_ == pytest.approx(4.0)
-    np.testing.assert_allclose(default.attack_score([[5.0]]), [0.5])  # 1 and 2 lie within 4
-
-
-def test_youden_threshold_separates_hand_made_scores():
-    assert youden_threshold([3.0, 4.0], [1.0, 2.0]) == pytest.approx(2.5)
-    # Overlap: cutting at 2.5 gives TPR 2/3, FPR 0 (J = 0.67); at 0.5, TPR 1, FPR 1/2.
-    assert youden_threshold([0.8, 3.0, 4.0], [0.0, 1.0]) == pytest.approx(2.0)
-
-
-def test_fitted_cut_leaves_out_each_rows_own_match():
-    # Synthetic rows come in pairs 0.1 apart; the reference rows 2.6 and 7.6 lie 2.4 from the
-    # nearest synthetic row (5.0, 10.0). Scored without its own match a synthetic row scores
-    # -0.1 and a reference row -2.4, so the cut is the midpoint -1.25 (with the self-match,
-    # synthetic rows would score 0 and the cut be -1.2).
-    synthetic = np.array([[0.0], [0.1], [5.0], [5.1], [10.0], [10.1]])
-    reference = np.array([[2.6], [7.6]])
-    attack = GANLeaksAttack(device="cpu").fit_synthetic_reference(synthetic, reference)
-    assert attack.threshold_ == pytest.approx(-1.25)
-
-
-def test_eq1_ablation_is_the_synthetic_log_density(rng):
-    # p_G = N(mu, I): a Gaussian fitted on 20 000 rows has mean/covariance errors ~0.01,
-    # which enter the log density as ½(x - mu)ᵀ(Σ̂ - I)(x - mu), |x - mu|² <= 8 on [-1, 1]².
-    # Measured over 30 seeds: the worst of the 30 points errs by 0.03 on average, 0.087 at
-    # most (on [-2, 2]² it would reach 0.09 with 8 seeds). 0.1 catches a missing log or the
-    # reference rows used instead.
-    mu = np.array([1.0, -1.0])
-    attack = SyntheticDensityAttack(GaussianMixture(1, random_state=0), device="cpu")
-    attack.fit_synthetic_reference(rng.normal(size=(20_000, 2)) + mu, rng.normal(size=(50, 2)))
-    X = rng.uniform(-1, 1, size=(30, 2))
-    expected = -0.5 * ((X - mu) ** 2).sum(axis=1) - np.log(2 * np.pi)
-    np.testing.assert_allclose(attack.attack_score(X), expected, atol=0.1)
+    # [0, 1]: d_syn = 1, d_ref = |(10, 9)|; [10, 11]: d_syn = |(7, 7)|, d_ref = 1.
+    Q = GANLeaksQuery(SYNTHETIC, REFERENCE, metric="euclidean").fit_transform(X)
+    np.testing.assert_allclose(Q[:, 0], [-1.0 + np.sqrt(181.0), -np.sqrt(98.0) + 1.0])
+    Q = GANLeaksQuery(SYNTHETIC, REFERENCE).fit_transform(X)
+    np.testing.assert_allclose(Q[:, 0], [-1.0 + 181.0, -98.0 + 1.0])
 
 
 def test_logan_sees_both_classes(rng):
@@ -97,24 +62,150 @@ def test_logan_sees_both_classes(rng):
     # classes says "synthetic" at +2 and "reference" at -2; one trained on synthetic rows
     # only (the reference implementation's sampler) could not be fitted at all.
     synthetic, reference = rng.normal(size=(200, 1)) + 2, rng.normal(size=(200, 1)) - 2
-    attack = LOGANAttack(LogisticRegression()).fit_synthetic_reference(synthetic, reference)
-    np.testing.assert_array_equal(attack.classifier_.classes_, [0.0, 1.0])
-    score = attack.decision_function([[2.0], [-2.0]])
+    query = LOGANQuery(synthetic, reference, classifier=LogisticRegression()).fit([[0.0]])
+    np.testing.assert_array_equal(query.classifier_.classes_, [0, 1])
+    score = query.transform([[2.0], [-2.0]])[:, 0]
     assert score[0] > 2 and score[1] < -2
-    proba = attack.predict_proba([[2.0], [-2.0]])
-    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
-    np.testing.assert_allclose(np.log(proba[:, 1] / proba[:, 0]), score)
+    p = query.classifier_.predict_proba([[2.0], [-2.0]])
+    np.testing.assert_allclose(np.log(p[:, 1] / p[:, 0]), score)
 
 
-@pytest.mark.parametrize("attack", [MonteCarloAttack(), GANLeaksAttack(calibrated=True)])
-def test_distance_baselines_need_two_rows_per_class(attack):
-    with pytest.raises(ValueError, match="at least 2 reference rows"):
-        attack.fit_synthetic_reference(np.zeros((3, 2)), np.ones((1, 2)))
+# ---------------------------------------------------------------- the reference formulas
 
 
-def test_monte_carlo_median_radius_of_zero_is_an_error(rng):
-    # Reference rows that are copies of synthetic rows put the median nearest distance at 0:
-    # an ε-ball of radius 0 would count exact copies only (and its self-count rounds).
-    synthetic = rng.normal(size=(10, 2))
-    with pytest.raises(ValueError, match="pass a radius > 0"):
-        MonteCarloAttack(device="cpu").fit_synthetic_reference(synthetic, synthetic[:6])
+def _reference_mc(X_test, X_G):
+    """domias 0.0.5 ``baselines.MC``: squared distances, ε = their median, strict count."""
+    distances = cdist(X_test, X_G, "sqeuclidean")
+    epsilon = np.median(distances.min(axis=1))
+    return (distances < epsilon).sum(axis=1) / len(X_G)
+
+
+def _reference_gan_leaks(X_test, X_G):
+    return np.exp(-cdist(X_test, X_G, "sqeuclidean").min(axis=1))
+
+
+def _reference_gan_leaks_cal(X_test, X_G, X_ref):
+    d_g = cdist(X_test, X_G, "sqeuclidean").min(axis=1)
+    d_r = cdist(X_test, X_ref, "sqeuclidean").min(axis=1)
+    return np.exp(-d_g + d_r)
+
+
+@pytest.fixture(scope="module")
+def leaky():
+    # A leaky release (half the synthetic rows are noisy copies of members) in 4-D, small
+    # enough that exp(-d²) does not underflow for the reference formulas.
+    data = make_planted_leak(100, 100, 600, 600, n_features=4, noise=0.3, random_state=3)
+    return data.X_test, data.membership, data.synthetic, data.reference
+
+
+def test_mc_is_the_reference_formula(leaky):
+    X, m, synthetic, reference = leaky
+    expected = _reference_mc(X, synthetic)
+    ours = attack_scores(ATTACKS["MC (Hilprecht)"], synthetic, reference, X, 0)
+    # 200 targets (even): ε² is a mean of two squared distances, equal to no row's own, so
+    # the closed and the open ball agree on every row.
+    np.testing.assert_allclose(ours, expected)
+    assert roc_auc_score(m, ours) == roc_auc_score(m, expected) > 0.55
+
+
+def test_gan_leaks_and_cal_are_the_reference_formulas(leaky):
+    X, m, synthetic, reference = leaky
+    ours0 = GANLeaksQuery(synthetic).fit_transform(X)[:, 0]
+    np.testing.assert_allclose(np.exp(ours0), _reference_gan_leaks(X, synthetic), rtol=1e-9)
+    ours = attack_scores(ATTACKS["GAN-leaks CAL"], synthetic, reference, X, 0)
+    expected = _reference_gan_leaks_cal(X, synthetic, reference)
+    np.testing.assert_allclose(np.exp(ours), expected, rtol=1e-9)
+    assert roc_auc_score(m, ours) == roc_auc_score(m, expected)
+
+
+def test_mc_of_a_perfect_copy_release_is_maximally_leaky(rng):
+    # The synthetic file is the members file. With more members than non-members among the
+    # targets the median nearest distance is 0: the ball of radius 0 counts exact copies, so
+    # every member scores 1/n and every non-member 0 — AUC 1, not an error. With as many of
+    # each, ε is half the smallest non-member distance and the AUC is still 1.
+    members, non_members = rng.normal(size=(60, 3)), rng.normal(size=(40, 3))
+    X, m = np.vstack([members, non_members]), np.r_[np.ones(60), np.zeros(40)]
+    query = MonteCarloQuery(members, weighting="count").fit(X)
+    assert query.epsilon_ == 0.0
+    score = query.transform(X)[:, 0]
+    np.testing.assert_allclose(score, m / 60)
+    X, m = X[20:], m[20:]
+    score = MonteCarloQuery(members, weighting="count").fit_transform(X)[:, 0]
+    assert roc_auc_score(m, score) == 1.0
+
+
+def test_battery_attacks_are_linear_in_the_synthetic_rows(monkeypatch, leaky):
+    # No synthetic x synthetic pass: every pairwise pass starts from the targets.
+    import sklearn_mace.queries._baselines as baselines
+    import sklearn_mace.queries._synthetic as synthetic_module
+
+    X, _, synthetic, reference = leaky
+    seen = []
+
+    def spy(original):
+        def wrapper(A, B, *args, **kwargs):
+            seen.append(len(A))
+            return original(A, B, *args, **kwargs)
+
+        return wrapper
+
+    monkeypatch.setattr(baselines, "nearest_sq_distances", spy(baselines.nearest_sq_distances))
+    for name in ("nearest_sq_distances", "count_within_radius"):
+        monkeypatch.setattr(synthetic_module, name, spy(getattr(synthetic_module, name)))
+    for name in ("MC (Hilprecht)", "GAN-leaks CAL"):
+        attack_scores(ATTACKS[name], synthetic, reference, X, 0)
+    assert seen and set(seen) == {len(X)}
+
+
+# ---------------------------------------------------------------- deprecated attacks
+
+
+def _quiet(factory):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return factory()
+
+
+@pytest.mark.parametrize(
+    "factory",
+    [
+        SyntheticDensityAttack,
+        MonteCarloAttack,
+        GANLeaksAttack,
+        LOGANAttack,
+        lambda: stack_synthetic_reference([[0.0]], [[1.0]]),
+    ],
+)
+def test_old_attacks_are_deprecated(factory):
+    with pytest.warns(FutureWarning, match="deprecated.*removed in the next release"):
+        factory()
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (
+            lambda: SyntheticDensityAttack(device="cpu"),
+            lambda syn, ref, X: SyntheticDensityQuery(syn, device="cpu"),
+        ),
+        (
+            lambda: MonteCarloAttack(radius=1.0, device="cpu"),
+            lambda syn, ref, X: MonteCarloQuery(syn, epsilon=1.0, weighting="count"),
+        ),
+        (lambda: GANLeaksAttack(device="cpu"), lambda syn, ref, X: GANLeaksQuery(syn)),
+        (
+            lambda: GANLeaksAttack(calibrated=True, device="cpu"),
+            lambda syn, ref, X: GANLeaksQuery(syn, ref, metric="euclidean"),
+        ),
+        (
+            lambda: LOGANAttack(LogisticRegression()),
+            lambda syn, ref, X: LOGANQuery(syn, ref, classifier=LogisticRegression()),
+        ),
+    ],
+)
+def test_old_attack_ranks_equal_the_new_query(old, new, leaky):
+    X, _, synthetic, reference = leaky
+    attack = _quiet(old)
+    _quiet(lambda: attack.fit_synthetic_reference(synthetic, reference))
+    Q = new(synthetic, reference, X).fit_transform(X)[:, 0]
+    np.testing.assert_array_equal(rankdata(attack.decision_function(X)), rankdata(Q))

@@ -6,9 +6,9 @@ import torch
 from scipy.stats import multivariate_normal
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_mace.attacks import DOMIASAttack
 from sklearn_mace.density import BNAFDensity
 from sklearn_mace.density._bnaf import _BNAF
+from sklearn_mace.queries import DOMIASQuery
 
 TINY = {"n_flows": 2, "hidden_dim": 4, "max_epochs": 2, "device": "cpu"}
 
@@ -93,6 +93,8 @@ def test_early_stopping_and_progress_bar(rng, capsys):
 
 def test_domias_with_bnaf_density_gives_finite_scores(rng):
     synthetic, reference = rng.normal(size=(300, 4)) * 0.8, rng.normal(size=(300, 4))
-    attack = DOMIASAttack(BNAFDensity(**TINY, random_state=0), device="cpu")
-    score = attack.fit_synthetic_reference(synthetic, reference).decision_function(reference)
+    query = DOMIASQuery(
+        synthetic, reference, density=BNAFDensity(**TINY, random_state=0), device="cpu"
+    )
+    score = query.fit_transform(reference)[:, 0]
     assert np.all(np.isfinite(score))

@@ -4,9 +4,11 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.naive_bayes import GaussianNB
+from sklearn.pipeline import make_pipeline
 
-from sklearn_mace.attacks import DOMIASAttack, GANLeaksAttack, compare_attacks
+from sklearn_mace.attacks import DOMIASAttack, ThresholdAttack, compare_attacks
 from sklearn_mace.datasets import make_planted_leak
+from sklearn_mace.queries import DOMIASQuery, GANLeaksQuery, NearestSyntheticDistance
 
 M = np.array([1, 1, 1, 0, 0, 0, 1, 0])
 SCORE = np.array([0.9, 0.8, 0.3, 0.7, 0.2, 0.1, 0.6, 0.4])
@@ -45,26 +47,41 @@ def test_groups_lacking_a_class_get_nan_auc():
     assert table[table.group == 1].auc.notna().all()
 
 
-def test_fits_estimators_and_calls_oracles():
+def test_fits_queries_and_attackers_and_calls_oracles():
     data = make_planted_leak(100, 100, 800, 800, n_features=3, random_state=0)
+    syn, ref = data.synthetic, data.reference
+    fitted = DOMIASAttack(syn, ref, device="cpu").fit(data.X_test)
     table = compare_attacks(
         {
             "oracle": data.oracle,
-            "DOMIAS": DOMIASAttack(device="cpu"),
-            "GAN-leaks": GANLeaksAttack(device="cpu"),
+            "DOMIAS query": DOMIASQuery(syn, ref, device="cpu"),
+            "DOMIAS attack": DOMIASAttack(syn, ref, threshold="median", device="cpu"),
+            "DOMIAS fitted": fitted,
+            "DOMIAS rule": make_pipeline(DOMIASQuery(syn, ref, device="cpu"), ThresholdAttack()),
+            "GAN-leaks CAL": GANLeaksQuery(syn, ref, device="cpu"),
         },
         data.X_test,
         data.membership,
-        synthetic=data.synthetic,
-        reference=data.reference,
     )
     assert isinstance(table, pd.DataFrame)
-    assert list(table.attack) == ["oracle", "DOMIAS", "GAN-leaks"]
+    assert list(table.attack)[:2] == ["oracle", "DOMIAS query"]
     assert table.auc.between(0, 1).all()
     assert table.set_index("attack").loc["oracle", "auc"] == pytest.approx(
         np.mean(data.oracle_score[:100, None] > data.oracle_score[None, 100:])
     )
-    assert table.fit_time.iloc[1:].notna().all() and np.isnan(table.fit_time.iloc[0])
+    # The query's column, the attacker's decision_function and the pipeline's rank alike.
+    assert table.auc.iloc[1:5].nunique() == 1
+    # Fitted here (clones), used as fitted, or not fitted at all (callables).
+    assert np.isnan(table.fit_time.iloc[0]) and np.isnan(table.fit_time.iloc[3])
+    assert table.fit_time.iloc[[1, 2, 4, 5]].notna().all()
+
+
+def test_a_query_with_several_columns_is_refused():
+    data = make_planted_leak(20, 20, 100, 100, n_features=2, random_state=0)
+    with pytest.raises(ValueError, match="one score column"):
+        compare_attacks(
+            {"knn": NearestSyntheticDistance(data.synthetic, k=2)}, data.X_test, data.membership
+        )
 
 
 def test_bad_inputs():

@@ -130,7 +130,9 @@ def test_monte_carlo_query_is_eq1(weighting, rng):
     synthetic, X = rng.normal(size=(500, 3)), rng.normal(size=(60, 3))
     query = MonteCarloQuery(synthetic, weighting=weighting, max_chunk_bytes=10_000)
     Q = query.fit_transform(X)
-    eps = np.median(cdist(X, synthetic).min(axis=1))  # the median heuristic
+    # The median heuristic on squared distances (the reference MC); 60 rows: ε² is the mean
+    # of the two middle squared distances, not the square of the two middle distances' mean.
+    eps = np.sqrt(np.median(cdist(X, synthetic, "sqeuclidean").min(axis=1)))
     assert query.epsilon_ == pytest.approx(eps, rel=1e-12)
     np.testing.assert_allclose(
         Q[:, 0], _monte_carlo_truth(X, synthetic, eps, weighting), rtol=1e-9, atol=1e-12
@@ -218,10 +220,14 @@ def test_k_larger_than_the_synthetic_set_and_missing_faiss_are_clear(rng, monkey
     assert NearestSyntheticDistance(rng.normal(size=(3, 3))).fit_transform(X).shape == (5, 1)
 
 
-def test_monte_carlo_median_of_copies_is_an_error():
-    synthetic = np.arange(12.0).reshape(4, 3)
-    with pytest.raises(ValueError, match="pass a float epsilon"):
-        MonteCarloQuery(synthetic).fit(synthetic)
+def test_monte_carlo_median_of_copies_counts_the_copies():
+    # Most records passed to fit are copies of synthetic records (a perfect-copy release):
+    # ε = 0 is valid and the ball counts exact copies (the copy scores, the others 0).
+    synthetic = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]])
+    X = np.array([[0.0, 0.0], [1.0, 1.0], [7.0, 7.0]])
+    query = MonteCarloQuery(synthetic, weighting="count").fit(X)
+    assert query.epsilon_ == 0.0
+    np.testing.assert_allclose(query.transform(X)[:, 0], [1 / 3, 1 / 3, 0.0])
 
 
 def test_queries_compose_with_the_mace_estimators_in_a_pipeline(rng):

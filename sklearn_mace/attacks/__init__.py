@@ -9,6 +9,7 @@ from ._generalized import GeneralizedMetricAttack
 from ._lira import LiRAAttack, logit_confidence
 from ._shadow import ShadowModelAttack, ShadowModels
 from ._synthetic import SyntheticDataAttack, stack_synthetic_reference
+from ._threshold import ThresholdAttack
 
 __all__ = [
     "BTTAttack",
@@ -24,6 +25,7 @@ __all__ = [
     "SyntheticDataAttack",
     "SyntheticDensityAttack",
     "TakeTheTypicalAttack",
+    "ThresholdAttack",
     "btta_expected_metrics",
     "compare_attacks",
     "logit_confidence",

@@ -7,12 +7,13 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
 from sklearn.metrics import roc_auc_score
-from sklearn.utils.validation import check_array, column_or_1d
+from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
 from .._validation import validate_membership
 from ..metrics import top_quantile_precision, tpr_at_fpr
-from ._synthetic import stack_synthetic_reference
+from ._deprecated import _stack
 
 __all__ = ["compare_attacks"]
 
@@ -34,23 +35,45 @@ def _metrics(m, score, tau, fprs, top_qs):
     return row
 
 
+def _is_fitted(estimator):
+    try:
+        check_is_fitted(estimator)
+    except NotFittedError:
+        return False
+    return True
+
+
+def _estimator_scores(estimator, X):
+    """One score per row: ``decision_function``, else the single column of ``transform``."""
+    if hasattr(estimator, "decision_function"):
+        return estimator.decision_function(X)
+    Q = np.asarray(estimator.transform(X))
+    if Q.ndim != 2 or Q.shape[1] != 1:
+        raise ValueError(
+            f"a query used as an attack must give one score column; {type(estimator).__name__} "
+            f"gives shape {Q.shape}."
+        )
+    return Q[:, 0]
+
+
 def _attack_scores(attack, X, stacked):
     """(scores, fit_time, score_time) of one attack; a joblib task, hence module-level."""
     fit_time = score_time = np.nan
-    if hasattr(attack, "decision_function"):
-        if stacked is not None:
-            start = time.perf_counter()
-            attack = clone(attack).fit(*stacked)
-            fit_time = time.perf_counter() - start
+    if hasattr(attack, "fit_synthetic_reference") and stacked is not None:  # deprecated
         start = time.perf_counter()
-        score = attack.decision_function(X)
-        score_time = time.perf_counter() - start
-    elif callable(attack):
+        attack = clone(attack).fit(*stacked)
+        fit_time = time.perf_counter() - start
+    elif hasattr(attack, "fit") and not _is_fitted(attack):
+        # Queries and unsupervised attackers fit on the records under attack (no labels):
+        # MonteCarloQuery's median radius and the "median" cut are set on them.
         start = time.perf_counter()
-        score = attack(X)
-        score_time = time.perf_counter() - start
-    else:
-        score = attack
+        attack = clone(attack).fit(X)
+        fit_time = time.perf_counter() - start
+    if not (hasattr(attack, "fit") or callable(attack)):
+        return attack, fit_time, score_time  # precomputed scores
+    start = time.perf_counter()
+    score = _estimator_scores(attack, X) if hasattr(attack, "fit") else attack(X)
+    score_time = time.perf_counter() - start
     return score, fit_time, score_time
 
 
@@ -76,9 +99,15 @@ def compare_attacks(
     Parameters
     ----------
     attacks : dict of str -> estimator, callable or array-like
-        * an estimator with ``decision_function``: fitted on
-          ``stack_synthetic_reference(synthetic, reference)`` (a clone) when those are
-          given, else used as fitted;
+        * an attacker with ``decision_function`` (:class:`DOMIASAttack`, a pipeline ending
+          in :class:`ThresholdAttack`) or a query with one output column
+          (:class:`~sklearn_mace.queries.DOMIASQuery`, ``GANLeaksQuery``,
+          ``MonteCarloQuery(..., weighting="count")``): used as fitted, or, when not fitted
+          yet, a clone is fitted on ``X`` without labels (the records under attack, as the
+          reference attacks do); its score is ``decision_function(X)`` or the column of
+          ``transform(X)``;
+        * a deprecated attack on stacked rows (``GANLeaksAttack``, …): fitted on the
+          ``synthetic`` and ``reference`` rows when those are given;
         * a callable ``f(X) -> scores`` (e.g. the oracle of
           :func:`~sklearn_mace.datasets.make_planted_leak`);
         * an array of precomputed scores, one per row of ``X``.
@@ -89,7 +118,8 @@ def compare_attacks(
     membership : array-like of shape (n_samples,)
         1 (member) / 0 or -1 (non-member), or booleans.
     synthetic, reference : array-like of shape (n, n_features), default=None
-        Rows to fit estimator attacks on.
+        Rows to fit the deprecated stacked-row attacks on (the new ones take them in their
+        constructor).
     groups : array-like of shape (n_samples,), default=None
         Subgroup of each record; adds one row per attack and group.
     fpr : float or sequence of float, default=(0.01, 0.001)
@@ -119,15 +149,17 @@ def compare_attacks(
 
     Examples
     --------
-    >>> from sklearn_mace.attacks import DOMIASAttack, GANLeaksAttack, compare_attacks
+    >>> from sklearn_mace.attacks import compare_attacks
     >>> from sklearn_mace.datasets import make_planted_leak
+    >>> from sklearn_mace.queries import DOMIASQuery, GANLeaksQuery
     >>> data = make_planted_leak(n_synthetic=2000, n_reference=2000, random_state=0)
+    >>> syn, ref = data.synthetic, data.reference
     >>> table = compare_attacks(
-    ...     {"oracle": data.oracle, "DOMIAS": DOMIASAttack(), "GAN-leaks": GANLeaksAttack()},
-    ...     data.X_test, data.membership,
-    ...     synthetic=data.synthetic, reference=data.reference)
+    ...     {"oracle": data.oracle, "DOMIAS": DOMIASQuery(syn, ref, device="cpu"),
+    ...      "GAN-leaks CAL": GANLeaksQuery(syn, ref, device="cpu")},
+    ...     data.X_test, data.membership)
     >>> list(table["attack"])
-    ['oracle', 'DOMIAS', 'GAN-leaks']
+    ['oracle', 'DOMIAS', 'GAN-leaks CAL']
     """
     if not isinstance(attacks, dict) or not attacks:
         raise TypeError("attacks must be a non-empty dict of name -> attack, callable or scores.")
@@ -145,13 +177,13 @@ def compare_attacks(
     for value in (*fpr, *top_q):
         if not isinstance(value, Real) or not 0 < value <= 1:
             raise ValueError(f"fpr and top_q values must lie in (0, 1]; got {value!r}.")
-    stacked = None if synthetic is None else stack_synthetic_reference(synthetic, reference)
+    stacked = None if synthetic is None else _stack(synthetic, reference)
 
     for name, attack in attacks.items():  # checked before any work is dispatched
-        scorable = hasattr(attack, "decision_function") or callable(attack)
+        scorable = hasattr(attack, "decision_function") or hasattr(attack, "transform")
         if hasattr(attack, "fit") and not scorable:
             raise TypeError(
-                f"attack {name!r} is an estimator without decision_function; "
+                f"attack {name!r} is an estimator without decision_function or transform; "
                 "pass its scores or a callable f(X) -> scores."
             )
     results = Parallel(n_jobs=n_jobs)(

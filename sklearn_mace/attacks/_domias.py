@@ -3,101 +3,88 @@
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.special import expit
-from sklearn.base import _fit_context
+import torch
+from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..density import BANDWIDTH_RULES
-from ._densities import fit_log_density
-from ._synthetic import SyntheticDataAttack
+from ..base import AttackerMixin, ScoreCutMixin
+from ..density._fit import DENSITY_OPTIONS
+from ..density._kde import BANDWIDTH_RULES
+from ..queries._domias import fit_domias_densities, log_density_ratio
+from ..queries._synthetic import validated_rows
+from ._threshold import fit_labels_and_prior, score_cut
 
 __all__ = ["DOMIASAttack"]
 
-DENSITY_OPTIONS = {"kde", "bnaf", "gaussian"}
 
+class DOMIASAttack(AttackerMixin, ScoreCutMixin, BaseEstimator):
+    """DOMIAS: guess "member" where the generator over-represents a record (Eq. 2).
 
-def _finite_log_ratio(log_num, log_den, name):
-    score = np.asarray(log_num, dtype=float) - np.asarray(log_den, dtype=float)
-    if np.isnan(score).any():
-        raise ValueError(
-            f"{name} is NaN for {int(np.isnan(score).sum())} rows: a density returned an "
-            "undefined log density (e.g. -inf in both, from a compact kernel); use density='kde'."
-        )
-    return score
+    ``score_samples(x) = log p_G(x) − log p_R(x)``, with ``p_G`` fitted on the synthetic
+    rows and ``p_R`` on the reference rows given to the constructor, computed in log space
+    (DOMIAS Eq. 2, Thm. 1); ``predict`` says member where it exceeds the cut ``offset_``
+    (``decision_function = score_samples − offset_``, as
+    :class:`~sklearn.ensemble.IsolationForest`). It is
+    ``make_pipeline(DOMIASQuery(synthetic, reference), ThresholdAttack(threshold))`` as one
+    named estimator.
 
-
-class DOMIASAttack(SyntheticDataAttack):
-    """DOMIAS: score a record by how much the generator over-represents it (Eq. 2).
-
-    ``decision_function(x) = log p_G(x) − log p_R(x)``, with ``p_G`` fitted on the synthetic
-    rows and ``p_R`` on the reference rows, computed in log space (DOMIAS Eq. 2, Thm. 1). A
-    record the generator over-represents relative to the population (a local overfit) is
-    guessed to be a member of its training set.
-
-    It is an ordinary binary classifier: ``fit(X, y)`` takes the synthetic rows stacked on
-    the reference rows with ``y = 1`` synthetic / ``0`` reference (see
-    :func:`stack_synthetic_reference` and :meth:`fit_synthetic_reference`), so
-    ``GridSearchCV`` tunes it without membership labels. Test records are then scored;
-    ``score(X_test, membership)`` is the membership advantage (MACE Def. 1).
+    ``fit(X, y=None)`` fits the densities on the constructor rows and the cut on ``X`` (the
+    records under attack); ``y``, when given, is membership (1 = member) and only sets
+    ``classes_`` and ``prior_``. ``score(X, y)`` is the membership advantage at ``prior_``
+    (MACE Def. 1). There is no ``predict_proba``: the density ratio is not a posterior of
+    membership (use ``make_pipeline(DOMIASQuery(...), BayesOptimalMIA())`` with labels).
 
     Parameters
     ----------
+    synthetic : array-like of shape (n_synthetic, n_features)
+        The released synthetic rows ``D_syn``.
+    reference : array-like of shape (n_reference, n_features)
+        The attacker's real rows from the population, ``D_ref`` (DOMIAS §2).
     density : {"kde", "bnaf", "gaussian"} or estimator, default="kde"
-        * ``"kde"``: :class:`~sklearn_mace.density.GaussianKDE` for both densities.
-        * ``"bnaf"``: :class:`~sklearn_mace.density.BNAFDensity` (DOMIAS Table 3 defaults);
-          pass a configured ``BNAFDensity(...)`` instead to change them.
-        * ``"gaussian"``: prior-only ``p_R`` of App. C, a Gaussian from population statistics
-          (``population_mean`` / ``population_cov``, else the reference rows' moments);
-          ``p_G`` is a KDE.
-        * any estimator with ``fit`` and ``score_samples`` (log densities), e.g.
-          ``KernelDensity`` or ``GaussianMixture``; it is cloned for each density.
+        As in :class:`~sklearn_mace.queries.DOMIASQuery`.
     bandwidth : {"scott", "silverman", "cv"} or float, default="scott"
-        KDE bandwidth (``density="kde"`` / ``"gaussian"`` only). The rules scale each data
-        set's covariance as ``scipy.stats.gaussian_kde``; a float is ``h`` in data units;
-        ``"cv"`` picks each density's bandwidth by ``cv``-fold held-out log-likelihood
-        (``h² Σ̂`` with ``h`` on a grid of multiples of Scott's factor).
+        As in :class:`~sklearn_mace.queries.DOMIASQuery` (``"cv"``: cross-validated
+        likelihood with the one-standard-error rule).
     threshold : float or "median", default=0.0
-        ``predict`` guesses "member" where the score exceeds it. ``0.0`` is the likelihood-
-        ratio rule ``p_G(x) > p_R(x)`` and keeps ``predict == (decision_function > 0)``.
-        ``"median"`` is the rule of DOMIAS App. A.1: the median of the scores of the records
-        passed to ``predict`` (half of them are guessed members; the guesses depend on the
-        batch, which is why it is not the default).
+        The cut ``offset_``. ``0.0`` is the likelihood-ratio rule ``p_G(x) > p_R(x)``;
+        ``"median"`` is the rule of DOMIAS App. A.1, the median of the scores of the records
+        passed to ``fit`` (half of them are guessed members).
     cv : int >= 2, default=5
         Folds for ``bandwidth="cv"``.
     population_mean, population_cov : array-like, default=None
-        Population statistics for ``density="gaussian"``: the mean (n_features,) and a
-        covariance matrix or per-feature variances, where ``np.inf`` marks a feature nothing
-        is known about (a flat prior, App. C). ``None`` uses the reference rows' moments.
+        Population statistics for ``density="gaussian"`` (App. C).
     device : {"auto", "cpu", "cuda"}, default="auto"
         Where the KDE sums and BNAF training run.
     random_state : int, RandomState instance or None, default=None
-        Folds of ``bandwidth="cv"`` and BNAF initialisation.
+        ``bandwidth="cv"``'s subsample and folds, BNAF initialisation.
     verbose : int, default=0
         Progress bars of BNAF training.
+    prior : float in (0, 1) or None, default=None
+        ``prior_``: the membership prior of ``score``. ``None``: the member fraction of
+        ``y``, or 0.5 when ``fit`` gets no labels.
+    member_label : object, default=None
+        The label of members in ``y``.
 
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
-        ``[0, 1]``.
+        The labels of ``y`` (``[non-member, member]``), or ``[0, 1]`` without labels.
+    prior_ : float
+    offset_ : float
+        The cut on ``score_samples``.
     density_synthetic_, density_reference_ : object
-        The fitted densities ``p_G`` and ``p_R`` (their ``score_samples`` are log densities).
-    log_class_ratio_ : float
-        ``log(n_synthetic / n_reference)`` of the fitted rows.
-    n_synthetic_, n_reference_ : int
+        The fitted ``p_G`` and ``p_R`` (``score_samples`` = log densities) on ``features_``.
+    features_, ignored_features_ : ndarray of int
+        Columns used, and columns left out as constant (see
+        :class:`~sklearn_mace.queries.DOMIASQuery`).
     n_features_in_ : int
 
     See Also
     --------
-    SyntheticDensityAttack : the Eq. 1 ablation, ``p_G`` alone.
+    sklearn_mace.queries.DOMIASQuery : the score as a query transformer.
+    ThresholdAttack : the cut on any single score column.
     compare_attacks : AUC, accuracy at the median rule, TPR at low FPR, top-q precision.
-
-    Notes
-    -----
-    ``predict_proba(X)[:, 1] = σ(score + log_class_ratio_)`` is the posterior that a row is
-    synthetic under the fitted class ratio (the ordinary classifier view). Its arg-max
-    agrees with ``predict`` at ``threshold=0`` when synthetic and reference sets are equally
-    large (the DOMIAS setting, 10 000 each) and otherwise differs by that ratio, a fact
-    about how many rows were collected, not about membership.
 
     References
     ----------
@@ -112,13 +99,18 @@ class DOMIASAttack(SyntheticDataAttack):
     >>> from sklearn_mace.datasets import make_planted_leak
     >>> data = make_planted_leak(n_synthetic=2000, n_reference=2000, leak_fraction=0.5,
     ...                          noise=0.2, random_state=0)
-    >>> attack = DOMIASAttack().fit_synthetic_reference(data.synthetic, data.reference)
-    >>> score = attack.decision_function(data.X_test)  # log p_G(x) - log p_R(x)
-    >>> round(roc_auc_score(data.membership, score), 2)
+    >>> attack = DOMIASAttack(data.synthetic, data.reference, threshold="median", device="cpu")
+    >>> attack.fit(data.X_test, data.membership)
+    DOMIASAttack(...)
+    >>> round(roc_auc_score(data.membership, attack.decision_function(data.X_test)), 2)
     0.86
+    >>> round(attack.score(data.X_test, data.membership), 2)  # advantage at prior_ = 0.5
+    0.58
     """
 
     _parameter_constraints = {
+        "synthetic": ["array-like"],
+        "reference": ["array-like"],
         "density": [StrOptions(DENSITY_OPTIONS), HasMethods(["fit", "score_samples"])],
         "bandwidth": [
             StrOptions(set(BANDWIDTH_RULES) | {"cv"}),
@@ -128,15 +120,19 @@ class DOMIASAttack(SyntheticDataAttack):
         "cv": [Interval(Integral, 2, None, closed="left")],
         "population_mean": ["array-like", None],
         "population_cov": ["array-like", None],
-        "device": [str],
+        "device": [str, torch.device],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "prior": [Interval(Real, 0, 1, closed="neither"), None],
+        "member_label": "no_validation",
     }
 
     def __init__(
         self,
-        density="kde",
+        synthetic,
+        reference,
         *,
+        density="kde",
         bandwidth="scott",
         threshold=0.0,
         cv=5,
@@ -145,7 +141,11 @@ class DOMIASAttack(SyntheticDataAttack):
         device="auto",
         random_state=None,
         verbose=0,
+        prior=None,
+        member_label=None,
     ):
+        self.synthetic = synthetic
+        self.reference = reference
         self.density = density
         self.bandwidth = bandwidth
         self.threshold = threshold
@@ -155,29 +155,42 @@ class DOMIASAttack(SyntheticDataAttack):
         self.device = device
         self.random_state = random_state
         self.verbose = verbose
+        self.prior = prior
+        self.member_label = member_label
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # The rule is not learnt from y (labels only set classes_ and prior_): no accuracy
+        # on the training labels is promised.
+        tags.classifier_tags.poor_score = True
+        return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Fit ``p_G`` on the synthetic rows and ``p_R`` on the reference rows.
+    def fit(self, X, y=None):
+        """Fit ``p_G`` and ``p_R`` on the constructor rows and the cut on ``X``.
 
         Parameters
         ----------
-        X : array-like of shape (n_synthetic + n_reference, n_features)
-            Synthetic rows stacked on reference rows (any order).
-        y : array-like of shape (n_samples,)
-            1 = synthetic, 0 (or -1, or False) = reference.
+        X : array-like of shape (n_samples, n_features)
+            The records under attack (they set the ``"median"`` cut).
+        y : array-like of shape (n_samples,), default=None
+            Membership labels, used for ``classes_`` and ``prior_`` only.
 
         Returns
         -------
         self : object
         """
-        synthetic, reference = self._fit_sources(X, y)
-        self.density_synthetic_ = fit_log_density(self, synthetic, role="synthetic")
-        self.density_reference_ = fit_log_density(self, reference, role="reference")
-        self.log_class_ratio_ = float(np.log(self.n_synthetic_ / self.n_reference_))
+        X = validate_data(self, X, dtype=np.float64)
+        fit_labels_and_prior(self, y, len(X))  # labels first: their errors come first
+        d = X.shape[1]
+        synthetic = validated_rows(self.synthetic, "synthetic", d)
+        reference = validated_rows(self.reference, "reference", d)
+        fit_domias_densities(self, synthetic, reference)
+        scores = log_density_ratio(self, X) if self.threshold == "median" else None
+        self.offset_ = score_cut(scores, self.threshold)
         return self
 
-    def decision_function(self, X):
+    def score_samples(self, X):
         """DOMIAS score ``log p_G(x) − log p_R(x)`` (Eq. 2 in log space).
 
         Parameters
@@ -189,23 +202,6 @@ class DOMIASAttack(SyntheticDataAttack):
         score : ndarray of shape (n_samples,)
             Larger = more over-represented by the generator = more likely a member.
         """
-        X = self._validate_query(X)
-        return _finite_log_ratio(
-            self.density_synthetic_.score_samples(X),
-            self.density_reference_.score_samples(X),
-            "log p_G(x) - log p_R(x)",
-        )
-
-    def predict_proba(self, X):
-        """``[P(reference | x), P(synthetic | x)]`` at the fitted class ratio.
-
-        ``P(synthetic | x) = σ(log p_G(x) − log p_R(x) + log(n_synthetic / n_reference))``.
-        """
-        p = expit(self.decision_function(X) + self.log_class_ratio_)
-        return np.column_stack([1.0 - p, p])
-
-    def predict(self, X):
-        """Membership guess: 1 where the score exceeds ``threshold`` (see its description)."""
-        score = self.decision_function(X)
-        cut = np.median(score) if self.threshold == "median" else self.threshold
-        return self.classes_[(score > cut).astype(int)]
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return log_density_ratio(self, X)

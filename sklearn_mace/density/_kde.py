@@ -39,6 +39,8 @@ def bandwidth_matrix(X, bandwidth):
 
     * float ``h`` → ``h² I`` (the same data units as ``sklearn.neighbors.KernelDensity``);
     * array of ``d`` floats → ``diag(h_j²)``;
+    * a ``d × d`` symmetric positive-definite array → ``H`` itself (the kernel covariance,
+      e.g. a rule's factor times a regularised covariance);
     * ``"scott"`` / ``"silverman"`` → ``c(n, d)² · Σ̂`` with the full data covariance
       (``ddof=1``), exactly as ``scipy.stats.gaussian_kde``.
 
@@ -62,6 +64,13 @@ def bandwidth_matrix(X, bandwidth):
             )
         return H
     h = np.asarray(bandwidth, dtype=float)
+    if h.ndim == 2:
+        if h.shape != (d, d) or not np.all(np.isfinite(h)) or not np.allclose(h, h.T):
+            raise ValueError(
+                f"bandwidth as a kernel covariance must be a finite symmetric {d}×{d} "
+                f"matrix; got shape {h.shape}."
+            )
+        return h
     if h.ndim == 0:
         h = np.full(d, float(h))
     if h.shape != (d,) or not np.all(np.isfinite(h)) or np.any(h <= 0):
@@ -114,10 +123,11 @@ class GaussianKDE(DensityMixin, BaseEstimator):
 
     Parameters
     ----------
-    bandwidth : float, array-like of shape (n_features,) or {"scott", "silverman"}, \
-default="scott"
-        A float is ``h`` in data units (kernel covariance ``h² I``), an array one ``h`` per
-        feature; the rules scale the full data covariance as ``scipy.stats.gaussian_kde``.
+    bandwidth : float, array-like of shape (n_features,) or (n_features, n_features), \
+or {"scott", "silverman"}, default="scott"
+        A float is ``h`` in data units (kernel covariance ``h² I``), a 1-D array one ``h``
+        per feature, a 2-D array the kernel covariance ``H`` itself; the rules scale the
+        full data covariance as ``scipy.stats.gaussian_kde``.
     device : {"auto", "cpu", "cuda"}, default="auto"
         Where the pairwise sums run; results are NumPy arrays either way.
 
@@ -125,6 +135,8 @@ default="scott"
     ----------
     bandwidth_matrix_ : ndarray of shape (n_features, n_features)
         The kernel covariance ``H``.
+    data_ : ndarray of shape (n_samples_fit_, n_features)
+        The rows the density was fitted on (the kernel centres).
     n_samples_fit_ : int
         Number of rows the density was fitted on (``n`` in the CIs of MACE Thm 3).
     n_features_in_ : int
@@ -170,7 +182,7 @@ default="scott"
             raise ValueError(f"bandwidth={self.bandwidth!r} gives a singular kernel.") from exc
         self._inverse_cholesky = solve_triangular(self._cholesky, np.eye(d), lower=True)
         self._centre = X.mean(axis=0)
-        self._data = X
+        self.data_ = X
         self._whitened = self._whiten(X)
         self._log_norm = (
             -np.log(n) - np.log(np.diag(self._cholesky)).sum() - 0.5 * d * np.log(2 * np.pi)
@@ -227,7 +239,7 @@ default="scott"
         ``tuple(len(a) for a in axes)`` of densities (not logs).
         """
         check_is_fitted(self)
-        return binned_gaussian_kde(self._data, self.bandwidth_matrix_, axes)
+        return binned_gaussian_kde(self.data_, self.bandwidth_matrix_, axes)
 
     def score(self, X, y=None):
         """Total log-likelihood of ``X``: what ``GridSearchCV`` maximizes over bandwidths."""
@@ -237,5 +249,5 @@ default="scott"
         """Draw ``n_samples`` rows from the estimated density (a data row plus kernel noise)."""
         check_is_fitted(self)
         rng = check_random_state(random_state)
-        rows = self._data[rng.randint(len(self._data), size=n_samples)]
+        rows = self.data_[rng.randint(len(self.data_), size=n_samples)]
         return rows + rng.standard_normal((n_samples, self.n_features_in_)) @ self._cholesky.T

@@ -105,7 +105,7 @@ def kde_advantage(
         raise ValueError(f"n_mc_samples must be an int >= 2; got {n_mc_samples!r}.")
     r, q = member_density, nonmember_density
     if integration in ("auto", "grid"):
-        axes = kde_grid_axes([r._data, q._data], [r.bandwidth_matrix_, q.bandwidth_matrix_])
+        axes = kde_grid_axes([r.data_, q.data_], [r.bandwidth_matrix_, q.bandwidth_matrix_])
         if axes is not None:
             diff = prior * r.density_on_grid(axes) - (1 - prior) * q.density_on_grid(axes)
             cell = np.prod([a[1] - a[0] for a in axes])

@@ -20,30 +20,30 @@ from ..utils import (
 )
 from ._base import QueryFeatureNamesMixin
 
-__all__ = ["MonteCarloQuery", "NearestSyntheticDistance"]
+__all__ = ["MonteCarloQuery", "NearestSyntheticDistance", "validated_rows"]
+
+
+def validated_rows(data, name, n_features):
+    """``data`` (constructor rows such as ``synthetic``) as finite float64, ``n_features`` wide."""
+    rows = np.asarray(data) if not hasattr(data, "iloc") else data.to_numpy()
+    if rows.ndim != 2 or rows.shape[0] == 0:
+        raise ValueError(
+            f"{name} must be a non-empty 2-D array (n_{name}, n_features); got shape {rows.shape}."
+        )
+    rows = check_array(rows, dtype=np.float64, input_name=name)
+    if rows.shape[1] != n_features:
+        raise ValueError(
+            f"{name} has {rows.shape[1]} feature(s) but X has {n_features} "
+            f"feature(s); both must describe records the same way."
+        )
+    return rows
 
 
 class _SyntheticQueryMixin(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
     """Validation shared by the queries against a synthetic data set (not used directly)."""
 
     def _validated_synthetic(self, n_features):
-        synthetic = (
-            np.asarray(self.synthetic)
-            if not hasattr(self.synthetic, "iloc")
-            else (self.synthetic.to_numpy())
-        )
-        if synthetic.ndim != 2 or synthetic.shape[0] == 0:
-            raise ValueError(
-                f"synthetic must be a non-empty 2-D array (n_synthetic, n_features); got "
-                f"shape {synthetic.shape}."
-            )
-        synthetic = check_array(synthetic, dtype=np.float64, input_name="synthetic")
-        if synthetic.shape[1] != n_features:
-            raise ValueError(
-                f"synthetic has {synthetic.shape[1]} feature(s) but X has {n_features} "
-                f"feature(s); both must describe records the same way."
-            )
-        return synthetic
+        return validated_rows(self.synthetic, "synthetic", n_features)
 
 
 class NearestSyntheticDistance(_SyntheticQueryMixin):
@@ -184,21 +184,34 @@ class NearestSyntheticDistance(_SyntheticQueryMixin):
 
 
 class MonteCarloQuery(_SyntheticQueryMixin):
-    """Hilprecht et al.'s Monte-Carlo ε-ball query (MACE Eq. 1).
+    """Hilprecht et al.'s Monte-Carlo ε-ball query (MACE Eq. 1); DOMIAS's ``MC`` baseline.
 
     ``Q_S(z) = −(1/n) Σ_i 1[g_i ∈ U_ε(z)] · log d(g_i, z)`` over the ``n`` synthetic records
     ``g_i``, with ``U_ε(z)`` the Euclidean ball of radius ε around ``z`` (``weighting="log"``);
     or the plain Monte-Carlo estimate ``(1/n) Σ_i 1[g_i ∈ U_ε(z)]`` of the probability mass
-    the generator puts near ``z`` (``weighting="count"``). Computed in bounded-memory blocks.
+    the generator puts near ``z`` (``weighting="count"``). Computed in bounded-memory blocks,
+    at a cost linear in the synthetic rows (one nearest-synthetic pass over the records passed
+    to ``fit``, one ball count per transformed record; no synthetic × synthetic pass).
+
+    ``MonteCarloQuery(synthetic, weighting="count")`` fitted on the target records is the
+    reference ``MC`` attack: its column is the membership score (larger = member). The
+    ball is closed (``d ≤ ε``); the reference counts ``d² < ε²``, which differs only for a
+    record at distance exactly ``ε`` (with the median rule, one record when their number is
+    odd) and lets ``ε = 0`` count exact copies.
 
     Parameters
     ----------
     synthetic : array-like of shape (n_synthetic, n_features)
         The synthetic records ``g_1, …, g_n``.
-    epsilon : float or "median", default="median"
-        Radius of the ball. ``"median"`` (Hilprecht et al.'s median heuristic): the median,
-        over the records given to ``fit``, of the distance to their nearest synthetic record;
-        the only thing ``fit`` learns.
+    epsilon : float >= 0 or "median", default="median"
+        Radius of the ball. ``"median"`` (Hilprecht et al.'s median heuristic, Eq. 4 there):
+        ``ε² = median`` over the records given to ``fit`` (the targets) of their squared
+        distance to the nearest synthetic record — the only thing ``fit`` learns, and the
+        reference definition of DOMIAS's ``MC`` baseline (``domias`` 0.0.5
+        ``baselines.MC``; for an odd number of records it is the median distance). A median
+        of 0 is valid: at least half of the targets are exact copies of synthetic records (a
+        perfect-copy release, maximally leaky), and the ball of radius 0 counts the exact
+        copies of each record.
     weighting : {"log", "count"}, default="log"
         ``"log"``: Eq. 1 (distances are floored at ``min_distance`` so that an exact copy
         scores a large finite value rather than infinity); ``"count"``: the fraction of
@@ -233,7 +246,7 @@ class MonteCarloQuery(_SyntheticQueryMixin):
 
     _parameter_constraints = {
         "synthetic": ["array-like"],
-        "epsilon": [Interval(Real, 0, None, closed="neither"), StrOptions({"median"})],
+        "epsilon": [Interval(Real, 0, None, closed="left"), StrOptions({"median"})],
         "weighting": [StrOptions({"log", "count"})],
         "min_distance": [Interval(Real, 0, None, closed="neither")],
         "device": [str, torch.device],
@@ -276,12 +289,9 @@ class MonteCarloQuery(_SyntheticQueryMixin):
             sq = nearest_sq_distances(
                 X, synthetic, device=self.device, max_chunk_bytes=self.max_chunk_bytes
             )
-            self.epsilon_ = float(np.median(np.sqrt(sq)))
-            if self.epsilon_ == 0.0:
-                raise ValueError(
-                    "epsilon='median' gives 0: most records passed to fit are copies of "
-                    "synthetic records; pass a float epsilon > 0."
-                )
+            # ε² is the median squared distance (the reference's ``np.median(min_dist)`` on
+            # squared distances); 0 when most records are copies: the ball counts copies.
+            self.epsilon_ = float(np.sqrt(np.median(sq)))
         else:
             self.epsilon_ = float(self.epsilon)
         self._n_features_out = 1

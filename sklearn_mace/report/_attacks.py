@@ -1,7 +1,9 @@
 """The battery's analyses, as thin adapters around the library's estimators.
 
-Every attack is fitted on the synthetic rows and the reference rows only (the attacker's
-view) and then scores the target records; MACE's estimator is fitted on the
+Every attack is a query transformer of :mod:`sklearn_mace.queries` built on the synthetic
+and reference rows (the attacker's view) and fitted on the target records without their
+labels (MC's median radius is set on them, as in the reference implementation); its one
+column is the targets' membership score; MACE's estimator is fitted on the
 nearest-synthetic distance of the targets with their membership labels (the auditor's view)
 and scores every target with densities fitted without it (cross-fitting).
 
@@ -12,27 +14,36 @@ members from non-members, never on a plug-in estimate.
 
 import numpy as np
 
-from ..attacks import DOMIASAttack, GANLeaksAttack, MonteCarloAttack
 from ..estimation import KDEAdvantageEstimator
 from ..metrics import audit_epsilon, epsilon_lower_bound
-from ..queries import NearestSyntheticDistance
+from ..queries import DOMIASQuery, GANLeaksQuery, MonteCarloQuery, NearestSyntheticDistance
 
 __all__ = ["ATTACKS", "certify_scores", "mace_nearest_distance", "nearest_distance"]
 
-# name -> unfitted attack (given a random_state); fitted with fit_synthetic_reference
+# name -> query factory (synthetic, reference, random_state) -> unfitted one-column query.
+# Each is the reference definition (DOMIAS §4, domias 0.0.5): MC's ε² is the median over the
+# targets of the squared nearest-synthetic distance, GAN-leaks CAL the log of
+# exp(−d²_syn + d²_ref); tests/test_baselines.py pins both against those formulas.
 ATTACKS = {
-    "DOMIAS (KDE, cross-validated bandwidth)": lambda random_state: DOMIASAttack(
-        bandwidth="cv", random_state=random_state
+    "DOMIAS (KDE, cross-validated bandwidth)": lambda synthetic, reference, random_state: (
+        DOMIASQuery(synthetic, reference, bandwidth="cv", random_state=random_state)
     ),
-    "MC (Hilprecht)": lambda random_state: MonteCarloAttack(),
-    "GAN-leaks CAL": lambda random_state: GANLeaksAttack(calibrated=True),
+    "MC (Hilprecht)": lambda synthetic, reference, random_state: MonteCarloQuery(
+        synthetic, weighting="count", epsilon="median"
+    ),
+    "GAN-leaks CAL": lambda synthetic, reference, random_state: GANLeaksQuery(synthetic, reference),
 }
 
 
 def attack_scores(make_attack, synthetic, reference, targets, random_state):
-    """Membership scores of the targets (larger = member) by an attack on synthetic data."""
-    attack = make_attack(random_state).fit_synthetic_reference(synthetic, reference)
-    return attack.decision_function(targets)
+    """Membership scores of the targets (larger = member) by an attack on synthetic data.
+
+    ``make_attack(synthetic, reference, random_state)`` builds the query; it is fitted on the
+    targets (no labels) and its column is the score. The cost is linear in the synthetic
+    rows for MC and GAN-leaks CAL (nearest-neighbour passes from the targets only).
+    """
+    query = make_attack(synthetic, reference, random_state)
+    return query.fit_transform(targets)[:, 0]
 
 
 def nearest_distance(targets, synthetic):

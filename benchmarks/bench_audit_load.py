@@ -1,0 +1,119 @@
+"""`sklearn-mace audit` under load: 5 000 members, 5 000 non-members, up to 200 000 synthetic rows.
+
+The load case of issue #12: 20 numeric columns, 5 000 members and 5 000 non-members (half of
+them become the population reference, as when no reference file is given), and one release
+of 50 000 or 200 000 rows. The release is leaky in a realistic way: 1 % of its rows are
+noisy copies of members, the rest population draws. Each size runs the CLI once in a fresh
+interpreter on CSV files in a temporary folder, and the table shows its wall time, the peak
+resident memory of that interpreter (``ru_maxrss`` of the child), and the ratio to a
+baseline run in the same process: a fresh interpreter that only reads and encodes the same
+files. Target: 200 000 synthetic rows in at most 2 minutes on 2 cores, at most 1 GiB.
+
+    python benchmarks/bench_audit_load.py            # 50 000 and 200 000 synthetic rows
+    python benchmarks/bench_audit_load.py --quick    # 5 000 and 20 000 (a smoke run)
+"""
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+N_FEATURES = 20
+ENCODE_ONLY = """
+import sys
+from sklearn_mace.report import encode_tables, read_table
+paths = dict(arg.split("=", 1) for arg in sys.argv[1:])
+encode_tables({name: read_table(path) for name, path in paths.items()})
+"""
+
+
+def make_tables(n_members, n_non_members, n_synthetic, seed=0):
+    """Correlated Gaussian population; a release with 1 % noisy member copies."""
+    rng = np.random.default_rng(seed)
+    mixing = rng.normal(size=(N_FEATURES, N_FEATURES)) / np.sqrt(N_FEATURES)
+
+    def population(n):
+        return rng.normal(size=(n, N_FEATURES)) @ mixing
+
+    members, non_members = population(n_members), population(n_non_members)
+    n_copies = n_synthetic // 100
+    copies = members[rng.integers(n_members, size=n_copies)]
+    copies = copies + 0.05 * rng.normal(size=copies.shape)
+    synthetic = np.vstack([population(n_synthetic - n_copies), copies])
+    columns = [f"x{j}" for j in range(N_FEATURES)]
+    return {
+        name: pd.DataFrame(values, columns=columns)
+        for name, values in (
+            ("members", members),
+            ("non-members", non_members),
+            ("synthetic", rng.permutation(synthetic)),
+        )
+    }
+
+
+def _child_peak_mib():
+    # ru_maxrss is in KiB on Linux; RUSAGE_CHILDREN holds the largest child so far
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+def _run(argv):
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    start = time.perf_counter()
+    subprocess.run(argv, check=False, capture_output=True, text=True, env=env)
+    return time.perf_counter() - start
+
+
+def bench(n_synthetic, *, n_members=5000, n_non_members=5000, seed=0):
+    with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder)
+        paths = {}
+        for name, frame in make_tables(n_members, n_non_members, n_synthetic, seed).items():
+            paths[name] = folder / f"{name}.csv"
+            frame.to_csv(paths[name], index=False)
+        baseline = _run(
+            [sys.executable, "-c", ENCODE_ONLY, *(f"{k}={v}" for k, v in paths.items())]
+        )
+        argv = [
+            sys.executable,
+            "-m",
+            "sklearn_mace",
+            "audit",
+            "--members",
+            str(paths["members"]),
+            "--non-members",
+            str(paths["non-members"]),
+            "--synthetic",
+            f"release={paths['synthetic']}",
+            "--out",
+            str(folder / "out"),
+            "--quiet",
+        ]
+        wall = _run(argv)
+        summary = pd.read_csv(folder / "out" / "summary.csv")
+    return wall, baseline, _child_peak_mib(), summary
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="5 000 and 20 000 rows")
+    args = parser.parse_args(argv)
+    sizes = (5_000, 20_000) if args.quick else (50_000, 200_000)
+    print(f"{'synthetic rows':>14} {'wall s':>8} {'encode-only s':>14} {'ratio':>6} {'peak MiB':>9}")
+    for n in sizes:
+        wall, baseline, peak, summary = bench(n)
+        print(f"{n:>14} {wall:>8.1f} {baseline:>14.1f} {wall / baseline:>6.1f} {peak:>9.0f}")
+        failed = summary.loc[summary["status"] == "failed", "analysis"].tolist()
+        if failed:
+            print(f"{'':>14} failed analyses: {failed}")
+    print("peak MiB is the largest child so far (the encode-only baseline included).")
+
+
+if __name__ == "__main__":
+    main()

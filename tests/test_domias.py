@@ -8,8 +8,9 @@ from sklearn.mixture import GaussianMixture
 from sklearn.model_selection import GridSearchCV
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_mace.attacks import DOMIASAttack, stack_synthetic_reference
+from sklearn_mace.attacks import DOMIASAttack
 from sklearn_mace.attacks._densities import GaussianPrior
+from sklearn_mace.attacks._synthetic import stack_synthetic_reference
 from sklearn_mace.datasets import make_planted_leak
 from sklearn_mace.utils._testing import expected_failed_checks
 

@@ -363,7 +363,7 @@ def test_scorers_work_by_name_in_cross_validation(rng):
 def test_scorer_dict_is_multimetric_scoring_by_name(rng):
     from sklearn.model_selection import GridSearchCV
 
-    from sklearn_mace.metrics import SCORERS
+    from sklearn_mace.metrics._scorers import SCORERS
 
     X = rng.normal(size=(300, 2))
     m = (X[:, 0] + rng.normal(size=300) > 0).astype(int)

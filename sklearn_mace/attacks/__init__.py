@@ -1,31 +1,22 @@
-"""Membership-inference attacks as scikit-learn classifiers."""
+"""Membership-inference attacks as scikit-learn classifiers (``docs/design.md``)."""
 
-from ._baselines import GANLeaksAttack, LOGANAttack, MonteCarloAttack, SyntheticDensityAttack
-from ._bayes import BayesOptimalMIA
-from ._btta import BTTAttack, TakeTheTypicalAttack, btta_expected_metrics
-from ._compare import compare_attacks
-from ._domias import DOMIASAttack
-from ._generalized import GeneralizedMetricAttack
-from ._lira import LiRAAttack, logit_confidence
-from ._shadow import ShadowModelAttack, ShadowModels
-from ._synthetic import SyntheticDataAttack, stack_synthetic_reference
+from .._lazy import attach
 
-__all__ = [
-    "BTTAttack",
-    "BayesOptimalMIA",
-    "DOMIASAttack",
-    "GANLeaksAttack",
-    "GeneralizedMetricAttack",
-    "LOGANAttack",
-    "LiRAAttack",
-    "MonteCarloAttack",
-    "ShadowModelAttack",
-    "ShadowModels",
-    "SyntheticDataAttack",
-    "SyntheticDensityAttack",
-    "TakeTheTypicalAttack",
-    "btta_expected_metrics",
-    "compare_attacks",
-    "logit_confidence",
-    "stack_synthetic_reference",
-]
+__getattr__, __dir__, __all__ = attach(
+    __name__,
+    {
+        "._baselines": [
+            "GANLeaksAttack",
+            "LOGANAttack",
+            "MonteCarloAttack",
+            "SyntheticDensityAttack",
+        ],
+        "._bayes": ["BayesOptimalMIA"],
+        "._btta": ["BTTAttack", "TakeTheTypicalAttack", "btta_expected_metrics"],
+        "._compare": ["compare_attacks"],
+        "._domias": ["DOMIASAttack"],
+        "._generalized": ["GeneralizedMetricAttack"],
+        "._lira": ["LiRAAttack", "logit_confidence"],
+        "._shadow": ["ShadowModelAttack", "ShadowModels"],
+    },
+)

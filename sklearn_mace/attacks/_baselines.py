@@ -29,8 +29,8 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..density import BANDWIDTH_RULES
-from ..utils import count_within_radius, nearest_sq_distances
+from ..density._kde import BANDWIDTH_RULES
+from ..utils._neighbors import count_within_radius, nearest_sq_distances
 from ._densities import fit_log_density
 from ._synthetic import SyntheticDataAttack
 

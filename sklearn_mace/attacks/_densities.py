@@ -14,7 +14,8 @@ from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..density import BANDWIDTH_RULES, GaussianKDE
+from ..density import GaussianKDE
+from ..density._kde import BANDWIDTH_RULES
 
 __all__ = ["CV_BANDWIDTH_FACTORS", "CVBandwidthKDE", "GaussianPrior", "fit_log_density"]
 

@@ -7,7 +7,7 @@ from scipy.special import expit
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from ..density import BANDWIDTH_RULES
+from ..density._kde import BANDWIDTH_RULES
 from ._densities import fit_log_density
 from ._synthetic import SyntheticDataAttack
 

@@ -35,7 +35,7 @@ def stack_synthetic_reference(synthetic, reference):
 
     Examples
     --------
-    >>> from sklearn_mace.attacks import stack_synthetic_reference
+    >>> from sklearn_mace.attacks._synthetic import stack_synthetic_reference
     >>> X, y = stack_synthetic_reference([[0.0, 1.0]], [[2.0, 3.0], [4.0, 5.0]])
     >>> y
     array([1, 0, 0])

@@ -4,16 +4,14 @@ Each query is a scikit-learn transformer ``records -> (n, q)`` whose output feed
 and estimation estimators. Hybrid queries (MACE Eq. 4) are a ``FeatureUnion`` of these.
 """
 
-from ._classifier import ClassifierQuery
-from ._discriminator import DiscriminatorQuery, MultiDiscriminatorQuery
-from ._generator import GeneratorReconstructionQuery
-from ._synthetic import MonteCarloQuery, NearestSyntheticDistance
+from .._lazy import attach
 
-__all__ = [
-    "ClassifierQuery",
-    "DiscriminatorQuery",
-    "GeneratorReconstructionQuery",
-    "MonteCarloQuery",
-    "MultiDiscriminatorQuery",
-    "NearestSyntheticDistance",
-]
+__getattr__, __dir__, __all__ = attach(
+    __name__,
+    {
+        "._classifier": ["ClassifierQuery"],
+        "._discriminator": ["DiscriminatorQuery", "MultiDiscriminatorQuery"],
+        "._generator": ["GeneratorReconstructionQuery"],
+        "._synthetic": ["MonteCarloQuery", "NearestSyntheticDistance"],
+    },
+)

@@ -157,7 +157,7 @@ default="scott"
         "prior": [Interval(Real, 0, 1, closed="neither"), None],
         "metric": [StrOptions(set(METRIC_NAMES)), GeneralizedMetric],
         "confidence": [Interval(Real, 0, 1, closed="neither")],
-        "device": [str, TorchDevice()],
+        "device": [str, TorchDevice],
     }
 
     def __init__(

@@ -153,7 +153,7 @@ default="scott"
             StrOptions(set(BANDWIDTH_RULES)),
             "array-like",
         ],
-        "device": [str, TorchDevice()],
+        "device": [str, TorchDevice],
     }
 
     def __init__(self, bandwidth="scott", *, device="auto"):

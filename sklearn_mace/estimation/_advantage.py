@@ -383,7 +383,7 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
         "max_crossfit_samples": [Interval(Integral, 4, None, closed="left")],
         "integration": [StrOptions({"auto", "grid", "monte_carlo"})],
         "n_mc_samples": [Interval(Integral, 2, None, closed="left")],
-        "device": [str, TorchDevice()],
+        "device": [str, TorchDevice],
     }
 
     def __init__(

@@ -131,7 +131,7 @@ class TorchQueryMixin(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
 
     _parameter_constraints = {
         "input_shape": [tuple, None],
-        "device": [str, TorchDevice()],
+        "device": [str, TorchDevice],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "verbose": ["verbose"],
     }

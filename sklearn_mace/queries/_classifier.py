@@ -248,7 +248,7 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
         "layer": [None, str],
         "torch_output": [StrOptions({"logits", "proba"})],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "device": [str, TorchDevice()],
+        "device": [str, TorchDevice],
     }
 
     def __init__(

@@ -98,7 +98,7 @@ class NearestSyntheticDistance(_SyntheticQueryMixin):
         "metric": [StrOptions({"euclidean", "sqeuclidean"})],
         "k": [Interval(Integral, 1, None, closed="left")],
         "backend": [StrOptions({"auto", "torch", "faiss"})],
-        "device": [str, TorchDevice()],
+        "device": [str, TorchDevice],
         "max_chunk_bytes": [Interval(Integral, 1, None, closed="left")],
     }
 
@@ -230,7 +230,7 @@ class MonteCarloQuery(_SyntheticQueryMixin):
         "epsilon": [Interval(Real, 0, None, closed="neither"), StrOptions({"median"})],
         "weighting": [StrOptions({"log", "count"})],
         "min_distance": [Interval(Real, 0, None, closed="neither")],
-        "device": [str, TorchDevice()],
+        "device": [str, TorchDevice],
         "max_chunk_bytes": [Interval(Integral, 1, None, closed="left")],
     }
 

@@ -6,24 +6,30 @@ estimators (``GaussianKDE``, ``BayesOptimalMIA``) can be imported without it
 """
 
 import numpy as np
-from sklearn.utils._param_validation import _Constraint
 
 __all__ = ["TorchDevice", "resolve_device", "to_numpy", "to_tensor"]
 
 
-class TorchDevice(_Constraint):
-    """Parameter constraint: an instance of ``torch.device``, checked without importing torch.
+class _NamedTypeCheck(type):
+    """``isinstance`` by the type's module and name, so the checked type need not be imported."""
 
-    Used as ``"device": [str, TorchDevice()]`` in ``_parameter_constraints``: a
-    ``torch.device`` can only exist once torch was imported, so its type is matched by name.
+    def __instancecheck__(cls, obj):
+        return any(
+            t.__name__ == cls.__qualname__ and t.__module__ == cls.__module__
+            for t in type(obj).__mro__
+        )
+
+
+class TorchDevice(metaclass=_NamedTypeCheck):
+    """Stand-in for ``torch.device`` in ``_parameter_constraints``, without importing torch.
+
+    ``"device": [str, TorchDevice]`` accepts a ``torch.device`` (which can only exist once
+    torch was imported), and scikit-learn's error message names ``torch.device``.
     """
 
-    def is_satisfied_by(self, val):
-        cls = type(val)
-        return cls.__name__ == "device" and cls.__module__.split(".")[0] == "torch"
 
-    def __str__(self):
-        return "an instance of 'torch.device'"
+TorchDevice.__module__ = "torch"
+TorchDevice.__qualname__ = TorchDevice.__name__ = "device"
 
 
 def resolve_device(device="auto"):

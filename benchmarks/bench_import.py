@@ -66,11 +66,11 @@ def main(argv=None):
     empty = median["empty interpreter"]
     base_net = median["baseline"] - empty
     print(f"{args.repeat} fresh interpreters per row, medians; {sys.executable}")
-    print(f"{'statement':<32} {'wall s':>7} {'net s':>7} {'net / baseline':>15}")
+    print(f"{'statement':<36} {'wall s':>7} {'net s':>7} {'net / baseline':>15}")
     for label, _ in STATEMENTS:
         net = median[label] - empty
-        ratio = "" if label == "empty interpreter" else f"{net / base_net:.2f}"
-        print(f"{label:<32} {median[label]:7.3f} {net:7.3f} {ratio:>15}")
+        ratio = "" if label == "empty interpreter" else f"{net / base_net:.3f}"
+        print(f"{label:<36} {median[label]:7.3f} {net:7.3f} {ratio:>15}")
     ratio = (median["import sklearn_mace"] - empty) / base_net
     verdict = "meets" if ratio <= TARGET else "MISSES"
     print(f"`import sklearn_mace` = {ratio:.2f} x baseline ({BASELINE}): {verdict} ≤ {TARGET}x")

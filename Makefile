@@ -31,8 +31,11 @@ test: $(STAMP)
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -m slow
 
+# the linter and the formatter, over everything the repository ships
+LINT_PATHS := sklearn_mace tests examples benchmarks
 lint: $(STAMP)
-	$(BIN)/ruff check sklearn_mace tests examples benchmarks
+	$(BIN)/ruff check $(LINT_PATHS)
+	$(BIN)/ruff format --check $(LINT_PATHS)
 
 clean:
 	rm -rf $(VENV) mace-output *.egg-info

@@ -45,9 +45,10 @@ from scipy.stats import gaussian_kde, norm
 from sklearn.neighbors import KernelDensity
 
 from sklearn_mace import BayesOptimalMIA
-from sklearn_mace.density import gaussian_log_kernel_sum, kde_grid_axes
+from sklearn_mace.density._grid import kde_grid_axes
+from sklearn_mace.density._kde import gaussian_log_kernel_sum
 from sklearn_mace.estimation import kde_advantage
-from sklearn_mace.utils import DEFAULT_CHUNK_BYTES
+from sklearn_mace.utils._chunks import DEFAULT_CHUNK_BYTES
 
 PRIOR = 0.5
 

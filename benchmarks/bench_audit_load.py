@@ -105,7 +105,8 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="5 000 and 20 000 rows")
     args = parser.parse_args(argv)
     sizes = (5_000, 20_000) if args.quick else (50_000, 200_000)
-    print(f"{'synthetic rows':>14} {'wall s':>8} {'encode-only s':>14} {'ratio':>6} {'peak MiB':>9}")
+    header = ("synthetic rows", "wall s", "encode-only s", "ratio", "peak MiB")
+    print(" ".join(f"{h:>{w}}" for h, w in zip(header, (14, 8, 14, 6, 9), strict=True)))
     for n in sizes:
         wall, baseline, peak, summary = bench(n)
         print(f"{n:>14} {wall:>8.1f} {baseline:>14.1f} {wall / baseline:>6.1f} {peak:>9.0f}")

@@ -24,7 +24,8 @@ import torch
 from scipy.stats import mannwhitneyu
 
 from sklearn_mace import BayesOptimalMIA, DiscriminatorQuery, KDEAdvantageEstimator
-from sklearn_mace.datasets import JSGAN, add_white_box, load_digit_images, split_members
+from sklearn_mace.datasets import add_white_box, load_digit_images, split_members
+from sklearn_mace.generative import JSGAN
 
 torch.set_num_threads(1)  # small MLPs: one thread is fastest, most of all on a shared CPU
 SEED = 0

@@ -35,7 +35,8 @@ from sklearn_mace import (
     NearestSyntheticDistance,
     membership_experiment,
 )
-from sklearn_mace.datasets import JSGAN, load_digit_images, split_members
+from sklearn_mace.datasets import load_digit_images, split_members
+from sklearn_mace.generative import JSGAN
 from sklearn_mace.metrics import membership_advantage
 
 torch.set_num_threads(1)  # small MLPs: one thread is fastest, most of all on a shared CPU

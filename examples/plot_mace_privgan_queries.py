@@ -25,7 +25,8 @@ import torch
 from sklearn.model_selection import StratifiedKFold, cross_val_score
 
 from sklearn_mace import KDEAdvantageEstimator, MultiDiscriminatorQuery, membership_experiment
-from sklearn_mace.datasets import PrivGAN, load_digit_images, split_members
+from sklearn_mace.datasets import load_digit_images, split_members
+from sklearn_mace.generative import PrivGAN
 
 torch.set_num_threads(1)  # small MLPs: one thread is fastest, most of all on a shared CPU
 SEED = 0

@@ -20,7 +20,8 @@ import numpy as np
 import torch
 
 from sklearn_mace import KDEAdvantageEstimator, NearestSyntheticDistance, membership_experiment
-from sklearn_mace.datasets import JSGAN, load_digit_images, split_members
+from sklearn_mace.datasets import load_digit_images, split_members
+from sklearn_mace.generative import JSGAN
 
 torch.set_num_threads(1)  # small MLPs: one thread is fastest, most of all on a shared CPU
 SEED = 0

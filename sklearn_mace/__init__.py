@@ -5,57 +5,61 @@ its training set? MACE (optimal membership advantage and individual privacy risk
 confidence intervals), DOMIAS (density-ratio attack on synthetic data) and Bayesian
 Take-the-Typical, as estimators and transformers that compose with ``Pipeline``,
 ``GridSearchCV`` and ``cross_val_score``.
+
+The names below load on first use (``docs/design.md``, "Imports"): ``import sklearn_mace``
+imports neither torch nor pandas.
 """
 
-from .attacks import (
-    BayesOptimalMIA,
-    BTTAttack,
-    DOMIASAttack,
-    GANLeaksAttack,
-    GeneralizedMetricAttack,
-    LiRAAttack,
-    LOGANAttack,
-    MonteCarloAttack,
-    ShadowModelAttack,
-    ShadowModels,
-    SyntheticDensityAttack,
-    TakeTheTypicalAttack,
-    compare_attacks,
-)
-from .estimation import KDEAdvantageEstimator
-from .experiment import PriorSampler, membership_experiment
-from .queries import (
-    ClassifierQuery,
-    DiscriminatorQuery,
-    GeneratorReconstructionQuery,
-    MonteCarloQuery,
-    MultiDiscriminatorQuery,
-    NearestSyntheticDistance,
-)
+from ._lazy import attach
 
 __version__ = "0.1.0.dev0"
 
-__all__ = [
-    "BTTAttack",
-    "BayesOptimalMIA",
-    "ClassifierQuery",
-    "DOMIASAttack",
-    "DiscriminatorQuery",
-    "GANLeaksAttack",
-    "GeneralizedMetricAttack",
-    "GeneratorReconstructionQuery",
-    "KDEAdvantageEstimator",
-    "LOGANAttack",
-    "LiRAAttack",
-    "MonteCarloAttack",
-    "MonteCarloQuery",
-    "MultiDiscriminatorQuery",
-    "NearestSyntheticDistance",
-    "PriorSampler",
-    "ShadowModelAttack",
-    "ShadowModels",
-    "SyntheticDensityAttack",
-    "TakeTheTypicalAttack",
-    "compare_attacks",
-    "membership_experiment",
-]
+__getattr__, __dir__, __all__ = attach(
+    __name__,
+    {
+        "._validation": ["MembershipLabelWarning"],
+        ".attacks": [
+            "BTTAttack",
+            "BayesOptimalMIA",
+            "DOMIASAttack",
+            "GANLeaksAttack",
+            "GeneralizedMetricAttack",
+            "LOGANAttack",
+            "LiRAAttack",
+            "MonteCarloAttack",
+            "ShadowModelAttack",
+            "ShadowModels",
+            "SyntheticDensityAttack",
+            "TakeTheTypicalAttack",
+            "ThresholdAttack",
+            "compare_attacks",
+        ],
+        ".estimation": ["KDEAdvantageEstimator"],
+        ".experiment": ["PriorSampler", "membership_experiment"],
+        ".queries": [
+            "ClassifierQuery",
+            "DOMIASQuery",
+            "DiscriminatorQuery",
+            "GANLeaksQuery",
+            "GeneratorReconstructionQuery",
+            "LOGANQuery",
+            "MonteCarloQuery",
+            "MultiDiscriminatorQuery",
+            "NearestSyntheticDistance",
+            "SyntheticDensityQuery",
+        ],
+    },
+    submodules=[
+        "attacks",
+        "base",
+        "datasets",
+        "density",
+        "disclosure",
+        "estimation",
+        "experiment",
+        "generative",
+        "metrics",
+        "queries",
+        "report",
+    ],
+)

@@ -71,8 +71,8 @@ def run_demo(out="mace-output/demo", random_state=0, verbose=True):
     """Audit the two demo releases, write the report under ``out`` and print the summary."""
     from pathlib import Path
 
-    from .cli import print_summary
     from .report import audit, write_report
+    from .report._summary import print_summary
 
     out = Path(out)
     members, non_members, reference, releases = make_demo_tables(random_state)

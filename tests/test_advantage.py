@@ -9,12 +9,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_mace import KDEAdvantageEstimator
 from sklearn_mace.density import GaussianKDE
-from sklearn_mace.estimation import (
-    histogram_advantage,
-    kde_advantage,
-    max_query_advantage,
-    mcdiarmid_half_width,
-)
+from sklearn_mace.estimation import histogram_advantage, kde_advantage, max_query_advantage
+from sklearn_mace.estimation._advantage import mcdiarmid_half_width
 from sklearn_mace.utils._testing import expected_failed_checks
 
 

@@ -5,7 +5,7 @@ import pytest
 
 from sklearn_mace._demo import make_demo_tables
 from sklearn_mace.report import encode_tables
-from sklearn_mace.utils import nearest_sq_distances
+from sklearn_mace.utils._neighbors import nearest_sq_distances
 
 
 def test_demo_tables_plant_the_contrast():

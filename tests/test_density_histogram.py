@@ -5,7 +5,8 @@ import pytest
 from scipy.stats import binomtest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_mace.density import HistogramDensity, clopper_pearson_interval, histogram_edges
+from sklearn_mace.density import HistogramDensity, clopper_pearson_interval
+from sklearn_mace.density._histogram import histogram_edges
 from sklearn_mace.utils._testing import expected_failed_checks
 
 

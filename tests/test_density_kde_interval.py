@@ -5,13 +5,9 @@ import pytest
 from scipy import integrate, optimize
 from scipy.stats import gaussian_kde, norm
 
-from sklearn_mace.density import (
-    GaussianKDE,
-    binned_gaussian_kde,
-    gaussian_kernel_squared_integral,
-    kde_grid_axes,
-    linear_binning,
-)
+from sklearn_mace.density import GaussianKDE
+from sklearn_mace.density._grid import binned_gaussian_kde, kde_grid_axes, linear_binning
+from sklearn_mace.density._kde import gaussian_kernel_squared_integral
 
 
 def test_mu_k_is_the_integral_of_the_squared_kernel():

@@ -9,12 +9,11 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn_mace.disclosure import (
     AttributeInferenceRisk,
     LinkabilityRisk,
-    clopper_pearson,
     disclosure_summary,
-    random_link_rate,
-    residual_risk,
 )
+from sklearn_mace.disclosure._linkability import random_link_rate
 from sklearn_mace.disclosure._mixed import MixedTable
+from sklearn_mace.disclosure._rates import clopper_pearson, residual_risk
 
 
 @parametrize_with_checks(

@@ -8,15 +8,8 @@ import torch
 from sklearn.metrics import roc_auc_score
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_mace.datasets import (
-    JSGAN,
-    WGANGP,
-    PrivGAN,
-    add_white_box,
-    load_digit_images,
-    load_mnist_images,
-    split_members,
-)
+from sklearn_mace.datasets import add_white_box, load_digit_images, load_mnist_images, split_members
+from sklearn_mace.generative import JSGAN, WGANGP, PrivGAN
 from sklearn_mace.queries import DiscriminatorQuery, MultiDiscriminatorQuery
 from sklearn_mace.utils._testing import expected_failed_checks
 

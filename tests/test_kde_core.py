@@ -7,8 +7,8 @@ from scipy.special import logsumexp
 from sklearn.model_selection import GridSearchCV
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_mace.density import GaussianKDE, bandwidth_matrix
-from sklearn_mace.density._kde import gaussian_log_kernel_sum
+from sklearn_mace.density import GaussianKDE
+from sklearn_mace.density._kde import bandwidth_matrix, gaussian_log_kernel_sum
 
 
 def brute_force_log_kde(Q, X, H):

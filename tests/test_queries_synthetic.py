@@ -13,7 +13,7 @@ from sklearn.pipeline import FeatureUnion, make_pipeline
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_mace.queries import DiscriminatorQuery, MonteCarloQuery, NearestSyntheticDistance
-from sklearn_mace.utils import nearest_sq_distances
+from sklearn_mace.utils._neighbors import nearest_sq_distances
 from tests._query_models import (
     RowMean,
     query_expected_failed_checks,

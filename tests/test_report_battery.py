@@ -30,7 +30,7 @@ def _full_release_only(monkeypatch):
 
 
 def _raise(message):
-    def make_attack(random_state):
+    def make_attack(synthetic, reference, random_state):
         raise RuntimeError(message)
 
     return make_attack

@@ -6,12 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from sklearn_mace.utils import (
-    count_within_radius,
-    nearest_sq_distances,
-    resolve_device,
-    row_chunks,
-)
+from sklearn_mace.utils._chunks import row_chunks
+from sklearn_mace.utils._neighbors import count_within_radius, nearest_sq_distances
+from sklearn_mace.utils._torch import resolve_device
 
 
 def pairwise_sq(X, Y):

@@ -1,33 +1,31 @@
-"""Membership-inference attacks as scikit-learn classifiers."""
+"""Membership-inference attacks as scikit-learn classifiers (``docs/design.md``).
 
-from ._baselines import GANLeaksAttack, LOGANAttack, MonteCarloAttack, SyntheticDensityAttack
-from ._bayes import BayesOptimalMIA
-from ._btta import BTTAttack, TakeTheTypicalAttack, btta_expected_metrics
-from ._compare import compare_attacks
-from ._domias import DOMIASAttack
-from ._generalized import GeneralizedMetricAttack
-from ._lira import LiRAAttack, logit_confidence
-from ._shadow import ShadowModelAttack, ShadowModels
-from ._synthetic import SyntheticDataAttack, stack_synthetic_reference
-from ._threshold import ThresholdAttack
+``GANLeaksAttack``, ``LOGANAttack``, ``MonteCarloAttack``, ``SyntheticDensityAttack``,
+``SyntheticDataAttack`` and ``stack_synthetic_reference`` are deprecated (the synthetic-data
+signals are query transformers now, see :mod:`sklearn_mace.queries`) and go in the next
+release.
+"""
 
-__all__ = [
-    "BTTAttack",
-    "BayesOptimalMIA",
-    "DOMIASAttack",
-    "GANLeaksAttack",
-    "GeneralizedMetricAttack",
-    "LOGANAttack",
-    "LiRAAttack",
-    "MonteCarloAttack",
-    "ShadowModelAttack",
-    "ShadowModels",
-    "SyntheticDataAttack",
-    "SyntheticDensityAttack",
-    "TakeTheTypicalAttack",
-    "ThresholdAttack",
-    "btta_expected_metrics",
-    "compare_attacks",
-    "logit_confidence",
-    "stack_synthetic_reference",
-]
+from .._lazy import attach
+
+__getattr__, __dir__, __all__ = attach(
+    __name__,
+    {
+        "._bayes": ["BayesOptimalMIA"],
+        "._btta": ["BTTAttack", "TakeTheTypicalAttack", "btta_expected_metrics"],
+        "._compare": ["compare_attacks"],
+        "._deprecated": [
+            "GANLeaksAttack",
+            "LOGANAttack",
+            "MonteCarloAttack",
+            "SyntheticDataAttack",
+            "SyntheticDensityAttack",
+            "stack_synthetic_reference",
+        ],
+        "._domias": ["DOMIASAttack"],
+        "._generalized": ["GeneralizedMetricAttack"],
+        "._lira": ["LiRAAttack", "logit_confidence"],
+        "._shadow": ["ShadowModelAttack", "ShadowModels"],
+        "._threshold": ["ThresholdAttack"],
+    },
+)

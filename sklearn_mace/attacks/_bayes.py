@@ -3,15 +3,18 @@
 from numbers import Integral, Real
 
 import numpy as np
-import torch
 from scipy.special import expit, logit
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import AttackerMixin, resolve_prior
-from ..density import BANDWIDTH_RULES, GaussianKDE, HistogramDensity, histogram_edges
-from ..metrics import METRIC_NAMES, GeneralizedMetric
+from ..density import GaussianKDE, HistogramDensity
+from ..density._histogram import histogram_edges
+from ..density._kde import BANDWIDTH_RULES
+from ..metrics import GeneralizedMetric
+from ..metrics._generalized import METRIC_NAMES
+from ..utils._torch import TorchDevice
 
 __all__ = ["BayesOptimalMIA", "generalized_individual_risk", "resolve_metric"]
 
@@ -174,7 +177,7 @@ default="scott"
         "prior": [Interval(Real, 0, 1, closed="neither"), None],
         "metric": [StrOptions(set(METRIC_NAMES)), GeneralizedMetric],
         "confidence": [Interval(Real, 0, 1, closed="neither")],
-        "device": [str, torch.device],
+        "device": [str, TorchDevice],
         "member_label": "no_validation",
     }
 

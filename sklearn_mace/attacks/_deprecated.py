@@ -38,7 +38,7 @@ from ..density._fit import fit_log_density
 from ..density._kde import BANDWIDTH_RULES
 from ..metrics._membership import membership_advantage
 from ..queries._baselines import _default_classifier
-from ..utils import count_within_radius, nearest_sq_distances
+from ..utils._neighbors import count_within_radius, nearest_sq_distances
 
 __all__ = [
     "GANLeaksAttack",

@@ -3,7 +3,6 @@
 from numbers import Integral, Real
 
 import numpy as np
-import torch
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -13,6 +12,7 @@ from ..density._fit import DENSITY_OPTIONS
 from ..density._kde import BANDWIDTH_RULES
 from ..queries._domias import fit_domias_densities, log_density_ratio
 from ..queries._synthetic import validated_rows
+from ..utils._torch import TorchDevice
 from ._threshold import fit_labels_and_prior, score_cut
 
 __all__ = ["DOMIASAttack"]
@@ -120,7 +120,7 @@ class DOMIASAttack(AttackerMixin, ScoreCutMixin, BaseEstimator):
         "cv": [Interval(Integral, 2, None, closed="left")],
         "population_mean": ["array-like", None],
         "population_cov": ["array-like", None],
-        "device": [str, torch.device],
+        "device": [str, TorchDevice],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "prior": [Interval(Real, 0, 1, closed="neither"), None],

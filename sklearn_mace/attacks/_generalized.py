@@ -10,7 +10,8 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import AttackerMixin, resolve_prior
-from ..metrics import METRIC_NAMES, GeneralizedMetric
+from ..metrics import GeneralizedMetric
+from ..metrics._generalized import METRIC_NAMES
 from ._bayes import BayesOptimalMIA, _threshold_log_odds, resolve_metric
 
 __all__ = ["GeneralizedMetricAttack"]

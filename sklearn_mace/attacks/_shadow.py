@@ -10,7 +10,6 @@ from them; :class:`ShadowModelAttack` trains one attack model per class on them)
 from numbers import Integral, Real
 
 import numpy as np
-import torch
 from joblib import Parallel, delayed
 from scipy.special import expit, logit
 from sklearn.base import BaseEstimator, _fit_context, clone
@@ -50,6 +49,8 @@ def _train_and_query(estimator, X, y, train, queried, seed, outputs, layer):
     torch's global generator is seeded inside ``fork_rng``, so skorch nets are reproducible
     on CPU without touching the caller's generator state.
     """
+    import torch
+
     model = _seeded_clone(estimator, seed)
     records = np.column_stack([X[queried], y[queried]])
     # torch's DataLoader draws from the generator even to predict: query inside fork_rng too

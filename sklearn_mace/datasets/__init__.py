@@ -1,19 +1,15 @@
-"""Offline datasets with known ground truth, and small generative models, for tests,
-examples and benchmarks. Nothing here downloads anything."""
+"""Offline datasets with known ground truth, for tests, examples and benchmarks.
 
-from ._gans import JSGAN, WGANGP, PrivGAN, make_discriminator, make_generator
-from ._images import add_white_box, load_digit_images, load_mnist_images, split_members
-from ._planted import make_planted_leak
+Nothing here downloads anything. The small GANs that train on these images live in
+:mod:`sklearn_mace.generative`.
+"""
 
-__all__ = [
-    "JSGAN",
-    "WGANGP",
-    "PrivGAN",
-    "add_white_box",
-    "load_digit_images",
-    "load_mnist_images",
-    "make_discriminator",
-    "make_generator",
-    "make_planted_leak",
-    "split_members",
-]
+from .._lazy import attach
+
+__getattr__, __dir__, __all__ = attach(
+    __name__,
+    {
+        "._images": ["add_white_box", "load_digit_images", "load_mnist_images", "split_members"],
+        "._planted": ["make_planted_leak"],
+    },
+)

@@ -18,7 +18,7 @@ from scipy.special import logsumexp
 from sklearn.utils import Bunch, check_random_state
 from sklearn.utils._param_validation import Interval, validate_params
 
-from ..density import gaussian_log_kernel_sum
+from ..density._kde import gaussian_log_kernel_sum
 
 __all__ = ["make_planted_leak"]
 

@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from torch import nn
 from torch.nn import functional as F
 
-from ..utils import resolve_device, to_numpy, to_tensor
+from ..utils._torch import resolve_device, to_numpy, to_tensor
 
 __all__ = ["BNAFDensity"]
 

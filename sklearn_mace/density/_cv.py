@@ -20,7 +20,6 @@ candidates had almost equal held-out likelihoods):
 from numbers import Integral
 
 import numpy as np
-import torch
 from scipy.linalg import cholesky, solve_triangular
 from sklearn.base import BaseEstimator, DensityMixin, _fit_context
 from sklearn.model_selection import KFold
@@ -28,7 +27,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..utils import sq_distance_blocks, to_numpy
+from ..utils._neighbors import sq_distance_blocks
+from ..utils._torch import TorchDevice, to_numpy
 from ._covariance import regularized_covariance
 from ._kde import BANDWIDTH_RULES, GaussianKDE
 
@@ -48,6 +48,8 @@ def held_out_log_likelihoods(Z, factors, *, cv, random_state, device="cpu"):
     ``h_k = factors[k] × scott``, fitted on the other folds (every row is held out once);
     ``scott`` is Scott's factor at the training size ``n (cv − 1) / cv``.
     """
+    import torch
+
     n, d = Z.shape
     scott = BANDWIDTH_RULES["scott"](n * (cv - 1) / cv, d)
     h = scott * np.asarray(factors, dtype=float)
@@ -125,7 +127,7 @@ class CVBandwidthKDE(DensityMixin, BaseEstimator):
     _parameter_constraints = {
         "cv": [Interval(Integral, 2, None, closed="left")],
         "max_samples": [Interval(Integral, 2, None, closed="left")],
-        "device": [str, torch.device],
+        "device": [str, TorchDevice],
         "random_state": ["random_state"],
     }
 

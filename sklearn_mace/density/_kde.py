@@ -8,7 +8,6 @@ in 64 dimensions, and far-out records (the ones most at risk) keep their relativ
 from numbers import Real
 
 import numpy as np
-import torch
 from scipy.linalg import LinAlgError, cholesky, solve_triangular
 from scipy.stats import norm
 from sklearn.base import BaseEstimator, DensityMixin, _fit_context
@@ -17,7 +16,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_prior
-from ..utils import DEFAULT_CHUNK_BYTES, resolve_device, row_chunks, to_numpy, to_tensor
+from ..utils._chunks import DEFAULT_CHUNK_BYTES, row_chunks
+from ..utils._torch import TorchDevice, resolve_device, to_numpy, to_tensor
 from ._grid import binned_gaussian_kde
 
 __all__ = [
@@ -100,6 +100,8 @@ def gaussian_log_kernel_sum(Z_query, Z_data, *, device="cpu", max_chunk_bytes=No
     in float64 on torch; the row constant ``−½‖z‖²`` is added after the reduction
     (``logsumexp(a + c) = logsumexp(a) + c``), so each block is touched twice only.
     """
+    import torch
+
     dev = resolve_device(device)
     if max_chunk_bytes is None:
         max_chunk_bytes = CPU_BLOCK_BYTES if dev.type == "cpu" else DEFAULT_CHUNK_BYTES
@@ -163,7 +165,7 @@ or {"scott", "silverman"}, default="scott"
             StrOptions(set(BANDWIDTH_RULES)),
             "array-like",
         ],
-        "device": [str, torch.device],
+        "device": [str, TorchDevice],
     }
 
     def __init__(self, bandwidth="scott", *, device="auto"):

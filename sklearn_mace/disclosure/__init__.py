@@ -5,16 +5,13 @@ records the release was generated from and control records of the same populatio
 it and reports anonymeter's risk ``(attack − control)/(1 − control)`` with exact intervals.
 """
 
-from ._inference import AttributeInferenceRisk
-from ._linkability import LinkabilityRisk, random_link_rate
-from ._rates import clopper_pearson, residual_risk
-from ._summary import disclosure_summary
+from .._lazy import attach
 
-__all__ = [
-    "AttributeInferenceRisk",
-    "LinkabilityRisk",
-    "clopper_pearson",
-    "disclosure_summary",
-    "random_link_rate",
-    "residual_risk",
-]
+__getattr__, __dir__, __all__ = attach(
+    __name__,
+    {
+        "._inference": ["AttributeInferenceRisk"],
+        "._linkability": ["LinkabilityRisk"],
+        "._summary": ["disclosure_summary"],
+    },
+)

@@ -3,7 +3,8 @@
 import warnings
 
 import numpy as np
-from scipy.stats import beta
+
+from ..density._histogram import clopper_pearson_interval
 
 __all__ = ["RESULT_COLUMNS", "clopper_pearson", "residual_risk", "risk_row"]
 
@@ -24,30 +25,9 @@ RESULT_COLUMNS = [
 
 
 def clopper_pearson(k, n, confidence):
-    """Exact (Clopper–Pearson) two-sided interval for a binomial proportion ``k / n``.
-
-    The beta quantiles ``[B(α/2; k, n − k + 1), B(1 − α/2; k + 1, n − k)]`` (0 and 1 at the
-    ends), the interval of ``scipy.stats.binomtest(k, n).proportion_ci(method="exact")``.
-
-    Parameters
-    ----------
-    k, n : int
-        Successes and trials, ``0 ≤ k ≤ n``, ``n ≥ 1``.
-    confidence : float in (0, 1)
-
-    Returns
-    -------
-    low, high : float
-
-    Examples
-    --------
-    >>> low, high = clopper_pearson(0, 10, 0.95)
-    >>> print(f"{low:.4f} {high:.4f}")
-    0.0000 0.3085
-    """
-    alpha = 1.0 - confidence
-    low = 0.0 if k == 0 else beta.ppf(alpha / 2, k, n - k + 1)
-    high = 1.0 if k == n else beta.ppf(1 - alpha / 2, k + 1, n - k)
+    """Exact two-sided interval for ``k / n`` as two floats (see
+    :func:`~sklearn_mace.density.clopper_pearson_interval`, which it calls)."""
+    low, high = clopper_pearson_interval(k, n, confidence)
     return float(low), float(high)
 
 

@@ -1,20 +1,12 @@
-"""Estimators of the optimal membership advantage (MACE §5)."""
+"""Estimators of the optimal membership advantage (MACE §5) and its certified bound."""
 
-from ._advantage import (
-    KDEAdvantageEstimator,
-    histogram_advantage,
-    kde_advantage,
-    mcdiarmid_half_width,
+from .._lazy import attach
+
+__getattr__, __dir__, __all__ = attach(
+    __name__,
+    {
+        "._advantage": ["KDEAdvantageEstimator", "histogram_advantage", "kde_advantage"],
+        "._certify": ["certified_advantage", "crossfit_p_value"],
+        "._multi_query": ["max_query_advantage"],
+    },
 )
-from ._certify import certified_advantage, crossfit_p_value
-from ._multi_query import max_query_advantage
-
-__all__ = [
-    "KDEAdvantageEstimator",
-    "certified_advantage",
-    "crossfit_p_value",
-    "histogram_advantage",
-    "kde_advantage",
-    "max_query_advantage",
-    "mcdiarmid_half_width",
-]

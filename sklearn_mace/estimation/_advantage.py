@@ -4,7 +4,6 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-import torch
 from sklearn.base import BaseEstimator, _fit_context, clone
 from sklearn.model_selection import StratifiedKFold, train_test_split
 from sklearn.pipeline import make_pipeline
@@ -15,8 +14,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..attacks import BayesOptimalMIA
 from ..base import AttackerMixin, check_prior, resolve_prior
-from ..density import gaussian_log_kernel_sum, kde_grid_axes
+from ..density._grid import kde_grid_axes
+from ..density._kde import gaussian_log_kernel_sum
 from ..metrics import epsilon_lower_bound
+from ..utils._torch import TorchDevice
 from ._certify import certified_advantage, crossfit_p_value
 from ._crossfit import (
     Sphering,
@@ -390,7 +391,7 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
         "max_crossfit_samples": [Interval(Integral, 4, None, closed="left")],
         "integration": [StrOptions({"auto", "grid", "monte_carlo"})],
         "n_mc_samples": [Interval(Integral, 2, None, closed="left")],
-        "device": [str, torch.device],
+        "device": [str, TorchDevice],
         "member_label": "no_validation",
     }
 

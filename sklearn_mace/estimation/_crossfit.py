@@ -14,12 +14,12 @@ model's loss), with its size chosen on held-out data.
 """
 
 import numpy as np
-import torch
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import resolve_device, row_chunks, to_numpy, to_tensor
+from ..utils._chunks import row_chunks
+from ..utils._torch import resolve_device, to_numpy, to_tensor
 
 __all__ = [
     "Sphering",
@@ -78,6 +78,8 @@ def fold_log_kernel_sums(Z, m, folds, bandwidths, *, device="cpu"):
     bandwidth, then a max-shifted ``log Σ exp`` per slab, rather than a kernel call per
     group (``2k`` small calls per bandwidth).
     """
+    import torch
+
     dev = resolve_device(device)
     n_folds = int(folds.max()) + 1
     group = folds * 2 + m

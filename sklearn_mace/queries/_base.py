@@ -11,13 +11,12 @@ import copy
 from numbers import Integral
 
 import numpy as np
-import torch
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
-from ..utils import resolve_device, to_numpy
+from ..utils._torch import TorchDevice, resolve_device, to_numpy
 
 __all__ = [
     "QueryFeatureNamesMixin",
@@ -35,6 +34,8 @@ def as_module(model, name):
     net that was never initialized (``sklearn.clone`` re-creates skorch nets uninitialized, so
     inside ``GridSearchCV`` or ``cross_val_score`` pass ``net.module_`` rather than ``net``).
     """
+    import torch
+
     if isinstance(model, torch.nn.Module):
         return model
     module = getattr(model, "module_", None)
@@ -53,6 +54,8 @@ def as_module(model, name):
 
 def module_dtype(module):
     """The floating dtype of the module's parameters (float32 when it has none)."""
+    import torch
+
     for tensor in module.parameters():
         if tensor.is_floating_point():
             return tensor.dtype
@@ -91,6 +94,8 @@ def evaluate_in_batches(modules, X, forward, *, device, batch_size, progress=Fal
     module's floating dtype on ``device``, where ``modules`` must already be (see
     :func:`module_on`: the caller places them, so that hooks it registers stay attached).
     """
+    import torch
+
     dtype = module_dtype(modules[0])
     out = []
     batches = range(0, len(X), batch_size)
@@ -126,7 +131,7 @@ class TorchQueryMixin(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
 
     _parameter_constraints = {
         "input_shape": [tuple, None],
-        "device": [str, torch.device],
+        "device": [str, TorchDevice],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "verbose": ["verbose"],
     }
@@ -199,6 +204,8 @@ class TorchQueryMixin(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
 
     def _run_module(self, module, batch, name):
         """``module(batch)`` as ``(b, q)``, with a clear error when the shapes do not fit."""
+        import torch
+
         try:
             out = module(self._to_module_input(batch))
         except RuntimeError as exc:  # shape mismatches surface as RuntimeError in torch

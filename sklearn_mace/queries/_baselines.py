@@ -11,7 +11,6 @@ larger = more likely a member.
 """
 
 import numpy as np
-import torch
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
 from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
@@ -19,7 +18,8 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..utils import nearest_sq_distances
+from ..utils._neighbors import nearest_sq_distances
+from ..utils._torch import TorchDevice
 from ._base import QueryFeatureNamesMixin
 from ._synthetic import validated_rows
 
@@ -74,7 +74,7 @@ class GANLeaksQuery(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
         "synthetic": ["array-like"],
         "reference": ["array-like", None],
         "metric": [StrOptions({"sqeuclidean", "euclidean"})],
-        "device": [str, torch.device],
+        "device": [str, TorchDevice],
     }
 
     def __init__(self, synthetic, reference=None, *, metric="sqeuclidean", device="auto"):

@@ -5,12 +5,11 @@ from numbers import Integral
 from typing import NamedTuple
 
 import numpy as np
-import torch
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..utils import resolve_device, to_numpy
+from ..utils._torch import TorchDevice, resolve_device, to_numpy
 from ._base import as_module, evaluate_in_batches, module_on
 from ._class_scores import (
     LOG_PROBA_FLOOR,
@@ -58,6 +57,8 @@ class _ModelScores(NamedTuple):
 
 
 def _model_kind(model):
+    import torch
+
     if isinstance(model, torch.nn.Module):
         return "torch"
     if hasattr(model, "module_") or (hasattr(model, "module") and hasattr(model, "initialize")):
@@ -72,6 +73,8 @@ def _model_kind(model):
 
 def _skorch_emits_logits(net):
     """Whether a skorch net's forward output is logits: its own rule for predict_proba."""
+    import torch
+
     if net.predict_nonlinearity != "auto":
         return False
     return isinstance(
@@ -245,7 +248,7 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
         "layer": [None, str],
         "torch_output": [StrOptions({"logits", "proba"})],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "device": [str, torch.device],
+        "device": [str, TorchDevice],
     }
 
     def __init__(

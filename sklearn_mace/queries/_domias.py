@@ -6,7 +6,6 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-import torch
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -14,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..density._covariance import constant_columns
 from ..density._fit import DENSITY_OPTIONS, fit_log_density
 from ..density._kde import BANDWIDTH_RULES
+from ..utils._torch import TorchDevice
 from ._base import QueryFeatureNamesMixin
 from ._synthetic import validated_rows
 
@@ -212,7 +212,7 @@ class DOMIASQuery(_DensityQueryMixin):
         "cv": [Interval(Integral, 2, None, closed="left")],
         "population_mean": ["array-like", None],
         "population_cov": ["array-like", None],
-        "device": [str, torch.device],
+        "device": [str, TorchDevice],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -320,7 +320,7 @@ class SyntheticDensityQuery(_DensityQueryMixin):
         "density": [StrOptions({"kde", "bnaf"}), HasMethods(["fit", "score_samples"])],
         "bandwidth": _BANDWIDTH,
         "cv": [Interval(Integral, 2, None, closed="left")],
-        "device": [str, torch.device],
+        "device": [str, TorchDevice],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }

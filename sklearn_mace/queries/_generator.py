@@ -8,7 +8,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from tqdm.auto import tqdm
 
-from ..utils import resolve_device, to_numpy
+from ..utils._torch import resolve_device, to_numpy
 from ._base import TorchQueryMixin, as_module, evaluation_mode, module_dtype, module_on
 
 __all__ = ["GeneratorReconstructionQuery"]

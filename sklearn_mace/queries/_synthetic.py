@@ -5,19 +5,13 @@ import importlib.util
 from numbers import Integral, Real
 
 import numpy as np
-import torch
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from ..utils import (
-    DEFAULT_CHUNK_BYTES,
-    count_within_radius,
-    nearest_sq_distances,
-    resolve_device,
-    sq_distance_blocks,
-    to_numpy,
-)
+from ..utils._chunks import DEFAULT_CHUNK_BYTES
+from ..utils._neighbors import count_within_radius, nearest_sq_distances, sq_distance_blocks
+from ..utils._torch import TorchDevice, resolve_device, to_numpy
 from ._base import QueryFeatureNamesMixin
 
 __all__ = ["MonteCarloQuery", "NearestSyntheticDistance", "validated_rows"]
@@ -104,7 +98,7 @@ class NearestSyntheticDistance(_SyntheticQueryMixin):
         "metric": [StrOptions({"euclidean", "sqeuclidean"})],
         "k": [Interval(Integral, 1, None, closed="left")],
         "backend": [StrOptions({"auto", "torch", "faiss"})],
-        "device": [str, torch.device],
+        "device": [str, TorchDevice],
         "max_chunk_bytes": [Interval(Integral, 1, None, closed="left")],
     }
 
@@ -249,7 +243,7 @@ class MonteCarloQuery(_SyntheticQueryMixin):
         "epsilon": [Interval(Real, 0, None, closed="left"), StrOptions({"median"})],
         "weighting": [StrOptions({"log", "count"})],
         "min_distance": [Interval(Real, 0, None, closed="neither")],
-        "device": [str, torch.device],
+        "device": [str, TorchDevice],
         "max_chunk_bytes": [Interval(Integral, 1, None, closed="left")],
     }
 
@@ -329,6 +323,8 @@ class MonteCarloQuery(_SyntheticQueryMixin):
         a copy of a synthetic record has ``d = 0``, floored at ``min_distance``, not rounding
         noise.
         """
+        import torch
+
         out = np.empty((len(X), 1))
         eps_sq, floor_sq = self.epsilon_**2, self.min_distance**2
         blocks = sq_distance_blocks(

@@ -1,16 +1,13 @@
 """The audit: default battery, report writer (HTML, CSV, PNG) and input handling."""
 
-from ._battery import AuditResult, ReleaseResult, audit
-from ._encode import encode_tables
-from ._html import write_report
-from ._io import AuditInputError, read_table
+from .._lazy import attach
 
-__all__ = [
-    "AuditInputError",
-    "AuditResult",
-    "ReleaseResult",
-    "audit",
-    "encode_tables",
-    "read_table",
-    "write_report",
-]
+__getattr__, __dir__, __all__ = attach(
+    __name__,
+    {
+        "._battery": ["AuditResult", "ReleaseResult", "audit"],
+        "._encode": ["encode_tables"],
+        "._html": ["write_report"],
+        "._io": ["AuditInputError", "read_table"],
+    },
+)

@@ -1,17 +1,8 @@
-"""Internal utilities shared across subpackages (not public API)."""
+"""Internal utilities shared across subpackages; not public API.
 
-from ._chunks import DEFAULT_CHUNK_BYTES, chunk_rows, row_chunks
-from ._neighbors import count_within_radius, nearest_sq_distances, sq_distance_blocks
-from ._torch import resolve_device, to_numpy, to_tensor
+Import from the private modules: ``_chunks`` (row chunking under a memory budget),
+``_neighbors`` (chunked nearest-neighbour distances), ``_torch`` (device choice, NumPy round
+trips, the ``device`` parameter constraint) and ``_testing``.
+"""
 
-__all__ = [
-    "DEFAULT_CHUNK_BYTES",
-    "chunk_rows",
-    "count_within_radius",
-    "nearest_sq_distances",
-    "resolve_device",
-    "row_chunks",
-    "sq_distance_blocks",
-    "to_numpy",
-    "to_tensor",
-]
+__all__ = []

@@ -1,7 +1,6 @@
 """Chunked k-nearest squared Euclidean distances on torch (CPU or CUDA)."""
 
 import numpy as np
-import torch
 
 from ._chunks import DEFAULT_CHUNK_BYTES, chunk_rows, row_chunks
 from ._torch import resolve_device, to_numpy, to_tensor
@@ -70,6 +69,8 @@ def nearest_sq_distances(
     -------
     sq_distances : ndarray of shape (n, k), ascending along axis 1
     """
+    import torch
+
     X, Y = np.asarray(X, dtype=np.float64), np.asarray(Y, dtype=np.float64)
     if X.ndim != 2 or Y.ndim != 2 or X.shape[1] != Y.shape[1]:
         raise ValueError(f"X and Y must be 2-D with equal columns; got {X.shape} and {Y.shape}.")
@@ -114,6 +115,8 @@ def _torch_screen(y, y_sq, n_rows, max_chunk_bytes):
     One product of ``[x, 1]`` with ``[−2y, ‖y‖²]`` (no bias copy); reusing the block matters:
     allocating a fresh one per chunk costs as much as the product itself (page faults).
     """
+    import torch
+
     y_aug = torch.cat([-2.0 * y, y_sq.unsqueeze(1)], dim=1).float()
     rows = min(n_rows, chunk_rows(len(y), itemsize=4, max_bytes=max_chunk_bytes))
     block = torch.empty((rows, len(y)), dtype=torch.float32, device=y.device)
@@ -127,6 +130,8 @@ def _torch_screen(y, y_sq, n_rows, max_chunk_bytes):
 
 def _faiss_screen(Y_centred, n_cand):
     """``x ↦ (squared distances, indices)`` of the ``n_cand`` nearest by ``faiss.IndexFlatL2``."""
+    import torch
+
     try:
         import faiss
     except ImportError as exc:
@@ -146,6 +151,8 @@ def _faiss_screen(Y_centred, n_cand):
 
 def _rerank(screened, cand, bound, x, y, y_sq, k):
     """Exact float64 distances to the candidates; uncertified rows recomputed against all ``y``."""
+    import torch
+
     exact = (y[cand] - x.unsqueeze(1)).square_().sum(dim=2)
     nearest = torch.sort(exact, dim=1).values[:, :k]
     if k < cand.shape[1] < len(y):  # no certificate for faiss at k = 1 (see the docstring)
@@ -163,6 +170,8 @@ def _nearest_certified(screen, bound, x, y, y_sq):
     Rows whose runner-up lies within ``2·bound`` of the minimum go to
     :func:`_nearest_within_bound`.
     """
+    import torch
+
     lowest, arg = screen.min(dim=1)
     nearest = (y[arg] - x).square_().sum(dim=1)
     screen.scatter_(1, arg.unsqueeze(1), torch.inf)
@@ -178,6 +187,8 @@ def _nearest_certified(screen, bound, x, y, y_sq):
 def _nearest_within_bound(screen, bound, x, y, y_sq):
     """k = 1: the float64 minimum over every row of ``y`` screened within ``2·bound`` of the
     screened minimum — all rows that can be the nearest, so the result is exact."""
+    import torch
+
     threshold = screen.amin(dim=1).add_(2.0 * bound)
     row, col = torch.nonzero(screen <= threshold.unsqueeze(1), as_tuple=True)
     if len(row) > 64 * len(x):  # massive near-ties: plain float64 for these rows
@@ -189,6 +200,8 @@ def _nearest_within_bound(screen, bound, x, y, y_sq):
 
 def _exact_nearest(x, y, y_sq, k):
     """The float64 expansion against all of ``y`` (for the few rows the screen cannot certify)."""
+    import torch
+
     d2 = torch.addmm(y_sq, x, y.T, alpha=-2.0).add_(x.square().sum(dim=1, keepdim=True))
     return torch.topk(d2, k, dim=1, largest=False).values.clamp_(min=0.0)
 
@@ -227,6 +240,8 @@ def sq_distance_blocks(X, Y, *, device="auto", max_chunk_bytes=DEFAULT_CHUNK_BYT
     direct differences: a copy gets exactly 0, and every other pair a relative error below
     ``d·2⁻⁵³ / _NEAR_FRACTION``.
     """
+    import torch
+
     dev = resolve_device(device)
     centre = Y.mean(axis=0)
     y = to_tensor(Y - centre, dev)

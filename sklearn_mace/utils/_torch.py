@@ -1,9 +1,35 @@
-"""torch plumbing shared by every torch-backed part: device choice and NumPy round trips."""
+"""torch plumbing shared by every torch-backed part: device choice and NumPy round trips.
+
+torch is imported inside the functions, never at module import, so that numpy-usable
+estimators (``GaussianKDE``, ``BayesOptimalMIA``) can be imported without it
+(``docs/design.md``, "Imports").
+"""
 
 import numpy as np
-import torch
 
-__all__ = ["resolve_device", "to_numpy", "to_tensor"]
+__all__ = ["TorchDevice", "resolve_device", "to_numpy", "to_tensor"]
+
+
+class _NamedTypeCheck(type):
+    """``isinstance`` by the type's module and name, so the checked type need not be imported."""
+
+    def __instancecheck__(cls, obj):
+        return any(
+            t.__name__ == cls.__qualname__ and t.__module__ == cls.__module__
+            for t in type(obj).__mro__
+        )
+
+
+class TorchDevice(metaclass=_NamedTypeCheck):
+    """Stand-in for ``torch.device`` in ``_parameter_constraints``, without importing torch.
+
+    ``"device": [str, TorchDevice]`` accepts a ``torch.device`` (which can only exist once
+    torch was imported), and scikit-learn's error message names ``torch.device``.
+    """
+
+
+TorchDevice.__module__ = "torch"
+TorchDevice.__qualname__ = TorchDevice.__name__ = "device"
 
 
 def resolve_device(device="auto"):
@@ -11,6 +37,8 @@ def resolve_device(device="auto"):
 
     Raises a ``ValueError`` naming ``device`` when CUDA is asked for but absent.
     """
+    import torch
+
     if isinstance(device, torch.device):
         device = str(device)
     if not isinstance(device, str):
@@ -25,8 +53,14 @@ def resolve_device(device="auto"):
         raise ValueError(f"device must be 'auto', 'cpu' or 'cuda[:N]'; got {device!r}.") from exc
 
 
-def to_tensor(X, device, dtype=torch.float64):
-    """A NumPy array as a tensor on ``device`` (no copy on CPU when the dtype matches)."""
+def to_tensor(X, device, dtype=None):
+    """A NumPy array as a tensor on ``device`` (no copy on CPU when the dtype matches).
+
+    ``dtype=None`` means ``torch.float64``.
+    """
+    import torch
+
+    dtype = torch.float64 if dtype is None else dtype
     return torch.as_tensor(np.ascontiguousarray(X), dtype=dtype, device=device)
 
 

@@ -19,7 +19,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import trange
 
-from ..utils import resolve_device, to_numpy
+from ..utils._torch import resolve_device, to_numpy
 
 __all__ = ["JSGAN", "PrivGAN", "WGANGP", "make_discriminator", "make_generator"]
 
@@ -178,7 +178,8 @@ class JSGAN(_GAN):
 
     Examples
     --------
-    >>> from sklearn_mace.datasets import JSGAN, load_digit_images
+    >>> from sklearn_mace.datasets import load_digit_images
+    >>> from sklearn_mace.generative import JSGAN
     >>> gan = JSGAN(n_epochs=2, random_state=0).fit(load_digit_images().data[:100])
     >>> gan.sample(3, random_state=0).shape
     (3, 64)

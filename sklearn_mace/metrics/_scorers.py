@@ -21,7 +21,19 @@ SCORERS = {
 
 
 def get_scorer_names():
-    """Names accepted by :func:`get_scorer` in addition to scikit-learn's own."""
+    """Names accepted by :func:`get_scorer` in addition to scikit-learn's own.
+
+    Returns
+    -------
+    names : list of str
+        The membership scorer names, sorted.
+
+    Examples
+    --------
+    >>> from sklearn_mace.metrics import get_scorer_names
+    >>> get_scorer_names()
+    ['membership_advantage', 'tpr_at_0.1pct_fpr', 'tpr_at_1pct_fpr']
+    """
     return sorted(SCORERS)
 
 
@@ -32,11 +44,27 @@ def get_scorer(scoring):
     ``"tpr_at_1pct_fpr"`` and ``"tpr_at_0.1pct_fpr"`` (from ``decision_function`` or
     ``predict_proba``). Any scikit-learn name (``"roc_auc"``, ``"accuracy"``) works too.
 
+    Parameters
+    ----------
+    scoring : str or callable
+        A name from :func:`get_scorer_names` or any argument of
+        :func:`sklearn.metrics.get_scorer`.
+
+    Returns
+    -------
+    scorer : callable
+        ``scorer(estimator, X, y)``, for ``cross_val_score`` and ``GridSearchCV``.
+
     Examples
     --------
-    >>> from sklearn.model_selection import cross_val_score
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
     >>> from sklearn_mace.metrics import get_scorer
-    >>> scoring = get_scorer("tpr_at_1pct_fpr")
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> y = np.array([0, 0, 1, 1])
+    >>> attacker = LogisticRegression().fit(X, y)
+    >>> get_scorer("membership_advantage")(attacker, X, y)
+    1.0
     """
     if isinstance(scoring, str) and scoring in SCORERS:
         return SCORERS[scoring]

@@ -196,7 +196,8 @@ class MembershipRocDisplay:
         Parameters
         ----------
         estimator : estimator
-            A fitted attacker or binary classifier; its ``predict_proba`` / ``decision_function`` score the membership class 1.
+            A fitted attacker or binary classifier; its ``predict_proba`` /
+            ``decision_function`` score the membership class 1.
         X : array-like of shape (n_samples, n_features)
             Query features.
         y : array-like of shape (n_samples,)

@@ -72,7 +72,7 @@ class _GAN(BaseEstimator):
         ----------
         X : array-like of shape (n_samples, n_features)
             Flattened images scaled to [−1, 1] (the generator ends in tanh).
-        y : ignored
+        y : None
 
         Returns
         -------

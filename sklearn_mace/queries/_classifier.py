@@ -331,6 +331,7 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
         Returns
         -------
         self : ClassifierQuery
+            This query, checked and ready to ``transform``.
         """
         outputs = self._check_outputs()
         self._kind = _model_kind(self.model)
@@ -486,6 +487,7 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
         Returns
         -------
         Q : ndarray of shape (n_samples, n_features_out)
+            The chosen outputs, named by :meth:`get_feature_names_out`.
         """
         check_is_fitted(self)
         X_original = X
@@ -536,7 +538,8 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        input_features : ignored
+        input_features : None
+            Ignored; the names depend only on the model and ``outputs``.
 
         Returns
         -------

@@ -190,6 +190,7 @@ default="scott"
         Returns
         -------
         self : BayesOptimalMIA
+            The fitted attacker.
         """
         X, y = validate_data(self, X, y, dtype=np.float64)
         m = self._fit_membership_labels(y)
@@ -237,6 +238,17 @@ default="scott"
         """Log posterior odds ``log η̂/(1 − η̂) = log r̂ − log q̂ + log(p/(1−p))``.
 
         ``±inf`` where exactly one histogram density is 0 (a certain decision).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features of the records to attack.
+
+        Returns
+        -------
+        decision : ndarray of shape (n_samples,)
+            Positive where the guess is "member" (for a probabilistic attacker: the log
+            posterior odds).
         """
         X = self._validated(X)
         return self._log_odds(
@@ -244,7 +256,18 @@ default="scott"
         )
 
     def predict_proba(self, X):
-        """``[1 − η̂, η̂]`` with ``η̂ = P(member | query)`` at the prior ``prior_``."""
+        """``[1 − η̂, η̂]`` with ``η̂ = P(member | query)`` at the prior ``prior_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features of the records to attack.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+            Column 1 is P(member | query), column 0 its complement.
+        """
         odds = self.decision_function(X)
         return np.column_stack([expit(-odds), expit(odds)])
 
@@ -252,6 +275,16 @@ default="scott"
         """Membership guesses ``η̂ > t_ℓ`` (MACE Lemma 1/2) as labels of ``classes_``.
 
         ``classes_[1]`` (1 for membership-coded labels) is a member guess.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features of the records to attack.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            ``classes_[1]`` where the guess is "member", else ``classes_[0]``.
         """
         member = self._member_rule(self.decision_function(X))
         return self.classes_[member.astype(int)]
@@ -269,6 +302,13 @@ default="scott"
         interval of Thm 2.2 (histogram: Clopper–Pearson) or Thm 3.2 (KDE: Lemma 4) is
         added: bounds for ``r`` and ``q`` at level ``1 − δ/2`` each are plugged into
         ``f_p``, which is monotone in ``r/q``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features of the records.
+        return_interval : bool, default=False
+            Also return the ``confidence`` interval of each risk.
 
         Returns
         -------

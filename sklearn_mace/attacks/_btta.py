@@ -97,6 +97,7 @@ def btta_expected_metrics(prior, train_accuracy, test_accuracy):
     Returns
     -------
     case : int in {1, 2, 3, 4}
+        Which of the paper's Cases applies (see above).
     accuracy, precision, recall : float
         ``precision`` is NaN in Case 2 only.
 
@@ -386,6 +387,7 @@ class BTTAttack(AttackerMixin, BaseEstimator):
         Returns
         -------
         self : BTTAttack
+            The fitted attacker.
         """
         self._partition_names()  # validates list entries
         Q, y = self._validate_query(X, y, reset=True)
@@ -494,6 +496,7 @@ class BTTAttack(AttackerMixin, BaseEstimator):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            ``classes_[1]`` where the guess is "member", else ``classes_[0]``.
         """
         member = self._lookup(X)[1].astype(int)
         return self.classes_[member]
@@ -509,6 +512,7 @@ class BTTAttack(AttackerMixin, BaseEstimator):
         Returns
         -------
         proba : ndarray of shape (n_samples, 2)
+            Column 1 is P(member | query), column 0 its complement.
         """
         posterior = self._lookup(X)[0]
         return np.column_stack([1 - posterior, posterior])
@@ -524,6 +528,7 @@ class BTTAttack(AttackerMixin, BaseEstimator):
         Returns
         -------
         log_odds : ndarray of shape (n_samples,)
+            Log posterior odds of membership; positive where the guess is "member".
         """
         return _log_odds(self._lookup(X)[0])
 
@@ -606,6 +611,7 @@ class TakeTheTypicalAttack(AttackerMixin, BaseEstimator):
         Returns
         -------
         self : TakeTheTypicalAttack
+            The fitted attacker.
         """
         _, y = validate_data(self, X, y)
         self.prior_ = resolve_prior(self.prior, self._fit_membership_labels(y))
@@ -613,7 +619,18 @@ class TakeTheTypicalAttack(AttackerMixin, BaseEstimator):
         return self
 
     def predict(self, X):
-        """``classes_[1]`` (member) for every record iff ``q >= 1/2``, else ``classes_[0]``."""
+        """``classes_[1]`` (member) for every record iff ``q >= 1/2``, else ``classes_[0]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features of the records to attack.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            ``classes_[1]`` where the guess is "member", else ``classes_[0]``.
+        """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
         return np.full(X.shape[0], self.classes_[int(self.prior_ >= 0.5)])

@@ -170,6 +170,7 @@ class DOMIASAttack(SyntheticDataAttack):
         Returns
         -------
         self : object
+            The fitted attacker.
         """
         synthetic, reference = self._fit_sources(X, y)
         self.density_synthetic_ = fit_log_density(self, synthetic, role="synthetic")
@@ -183,6 +184,7 @@ class DOMIASAttack(SyntheticDataAttack):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Records to attack.
 
         Returns
         -------
@@ -200,12 +202,33 @@ class DOMIASAttack(SyntheticDataAttack):
         """``[P(reference | x), P(synthetic | x)]`` at the fitted class ratio.
 
         ``P(synthetic | x) = σ(log p_G(x) − log p_R(x) + log(n_synthetic / n_reference))``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features of the records to attack.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+            Column 1 is P(member | query), column 0 its complement.
         """
         p = expit(self.decision_function(X) + self.log_class_ratio_)
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X):
-        """Membership guess: 1 where the score exceeds ``threshold`` (see its description)."""
+        """Membership guess: 1 where the score exceeds ``threshold`` (see its description).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features of the records to attack.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            ``classes_[1]`` where the guess is "member", else ``classes_[0]``.
+        """
         score = self.decision_function(X)
         cut = np.median(score) if self.threshold == "median" else self.threshold
         return self.classes_[(score > cut).astype(int)]

@@ -103,12 +103,14 @@ class GeneralizedMetricAttack(AttackerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Query features of records of known membership.
         y : array-like of shape (n_samples,)
             Membership labels.
 
         Returns
         -------
         self : GeneralizedMetricAttack
+            The fitted attacker.
         """
         X, y = validate_data(self, X, y, dtype=np.float64)
         m = self._fit_membership_labels(y)
@@ -209,7 +211,18 @@ class GeneralizedMetricAttack(AttackerMixin, BaseEstimator):
         return validate_data(self, X, dtype=np.float64, reset=False)
 
     def predict_proba(self, X):
-        """``[1 − η̂, η̂]``: the fitted classifier's posterior at the prior ``prior_``."""
+        """``[1 − η̂, η̂]``: the fitted classifier's posterior at the prior ``prior_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features of the records to attack.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+            Column 1 is P(member | query), column 0 its complement.
+        """
         odds = self._log_odds(self._validated(X))
         return np.column_stack([expit(-odds), expit(odds)])
 
@@ -218,12 +231,34 @@ class GeneralizedMetricAttack(AttackerMixin, BaseEstimator):
 
         For ``t_ℓ`` = 0 or 1 (e.g. TPR) the shift is infinite; it is then taken at
         ``1e-300`` or ``1 − 1e-16`` so that values stay finite and ranks are kept.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features of the records to attack.
+
+        Returns
+        -------
+        decision : ndarray of shape (n_samples,)
+            Positive where the guess is "member" (for a probabilistic attacker: the log
+            posterior odds).
         """
         X = self._validated(X)
         return self._log_odds(X) - logit(np.clip(self.threshold_, 1e-300, 1 - 1e-16))
 
     def predict(self, X):
-        """Membership guesses ``η̂ > t_ℓ`` as labels of ``classes_``."""
+        """Membership guesses ``η̂ > t_ℓ`` as labels of ``classes_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features of the records to attack.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            ``classes_[1]`` where the guess is "member", else ``classes_[0]``.
+        """
         member = self._predict_membership(self._validated(X))
         return self.classes_[member]
 
@@ -232,6 +267,20 @@ class GeneralizedMetricAttack(AttackerMixin, BaseEstimator):
 
         Reweighted to ``prior_`` as in ``fit``. ``sample_weight`` is not supported by
         Eq. 20 and must be None.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features of held-out records.
+        y : array-like of shape (n_samples,)
+            Their membership labels.
+        sample_weight : None
+            Must be None (raises otherwise).
+
+        Returns
+        -------
+        value : float
+            The attack's metric ``ℓ`` (Eq. 20) on ``(X, y)``.
         """
         if sample_weight is not None:
             raise ValueError("sample_weight is not supported by the Eq. 20 measure; pass None.")

@@ -49,6 +49,7 @@ def logit_confidence(model, records):
     Returns
     -------
     phi : ndarray of shape (n_samples,)
+        The logit-scaled confidence in each record's true label (LiRA's statistic).
 
     References
     ----------
@@ -258,6 +259,7 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
         Returns
         -------
         self : LiRAAttack
+            The fitted attacker.
         """
         X, y = validate_data(self, X, y)
         if X.shape[1] < 2:
@@ -397,6 +399,7 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
         Returns
         -------
         decision : ndarray of shape (n_samples,)
+            Positive where the guess is "member".
         """
         return self.score_samples(X) - self.offset_
 
@@ -411,6 +414,7 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
         Returns
         -------
         labels : ndarray of shape (n_samples,)
+            ``classes_[1]`` where the guess is "member", else ``classes_[0]``.
         """
         member = self.decision_function(X) > 0
         return self.classes_[member.astype(int)]
@@ -431,6 +435,7 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
         Returns
         -------
         proba : ndarray of shape (n_samples, 2)
+            Column 1 is P(member | query), column 0 its complement.
         """
         member = expit(self.decision_function(X))
         return np.column_stack([1 - member, member])

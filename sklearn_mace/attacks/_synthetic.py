@@ -30,6 +30,7 @@ def stack_synthetic_reference(synthetic, reference):
     Returns
     -------
     X : ndarray of shape (n_synthetic + n_reference, n_features)
+        The synthetic rows, then the reference rows.
     y : ndarray of shape (n_synthetic + n_reference,)
         1 for synthetic rows, 0 for reference rows.
 
@@ -80,6 +81,27 @@ class SyntheticDataAttack(AttackerMixin, BaseEstimator):
     ``[0, 1]`` for 0/1 labels (any other label pair is echoed, the greater one meaning
     synthetic); in ``fit`` the classes mean reference / synthetic, at prediction time
     non-member / member.
+
+    Examples
+    --------
+    A toy attack: a record is a member when it is closer to the centre of the synthetic
+    rows than the reference rows are on average.
+
+    >>> import numpy as np
+    >>> from sklearn_mace.attacks import SyntheticDataAttack
+    >>> class CentreAttack(SyntheticDataAttack):
+    ...     def fit(self, X, y):
+    ...         synthetic, reference = self._fit_sources(X, y)
+    ...         self.centre_ = synthetic.mean(axis=0)
+    ...         self.radius_ = np.linalg.norm(reference - self.centre_, axis=1).mean()
+    ...         return self
+    ...
+    ...     def decision_function(self, X):
+    ...         X = self._validate_query(X)
+    ...         return self.radius_ - np.linalg.norm(X - self.centre_, axis=1)
+    >>> attack = CentreAttack().fit_synthetic_reference(np.zeros((3, 1)), [[-2.0], [2.0]])
+    >>> attack.predict([[0.5], [3.0]])
+    array([1, 0])
     """
 
     def _fit_sources(self, X, y):
@@ -100,11 +122,14 @@ class SyntheticDataAttack(AttackerMixin, BaseEstimator):
         Parameters
         ----------
         synthetic : array-like of shape (n_synthetic, n_features)
+            The released synthetic rows ``D_syn``.
         reference : array-like of shape (n_reference, n_features)
+            The attacker's real rows from the population, ``D_ref``.
 
         Returns
         -------
         self : object
+            The fitted attacker.
         """
         return self.fit(*stack_synthetic_reference(synthetic, reference))
 

@@ -88,6 +88,7 @@ def encode_tables(frames, columns=None, *, max_categories=20):
     Parameters
     ----------
     frames : dict of str -> DataFrame
+        The tables, by role (``"members"``, ``"synthetic"``, …).
     columns : list of str, default=None
         See :func:`check_columns`.
     max_categories : int, default=20
@@ -98,8 +99,21 @@ def encode_tables(frames, columns=None, *, max_categories=20):
     arrays : dict of str -> ndarray of shape (n_rows, n_features)
         The encoded tables, in the order of ``frames``.
     feature_names : list of str
+        Name of each encoded feature (``city[0]`` for a one-hot column).
     column_report : DataFrame
         One row per audited column: ``column``, ``type``, ``treatment``, ``features``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_mace.report import encode_tables
+    >>> members = pd.DataFrame({"age": [30, 40, 50], "city": ["a", "b", "a"]})
+    >>> synthetic = pd.DataFrame({"age": [35, 45], "city": ["b", "b"]})
+    >>> arrays, names, report = encode_tables({"members": members, "synthetic": synthetic})
+    >>> arrays["members"].shape, arrays["synthetic"].shape, names
+    ((3, 2), (2, 2), ['age', 'city[0]'])
+    >>> report["treatment"].tolist()
+    ['standardized', 'one-hot, 2 categories']
     """
     columns = check_columns(frames, columns)
     sizes = [len(f) for f in frames.values()]

@@ -24,17 +24,31 @@ def read_table(path, *, role="input"):
     Parameters
     ----------
     path : str or Path
+        The file; its suffix picks the reader.
     role : str, default="input"
         What the table is (``"members"``, ``"synthetic"``, …), for the error messages.
 
     Returns
     -------
-    frame : pandas.DataFrame with at least one row
+    frame : pandas.DataFrame
+        The table, with at least one row.
 
     Raises
     ------
     AuditInputError
         When the file is missing, unreadable, not a table, or empty.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import pandas as pd
+    >>> from sklearn_mace.report import read_table
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "members.csv"
+    ...     pd.DataFrame({"age": [30, 40], "city": ["a", "b"]}).to_csv(path, index=False)
+    ...     read_table(path, role="members").shape
+    (2, 2)
     """
     path = Path(path)
     where = f"{role} file '{path}'"

@@ -71,6 +71,28 @@ def validate_membership(y, *, input_name="y", require_both_classes=True):
 
     Raises a ``ValueError`` naming ``input_name`` for anything else and, when
     ``require_both_classes``, if only one class is present.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Membership labels.
+    input_name : str, default="y"
+        Name used in error messages.
+    require_both_classes : bool, default=True
+        Reject labels of one class only.
+
+    Returns
+    -------
+    m : ndarray of shape (n_samples,)
+        1 = member, 0 = non-member.
+
+    Examples
+    --------
+    >>> from sklearn_mace.base import validate_membership
+    >>> validate_membership([1, -1, -1, 1]).tolist()
+    [1, 0, 0, 1]
+    >>> validate_membership([True, False]).tolist()
+    [1, 0]
     """
     y = column_or_1d(y, warn=True)
     _check_binary(y, input_name)
@@ -109,6 +131,13 @@ def fit_membership_labels(y, member_label=None, *, input_name="y"):
         1 = member, 0 = non-member.
     classes : ndarray of shape (2,)
         ``[non-member label, member label]``; sorted unless ``member_label`` is the smaller.
+
+    Examples
+    --------
+    >>> from sklearn_mace.base import fit_membership_labels
+    >>> m, classes = fit_membership_labels(["in", "out", "in"], member_label="in")
+    >>> m.tolist(), classes.tolist()
+    ([1, 0, 1], ['out', 'in'])
     """
     y = column_or_1d(y, warn=True)
     _check_binary(y, input_name)
@@ -154,7 +183,35 @@ def encode_membership(y, classes, *, input_name="y"):
 
 
 def check_prior(prior, *, name="prior"):
-    """Validate a membership prior: a real number strictly between 0 and 1."""
+    """Validate a membership prior: a real number strictly between 0 and 1.
+
+    Parameters
+    ----------
+    prior : float
+        The value to check.
+    name : str, default="prior"
+        Name used in the error message.
+
+    Returns
+    -------
+    prior : float
+        The prior as a Python float.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name``, when ``prior`` is not a real number in (0, 1).
+
+    Examples
+    --------
+    >>> from sklearn_mace.base import check_prior
+    >>> check_prior(0.25)
+    0.25
+    >>> check_prior(1.0, name="confidence")
+    Traceback (most recent call last):
+    ...
+    ValueError: confidence must be in the open interval (0, 1); got 1.0.
+    """
     if isinstance(prior, bool) or not isinstance(prior, Real | np.number):
         raise TypeError(f"{name} must be a float in (0, 1); got {prior!r}.")
     if not np.isfinite(prior) or not 0.0 < float(prior) < 1.0:
@@ -167,6 +224,25 @@ def resolve_prior(prior, m):
 
     Decoupling the two lets a balanced estimation sample report risk at the real-world
     prior (MACE Experiment 2, ``N1 = pN``).
+
+    Parameters
+    ----------
+    prior : float in (0, 1) or None
+        The prior asked for; ``None`` uses the sample's member fraction.
+    m : ndarray of shape (n_samples,)
+        0/1 membership of the sample.
+
+    Returns
+    -------
+    prior : float
+        The prior in use.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_mace.base import resolve_prior
+    >>> resolve_prior(None, np.array([1, 0, 0, 0])), resolve_prior(0.1, np.array([1, 0]))
+    (0.25, 0.1)
     """
     if prior is None:
         return float(np.mean(m))

@@ -40,6 +40,32 @@ class AttackerMixin(ClassifierMixin):
     Subclasses call ``m = self._fit_membership_labels(y)`` in ``fit`` (it sets ``classes_``
     from ``y`` and the ``member_label`` parameter), set ``prior_``, and return labels of
     ``classes_`` from ``predict`` (``self._labels(is_member)``).
+
+    Examples
+    --------
+    A toy attacker: a record is a member when its loss (column 0) is below the median.
+
+    >>> import numpy as np
+    >>> from sklearn.base import BaseEstimator
+    >>> from sklearn_mace.base import AttackerMixin
+    >>> class LowLossAttack(AttackerMixin, BaseEstimator):
+    ...     def __init__(self, member_label=None):
+    ...         self.member_label = member_label
+    ...
+    ...     def fit(self, X, y):
+    ...         m = self._fit_membership_labels(y)
+    ...         self.prior_ = float(m.mean())
+    ...         self.median_ = float(np.median(np.asarray(X)[:, 0]))
+    ...         return self
+    ...
+    ...     def predict(self, X):
+    ...         return self._labels(np.asarray(X)[:, 0] < self.median_)
+    >>> X, y = [[0.1], [0.2], [0.9], [1.0]], ["in", "in", "out", "out"]
+    >>> attack = LowLossAttack(member_label="in").fit(X, y)
+    >>> attack.classes_.tolist(), attack.predict([[0.0], [2.0]]).tolist()
+    (['out', 'in'], ['in', 'out'])
+    >>> attack.score(X, y)  # membership advantage at prior_
+    1.0
     """
 
     def __sklearn_tags__(self):
@@ -95,6 +121,24 @@ class ScoreCutMixin:
 
     Subclasses implement ``score_samples(X)`` (larger = more likely a member) and set
     ``offset_`` in ``fit``; ``predict`` says member where the score exceeds the cut.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.base import BaseEstimator
+    >>> from sklearn_mace.base import AttackerMixin, ScoreCutMixin
+    >>> class LowLossAttack(ScoreCutMixin, AttackerMixin, BaseEstimator):
+    ...     def fit(self, X, y):
+    ...         m = self._fit_membership_labels(y)
+    ...         self.prior_ = float(m.mean())
+    ...         self.offset_ = -float(np.median(np.asarray(X)[:, 0]))
+    ...         return self
+    ...
+    ...     def score_samples(self, X):
+    ...         return -np.asarray(X, dtype=float)[:, 0]  # low loss = member
+    >>> attack = LowLossAttack().fit([[0.1], [0.2], [0.9], [1.0]], [1, 1, 0, 0])
+    >>> attack.decision_function([[0.0], [2.0]]).tolist(), attack.predict([[0.0], [2.0]])
+    ([0.55, -1.45], array([1, 0]))
     """
 
     def decision_function(self, X):
@@ -108,6 +152,7 @@ class ScoreCutMixin:
         Returns
         -------
         decision : ndarray of shape (n_samples,)
+            Positive where the guess is "member".
         """
         return self.score_samples(X) - self.offset_
 

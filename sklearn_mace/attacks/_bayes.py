@@ -217,6 +217,7 @@ default="scott"
         Returns
         -------
         self : BayesOptimalMIA
+            The fitted attacker.
         """
         X, y = validate_data(self, X, y, dtype=np.float64)
         m = self._fit_membership_labels(y)
@@ -329,6 +330,13 @@ default="scott"
         interval of Thm 2.2 (histogram: Clopper–Pearson) or Thm 3.2 (KDE: Lemma 4) is
         added: bounds for ``r`` and ``q`` at level ``1 − δ/2`` each are plugged into
         ``f_p``, which is monotone in ``r/q``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features of the records.
+        return_interval : bool, default=False
+            Also return the ``confidence`` interval of each risk.
 
         Returns
         -------

@@ -109,6 +109,7 @@ def btta_expected_metrics(prior, train_accuracy, test_accuracy):
     Returns
     -------
     case : int in {1, 2, 3, 4}
+        Which of the paper's Cases applies (see above).
     accuracy, precision, recall : float
         ``precision`` is NaN in Case 2 only.
 
@@ -406,6 +407,7 @@ class BTTAttack(AttackerMixin, BaseEstimator):
         Returns
         -------
         self : BTTAttack
+            The fitted attacker.
         """
         self._partition_names()  # validates list entries
         Q, y = self._validate_query(X, y, reset=True)
@@ -514,6 +516,7 @@ class BTTAttack(AttackerMixin, BaseEstimator):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            ``classes_[1]`` where the guess is "member", else ``classes_[0]``.
         """
         return self._labels(self._lookup(X)[1])
 
@@ -528,6 +531,7 @@ class BTTAttack(AttackerMixin, BaseEstimator):
         Returns
         -------
         proba : ndarray of shape (n_samples, 2)
+            Column 1 is P(member | query), column 0 its complement.
         """
         posterior = self._lookup(X)[0]
         return np.column_stack([1 - posterior, posterior])
@@ -546,6 +550,7 @@ class BTTAttack(AttackerMixin, BaseEstimator):
         Returns
         -------
         log_odds : ndarray of shape (n_samples,)
+            Log posterior odds of membership; positive where the guess is "member".
         """
         return _signed_log_odds(*self._lookup(X))
 
@@ -638,6 +643,7 @@ class TakeTheTypicalAttack(AttackerMixin, BaseEstimator):
         Returns
         -------
         self : TakeTheTypicalAttack
+            The fitted attacker.
         """
         _, y = validate_data(self, X, y)
         self.prior_ = resolve_prior(self.prior, self._fit_membership_labels(y))

@@ -240,10 +240,12 @@ class _ThresholdedScoreAttack(SyntheticDataAttack):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Records to attack.
 
         Returns
         -------
         score : ndarray of shape (n_samples,)
+            ``attack_score(X) - threshold_``; positive where the guess is "member".
         """
         return self.attack_score(X) - self.threshold_
 
@@ -263,10 +265,15 @@ class SyntheticDensityAttack(_ThresholdedScoreAttack):
     density : {"kde", "bnaf"} or estimator, default="kde"
         As in :class:`DOMIASAttack`.
     bandwidth : {"scott", "silverman", "cv"} or float, default="scott"
+        Bandwidth of the KDE of ``p_G``, as in :class:`DOMIASAttack`.
     cv : int, default=5
+        Folds of the ``bandwidth="cv"`` search.
     device : {"auto", "cpu", "cuda"}, default="auto"
+        Where the densities are evaluated.
     random_state : int, RandomState instance or None, default=None
+        Seeds the fold draw of ``bandwidth="cv"`` and the BNAF training.
     verbose : int, default=0
+        Progress output of the density fit.
 
     Attributes
     ----------
@@ -312,7 +319,21 @@ class SyntheticDensityAttack(_ThresholdedScoreAttack):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Fit ``p_G`` on the synthetic rows (y = 1) and the cut on both row sets."""
+        """Fit ``p_G`` on the synthetic rows (y = 1) and the cut on both row sets.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Synthetic rows stacked on reference rows
+            (:func:`~sklearn_mace.attacks.stack_synthetic_reference`).
+        y : array-like of shape (n_samples,)
+            Source of each row: 1 = synthetic, 0 or -1 = reference.
+
+        Returns
+        -------
+        self : object
+            The fitted attacker.
+        """
         synthetic, reference = self._fit_sources(X, y)
         self.density_synthetic_ = fit_log_density(
             synthetic,
@@ -330,7 +351,18 @@ class SyntheticDensityAttack(_ThresholdedScoreAttack):
         return self
 
     def attack_score(self, X):
-        """``log p_G(x)`` (Eq. 1 up to the monotone ``f``)."""
+        """``log p_G(x)`` (Eq. 1 up to the monotone ``f``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features of the records to attack.
+
+        Returns
+        -------
+        score : ndarray of shape (n_samples,)
+            Membership score of each record, larger = more likely a member.
+        """
         X = self._validate_query(X)
         return np.asarray(self.density_synthetic_.score_samples(X), dtype=float)
 
@@ -353,6 +385,7 @@ class MonteCarloAttack(_ThresholdedScoreAttack):
     radius : float > 0 or None, default=None
         ``ε`` in data units; ``None`` = the median rule above.
     device : {"auto", "cpu", "cuda"}, default="auto"
+        Where the distances are computed.
 
     Attributes
     ----------
@@ -363,6 +396,20 @@ class MonteCarloAttack(_ThresholdedScoreAttack):
     ----------
     Hilprecht, Härterich, Bernau, "Monte Carlo and Reconstruction Membership Inference
     Attacks against Generative Models", PoPETs 2019; DOMIAS §4 ("MC").
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.metrics import roc_auc_score
+    >>> rng = np.random.default_rng(0)
+    >>> members = rng.normal(size=(20, 2))
+    >>> synthetic = members + 0.05 * rng.normal(size=(20, 2))  # a generator that copies
+    >>> reference, non_members = rng.normal(size=(40, 2)), rng.normal(size=(20, 2))
+    >>> X_test, membership = np.vstack([members, non_members]), np.repeat([1, 0], 20)
+    >>> from sklearn_mace.attacks import MonteCarloAttack
+    >>> attack = MonteCarloAttack(device="cpu").fit_synthetic_reference(synthetic, reference)
+    >>> round(roc_auc_score(membership, attack.decision_function(X_test)), 2)
+    0.75
     """
 
     _parameter_constraints = {
@@ -376,7 +423,21 @@ class MonteCarloAttack(_ThresholdedScoreAttack):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Store the synthetic rows, fix ``ε`` and the cut."""
+        """Store the synthetic rows, fix ``ε`` and the cut.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Synthetic rows stacked on reference rows
+            (:func:`~sklearn_mace.attacks.stack_synthetic_reference`).
+        y : array-like of shape (n_samples,)
+            Source of each row: 1 = synthetic, 0 or -1 = reference.
+
+        Returns
+        -------
+        self : object
+            The fitted attacker.
+        """
         synthetic, reference = self._fit_sources(X, y)
         _need_two_rows(synthetic, reference)
         self.synthetic_ = synthetic
@@ -398,7 +459,18 @@ class MonteCarloAttack(_ThresholdedScoreAttack):
         return self
 
     def attack_score(self, X):
-        """Fraction of synthetic rows within ``radius_`` of each row of ``X``."""
+        """Fraction of synthetic rows within ``radius_`` of each row of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features of the records to attack.
+
+        Returns
+        -------
+        score : ndarray of shape (n_samples,)
+            Membership score of each record, larger = more likely a member.
+        """
         X = self._validate_query(X)
         counts = count_within_radius(X, self.synthetic_, self.radius_, device=self.device)
         return counts / len(self.synthetic_)
@@ -420,7 +492,9 @@ class GANLeaksAttack(_ThresholdedScoreAttack):
     Parameters
     ----------
     calibrated : bool, default=False
+        Subtract the distance to the nearest reference row (GAN-leaks CAL).
     device : {"auto", "cpu", "cuda"}, default="auto"
+        Where the distances are computed.
 
     Attributes
     ----------
@@ -430,6 +504,20 @@ class GANLeaksAttack(_ThresholdedScoreAttack):
     ----------
     Chen, Yu, Zhang, Fritz, "GAN-Leaks: A Taxonomy of Membership Inference Attacks against
     Generative Models", CCS 2020; DOMIAS §4.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.metrics import roc_auc_score
+    >>> rng = np.random.default_rng(0)
+    >>> members = rng.normal(size=(20, 2))
+    >>> synthetic = members + 0.05 * rng.normal(size=(20, 2))  # a generator that copies
+    >>> reference, non_members = rng.normal(size=(40, 2)), rng.normal(size=(20, 2))
+    >>> X_test, membership = np.vstack([members, non_members]), np.repeat([1, 0], 20)
+    >>> from sklearn_mace.attacks import GANLeaksAttack
+    >>> attack = GANLeaksAttack(device="cpu").fit_synthetic_reference(synthetic, reference)
+    >>> round(roc_auc_score(membership, attack.decision_function(X_test)), 2)
+    0.96
     """
 
     _parameter_constraints = {"calibrated": ["boolean"], "device": [str]}
@@ -440,7 +528,21 @@ class GANLeaksAttack(_ThresholdedScoreAttack):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Store the synthetic (and reference) rows and fix the cut."""
+        """Store the synthetic (and reference) rows and fix the cut.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Synthetic rows stacked on reference rows
+            (:func:`~sklearn_mace.attacks.stack_synthetic_reference`).
+        y : array-like of shape (n_samples,)
+            Source of each row: 1 = synthetic, 0 or -1 = reference.
+
+        Returns
+        -------
+        self : object
+            The fitted attacker.
+        """
         synthetic, reference = self._fit_sources(X, y)
         _need_two_rows(synthetic, reference)
         self.synthetic_, self.reference_ = synthetic, reference
@@ -454,7 +556,18 @@ class GANLeaksAttack(_ThresholdedScoreAttack):
         return self
 
     def attack_score(self, X):
-        """``−d_syn(x)``, or ``−(d_syn(x) − d_ref(x))`` when calibrated."""
+        """``−d_syn(x)``, or ``−(d_syn(x) − d_ref(x))`` when calibrated.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features of the records to attack.
+
+        Returns
+        -------
+        score : ndarray of shape (n_samples,)
+            Membership score of each record, larger = more likely a member.
+        """
         X = self._validate_query(X)
         score = -_nearest_distance(X, self.synthetic_, self.device)
         if self.calibrated:
@@ -489,6 +602,22 @@ class LOGANAttack(SyntheticDataAttack):
     ----------
     Hayes, Melis, Danezis, De Cristofaro, "LOGAN: Membership Inference Attacks Against
     Generative Models", PoPETs 2019, discriminative setting D1; DOMIAS §4.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.metrics import roc_auc_score
+    >>> rng = np.random.default_rng(0)
+    >>> members = rng.normal(size=(20, 2))
+    >>> synthetic = members + 0.05 * rng.normal(size=(20, 2))  # a generator that copies
+    >>> reference, non_members = rng.normal(size=(40, 2)), rng.normal(size=(20, 2))
+    >>> X_test, membership = np.vstack([members, non_members]), np.repeat([1, 0], 20)
+    >>> from sklearn.neighbors import KNeighborsClassifier
+    >>> from sklearn_mace.attacks import LOGANAttack
+    >>> attack = LOGANAttack(classifier=KNeighborsClassifier(n_neighbors=3))
+    >>> attack = attack.fit_synthetic_reference(synthetic, reference)
+    >>> round(roc_auc_score(membership, attack.decision_function(X_test)), 2)
+    0.66
     """
 
     _parameter_constraints = {
@@ -502,7 +631,21 @@ class LOGANAttack(SyntheticDataAttack):
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
-        """Fit the classifier on the stacked rows, 1 = synthetic."""
+        """Fit the classifier on the stacked rows, 1 = synthetic.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Synthetic rows stacked on reference rows
+            (:func:`~sklearn_mace.attacks.stack_synthetic_reference`).
+        y : array-like of shape (n_samples,)
+            Source of each row: 1 = synthetic, 0 or -1 = reference.
+
+        Returns
+        -------
+        self : object
+            The fitted attacker.
+        """
         synthetic, reference = self._fit_sources(X, y)
         base = self.classifier
         base = _default_classifier(self.random_state) if base is None else clone(base)
@@ -511,14 +654,37 @@ class LOGANAttack(SyntheticDataAttack):
         return self
 
     def predict_proba(self, X):
-        """``[P(reference | x), P(synthetic | x)]`` from the classifier."""
+        """``[P(reference | x), P(synthetic | x)]`` from the classifier.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features of the records to attack.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+            Column 1 is P(member | query), column 0 its complement.
+        """
         X = self._validate_query(X)
         synthetic = list(self.classifier_.classes_).index(1.0)
         p = self.classifier_.predict_proba(X)[:, synthetic]
         return np.column_stack([1.0 - p, p])
 
     def decision_function(self, X):
-        """Log-odds ``log P(synthetic | x) − log P(reference | x)`` of the classifier."""
+        """Log-odds ``log P(synthetic | x) − log P(reference | x)`` of the classifier.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Query features of the records to attack.
+
+        Returns
+        -------
+        decision : ndarray of shape (n_samples,)
+            Positive where the guess is "member" (for a probabilistic attacker: the log
+            posterior odds).
+        """
         check_is_fitted(self)
         p = np.clip(self.predict_proba(X)[:, 1], 1e-300, 1.0)
         q = np.clip(1.0 - p, 1e-300, 1.0)

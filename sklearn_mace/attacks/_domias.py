@@ -179,6 +179,7 @@ class DOMIASAttack(AttackerMixin, ScoreCutMixin, BaseEstimator):
         Returns
         -------
         self : object
+            The fitted attacker.
         """
         X = validate_data(self, X, dtype=np.float64)
         fit_labels_and_prior(self, y, len(X))  # labels first: their errors come first
@@ -196,6 +197,7 @@ class DOMIASAttack(AttackerMixin, ScoreCutMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Records to attack.
 
         Returns
         -------

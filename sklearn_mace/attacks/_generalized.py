@@ -128,12 +128,14 @@ class GeneralizedMetricAttack(AttackerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Query features of records of known membership.
         y : array-like of shape (n_samples,)
             Membership labels (``member_label`` names the member).
 
         Returns
         -------
         self : GeneralizedMetricAttack
+            The fitted attacker.
         """
         X, y = validate_data(self, X, y, dtype=np.float64)
         m = self._fit_membership_labels(y)

@@ -49,6 +49,7 @@ def logit_confidence(model, records):
     Returns
     -------
     phi : ndarray of shape (n_samples,)
+        The logit-scaled confidence in each record's true label (LiRA's statistic).
 
     References
     ----------
@@ -267,6 +268,7 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
         Returns
         -------
         self : LiRAAttack
+            The fitted attacker.
         """
         X, y = validate_data(self, X, y)
         if X.shape[1] < 2:
@@ -406,6 +408,7 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
         Returns
         -------
         decision : ndarray of shape (n_samples,)
+            Positive where the guess is "member".
         """
         return self.score_samples(X) - self.offset_
 
@@ -420,6 +423,7 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
         Returns
         -------
         labels : ndarray of shape (n_samples,)
+            ``classes_[1]`` where the guess is "member", else ``classes_[0]``.
         """
         return self._labels(self.decision_function(X) > 0)
 
@@ -439,6 +443,7 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
         Returns
         -------
         proba : ndarray of shape (n_samples, 2)
+            Column 1 is P(member | query), column 0 its complement.
         """
         member = expit(self.decision_function(X))
         return np.column_stack([1 - member, member])

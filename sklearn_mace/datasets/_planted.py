@@ -99,6 +99,7 @@ def make_planted_leak(
         Sizes of the member set ``D_mem``, the held-out non-members, ``D_syn`` and
         ``D_ref`` (DOMIAS App. A.3 defaults: 500 members, 10 000 synthetic and reference).
     n_features : int, default=8
+        Number of features of every row.
     leak_fraction : float in [0, 1], default=0.1
         ``λ``: probability that a synthetic row is a noisy copy of a member.
     noise : float > 0, default=0.5
@@ -108,6 +109,7 @@ def make_planted_leak(
     separation : float >= 0, default=4.0
         Typical Euclidean distance between component means.
     random_state : int, RandomState instance or None, default=None
+        Seed of every draw; pass an int for reproducible data.
 
     Returns
     -------

@@ -238,7 +238,20 @@ class BNAFDensity(DensityMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Train the flow on the rows of ``X`` by maximum likelihood; ``y`` is ignored."""
+        """Train the flow on the rows of ``X`` by maximum likelihood.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The sample whose density is estimated.
+        y : None
+            Ignored; present for API consistency.
+
+        Returns
+        -------
+        self : BNAFDensity
+            The fitted density.
+        """
         X = validate_data(self, X, dtype=np.float64)
         rng = check_random_state(self.random_state)
         generator = torch.Generator().manual_seed(int(rng.randint(2**31 - 1)))
@@ -323,7 +336,18 @@ class BNAFDensity(DensityMixin, BaseEstimator):
         return loss if np.isfinite(loss) else np.inf
 
     def score_samples(self, X):
-        """Log density ``log p(x)`` of each row of ``X`` in data units, shape (n_samples,)."""
+        """Log density ``log p(x)`` of each row of ``X`` in data units.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points to evaluate.
+
+        Returns
+        -------
+        log_density : ndarray of shape (n_samples,)
+            Natural log of the density at each point.
+        """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         Z = (X - self._mean) / self._scale
@@ -335,5 +359,18 @@ class BNAFDensity(DensityMixin, BaseEstimator):
         return out - np.log(self._scale).sum()
 
     def score(self, X, y=None):
-        """Total log-likelihood of ``X``."""
+        """Total log-likelihood of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points to evaluate.
+        y : None
+            Ignored; present for API consistency.
+
+        Returns
+        -------
+        log_likelihood : float
+            Sum of :meth:`score_samples` over the rows.
+        """
         return float(self.score_samples(X).sum())

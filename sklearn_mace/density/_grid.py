@@ -25,6 +25,30 @@ def kde_grid_axes(datasets, bandwidth_matrices, *, points_per_bandwidth=16, tail
     narrowest kernel among ``bandwidth_matrices`` (its narrowest direction, so a
     correlated 2-D kernel is resolved too). Returns ``None`` when the grid would exceed
     ``MAX_GRID_POINTS`` (e.g. extreme outliers); callers then use Monte Carlo instead.
+
+    Parameters
+    ----------
+    datasets : list of ndarray of shape (n_i, d)
+        The data sets the grid must cover.
+    bandwidth_matrices : list of ndarray of shape (d, d)
+        Kernel covariances of the densities evaluated on the grid.
+    points_per_bandwidth : int, default=16
+        Grid nodes per standard deviation of the narrowest kernel.
+    tail : float, default=8.0
+        Margin beyond the data, in standard deviations of the widest kernel.
+
+    Returns
+    -------
+    axes : list of d 1-D arrays or None
+        Equally spaced axes, or ``None`` when the grid would be too large (or d > 2).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_mace.density import kde_grid_axes
+    >>> (axis,) = kde_grid_axes([np.array([[0.0], [1.0]])], [np.array([[0.25]])])
+    >>> float(axis[1] - axis[0]), bool(axis[0] <= -4.0 and axis[-1] >= 5.0)
+    (0.03125, True)
     """
     d = datasets[0].shape[1]
     if d not in MAX_GRID_POINTS:
@@ -45,6 +69,25 @@ def linear_binning(X, axes):
 
     Each coordinate is split between its two neighbouring nodes in proportion to its
     distance from them; in 2-D the weights are the products (bilinear binning).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, d)
+        Points, inside the grid.
+    axes : list of d equally spaced 1-D arrays
+        The grid.
+
+    Returns
+    -------
+    weights : ndarray of shape ``tuple(len(a) for a in axes)``
+        Share of the points at each node; sums to 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_mace.density import linear_binning
+    >>> linear_binning(np.array([[0.25], [2.0]]), [np.arange(4.0)]).tolist()
+    [0.375, 0.125, 0.5, 0.0]
     """
     shape = tuple(len(a) for a in axes)
     if len(axes) == 1:  # the hot path for U_N at N = 1e6: one weighted bincount
@@ -86,12 +129,25 @@ def binned_gaussian_kde(X, H, axes, *, tail=8.0):
     H : ndarray of shape (d, d)
         Kernel covariance (see :func:`~sklearn_mace.density.bandwidth_matrix`).
     axes : list of d equally spaced 1-D arrays
+        The grid, e.g. from :func:`~sklearn_mace.density.kde_grid_axes`.
     tail : float, default=8.0
         The kernel is truncated beyond ``tail`` standard deviations per axis.
 
     Returns
     -------
     density : ndarray of shape ``tuple(len(a) for a in axes)``
+        The KDE (densities, not logs) at the grid nodes.
+
+    Examples
+    --------
+    One point at 0 with ``H = 1``: the grid holds the standard normal density.
+
+    >>> import numpy as np
+    >>> from sklearn_mace.density import binned_gaussian_kde
+    >>> axis = np.linspace(-5.0, 5.0, 101)
+    >>> density = binned_gaussian_kde(np.array([[0.0]]), np.array([[1.0]]), [axis])
+    >>> round(float(density[50]), 4), round(float(density.sum() * 0.1), 4)
+    (0.3989, 1.0)
     """
     H = np.atleast_2d(np.asarray(H, dtype=float))
     weights = linear_binning(np.asarray(X, dtype=float), axes)

@@ -69,6 +69,7 @@ def histogram_edges(X, bins="auto"):
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_features)
+        The rows to bin.
     bins : int, sequence, or {"auto", "discrete"}, default="auto"
         * int: that many equal-width bins per feature over the data range;
         * sequence of ``n_features`` ints, or of ``n_features`` edge arrays (ints and arrays
@@ -82,6 +83,15 @@ def histogram_edges(X, bins="auto"):
     Returns
     -------
     edges : list of ``n_features`` 1-D arrays
+        Increasing bin edges of each feature.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_mace.density import histogram_edges
+    >>> X = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 1.0], [4.0, 0.0]])
+    >>> [e.tolist() for e in histogram_edges(X, bins=2)]
+    [[0.0, 2.0, 4.0], [0.0, 0.5, 1.0]]
     """
     X = np.asarray(X, dtype=float)
     if X.ndim != 2 or not np.all(np.isfinite(X)):
@@ -118,6 +128,27 @@ def clopper_pearson_interval(counts, n, confidence=0.95):
     ``α = 1 − confidence``. MACE Thm 2 uses it at level ``1 − δ/2`` for each class.
     Raises a ``ValueError`` for ``n < 1``, counts outside ``[0, n]`` or ``confidence``
     outside (0, 1).
+
+    Parameters
+    ----------
+    counts : int or array-like of int
+        Successes ``k``, each in ``[0, n]``.
+    n : int
+        Trials.
+    confidence : float in (0, 1), default=0.95
+        Coverage of the two-sided interval.
+
+    Returns
+    -------
+    lower, upper : ndarray
+        Bounds on the proportion, same shape as ``counts``.
+
+    Examples
+    --------
+    >>> from sklearn_mace.density import clopper_pearson_interval
+    >>> lower, upper = clopper_pearson_interval([0, 5, 10], 10)
+    >>> lower.round(4).tolist(), upper.round(4).tolist()
+    ([0.0, 0.1871, 0.6915], [0.3085, 0.8129, 1.0])
     """
     alpha = 1.0 - check_prior(confidence, name="confidence")
     k = np.asarray(counts, dtype=float)
@@ -176,7 +207,20 @@ class HistogramDensity(DensityMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Count the rows of ``X`` per cell; ``y`` is ignored."""
+        """Count the rows of ``X`` per cell.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The sample whose density is estimated.
+        y : None
+            Ignored; present for API consistency.
+
+        Returns
+        -------
+        self : HistogramDensity
+            The fitted density.
+        """
         X = validate_data(self, X, dtype=np.float64)
         self.edges_ = histogram_edges(X, self.bins)
         self._shape = tuple(len(e) - 1 for e in self.edges_)
@@ -206,7 +250,20 @@ class HistogramDensity(DensityMixin, BaseEstimator):
         return volume
 
     def cell_counts(self, X):
-        """Number of fitted rows in the cell of each row of ``X``, and whether it is inside."""
+        """Number of fitted rows in the cell of each row of ``X``, and whether it is inside.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points to look up.
+
+        Returns
+        -------
+        counts : ndarray of shape (n_samples,)
+            Fitted rows in the cell of each point (0 outside the grid).
+        inside : ndarray of shape (n_samples,), bool
+            Whether each point falls inside the grid of bins.
+        """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         keys, inside = self._cell_keys(X)
@@ -215,7 +272,18 @@ class HistogramDensity(DensityMixin, BaseEstimator):
         return np.where(found, self._counts[pos] if self._keys.size else 0, 0), inside
 
     def score_samples(self, X):
-        """Log density ``log(c_j / (n · vol_j))`` of each row (``-inf`` in empty cells)."""
+        """Log density ``log(c_j / (n · vol_j))`` of each row (``-inf`` in empty cells).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points to evaluate.
+
+        Returns
+        -------
+        log_density : ndarray of shape (n_samples,)
+            Natural log of the density at each point.
+        """
         counts, _ = self.cell_counts(X)
         X = np.asarray(X, dtype=float)
         with np.errstate(divide="ignore"):
@@ -228,6 +296,18 @@ class HistogramDensity(DensityMixin, BaseEstimator):
         two-sided ``confidence`` interval for the cell probability, divided by the cell
         volume. Outside the grid there is no cell: the density is 0 and the bounds are
         ``(-inf, inf)`` (nothing is known there).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points to evaluate.
+        confidence : float in (0, 1), default=0.95
+            Level of the two-sided interval.
+
+        Returns
+        -------
+        log_density, log_lower, log_upper : ndarrays of shape (n_samples,)
+            Log density and the log bounds of its interval at each point.
         """
         counts, inside = self.cell_counts(X)
         X = np.asarray(X, dtype=float)
@@ -240,10 +320,31 @@ class HistogramDensity(DensityMixin, BaseEstimator):
         return log_density, log_lower, log_upper
 
     def score(self, X, y=None):
-        """Total log-likelihood of ``X`` (``-inf`` if a row falls in an empty cell)."""
+        """Total log-likelihood of ``X`` (``-inf`` if a row falls in an empty cell).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points to evaluate.
+        y : None
+            Ignored; present for API consistency.
+
+        Returns
+        -------
+        log_likelihood : float
+            Sum of :meth:`score_samples` over the rows.
+        """
         return float(self.score_samples(X).sum())
 
     def cell_frequencies(self):
-        """The occupied cells as ``(flat_keys, frequencies)``; frequencies sum to 1."""
+        """The occupied cells as ``(flat_keys, frequencies)``; frequencies sum to 1.
+
+        Returns
+        -------
+        flat_keys : ndarray of int
+            Flat index of each occupied cell in the grid of bins.
+        frequencies : ndarray of float
+            Fraction ``c_j / n`` of the fitted rows in each of those cells.
+        """
         check_is_fitted(self)
         return self._keys.copy(), self._counts / self.n_samples_fit_

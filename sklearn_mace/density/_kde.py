@@ -46,6 +46,28 @@ def bandwidth_matrix(X, bandwidth):
 
     Raises a ``ValueError`` naming ``bandwidth`` for non-positive values, a wrong length, or
     a rule applied to data whose covariance is singular (e.g. a constant column).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        The data the bandwidth refers to (used by the rules).
+    bandwidth : float, array-like of shape (n_features,) or {"scott", "silverman"}
+        The bandwidth as :class:`GaussianKDE` takes it.
+
+    Returns
+    -------
+    H : ndarray of shape (n_features, n_features)
+        The kernel covariance.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_mace.density import bandwidth_matrix
+    >>> X = np.random.default_rng(0).normal(size=(50, 2))
+    >>> bandwidth_matrix(X, 0.5).tolist()
+    [[0.25, 0.0], [0.0, 0.25]]
+    >>> bandwidth_matrix(X, [1.0, 2.0]).tolist()
+    [[1.0, 0.0], [0.0, 4.0]]
     """
     n, d = X.shape
     if isinstance(bandwidth, str):
@@ -82,7 +104,24 @@ def bandwidth_matrix(X, bandwidth):
 
 
 def gaussian_kernel_squared_integral(n_features):
-    """``μ_K = ∫ K²(u) du = (2√π)^(−d)`` for the standard Gaussian kernel (MACE Lemma 4)."""
+    """``μ_K = ∫ K²(u) du = (2√π)^(−d)`` for the standard Gaussian kernel (MACE Lemma 4).
+
+    Parameters
+    ----------
+    n_features : int
+        The dimension ``d``.
+
+    Returns
+    -------
+    mu_K : float
+        The integral of the squared kernel.
+
+    Examples
+    --------
+    >>> from sklearn_mace.density import gaussian_kernel_squared_integral
+    >>> round(float(gaussian_kernel_squared_integral(1)), 6)  # 1 / (2·sqrt(pi))
+    0.282095
+    """
     return (2.0 * np.sqrt(np.pi)) ** (-n_features)
 
 
@@ -99,6 +138,31 @@ def gaussian_log_kernel_sum(Z_query, Z_data, *, device="cpu", max_chunk_bytes=No
     Per block, one matrix product gives ``z·z_i − ½‖z_i‖²`` and ``logsumexp`` runs over it
     in float64 on torch; the row constant ``−½‖z‖²`` is added after the reduction
     (``logsumexp(a + c) = logsumexp(a) + c``), so each block is touched twice only.
+
+    Parameters
+    ----------
+    Z_query : ndarray of shape (n_queries, n_features)
+        Query points, whitened.
+    Z_data : ndarray of shape (n_data, n_features)
+        Data points, whitened the same way.
+    device : {"auto", "cpu", "cuda"} or torch.device, default="cpu"
+        Where the sums run; the result is a NumPy array either way.
+    max_chunk_bytes : int, default=None
+        Largest pairwise block; ``None`` picks 4 MiB on CPU, 64 MiB on CUDA.
+
+    Returns
+    -------
+    log_sums : ndarray of shape (n_queries,)
+        ``log Σ_i exp(−½‖z − z_i‖²)`` for each query row.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_mace.density import gaussian_log_kernel_sum
+    >>> data = np.array([[0.0], [2.0]])
+    >>> out = gaussian_log_kernel_sum(np.array([[0.0]]), data)
+    >>> bool(np.isclose(out[0], np.log(1 + np.exp(-2.0))))
+    True
     """
     import torch
 
@@ -174,7 +238,20 @@ or {"scott", "silverman"}, default="scott"
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Fit the density on the rows of ``X``; ``y`` is ignored."""
+        """Fit the density on the rows of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The sample whose density is estimated (at least 2 rows).
+        y : None
+            Ignored; present for API consistency.
+
+        Returns
+        -------
+        self : GaussianKDE
+            The fitted density.
+        """
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         n, d = X.shape
         self.bandwidth_matrix_ = bandwidth_matrix(X, self.bandwidth)
@@ -198,7 +275,18 @@ or {"scott", "silverman"}, default="scott"
         return (X - self._centre) @ self._inverse_cholesky.T
 
     def score_samples(self, X):
-        """Log density ``log f̂(x)`` of each row of ``X``, shape (n_samples,)."""
+        """Log density ``log f̂(x)`` of each row of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points to evaluate.
+
+        Returns
+        -------
+        log_density : ndarray of shape (n_samples,)
+            Natural log of the density at each point; finite however far the point is.
+        """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         log_sum = gaussian_log_kernel_sum(self._whiten(X), self._whitened, device=self.device)
@@ -214,9 +302,17 @@ or {"scott", "silverman"}, default="scott"
         space: ``log f̂ + log(1 ± e^t)`` with ``t`` the log relative half-width, so far-out
         points keep their relative accuracy; a lower bound at or below 0 is ``-inf``.
 
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points to evaluate.
+        confidence : float in (0, 1), default=0.95
+            Pointwise coverage ``c`` of the two-sided interval.
+
         Returns
         -------
         log_density, log_lower, log_upper : ndarrays of shape (n_samples,)
+            Log density and the log bounds of its interval at each point.
         """
         confidence = check_prior(confidence, name="confidence")
         log_density = self.score_samples(X)
@@ -237,18 +333,54 @@ or {"scott", "silverman"}, default="scott"
         """The density on the grid ``axes`` (d ≤ 2) by linear binning and FFT convolution.
 
         The fast path for integrals such as MACE's U_N; see
-        :func:`sklearn_mace.density.binned_gaussian_kde`. Returns an array of shape
-        ``tuple(len(a) for a in axes)`` of densities (not logs).
+        :func:`sklearn_mace.density.binned_gaussian_kde`.
+
+        Parameters
+        ----------
+        axes : list of 1-D arrays
+            One equally spaced axis per feature, e.g. from
+            :func:`~sklearn_mace.density.kde_grid_axes`.
+
+        Returns
+        -------
+        density : ndarray of shape ``tuple(len(a) for a in axes)``
+            Densities (not logs) at the grid nodes.
         """
         check_is_fitted(self)
         return binned_gaussian_kde(self.data_, self.bandwidth_matrix_, axes)
 
     def score(self, X, y=None):
-        """Total log-likelihood of ``X``: what ``GridSearchCV`` maximizes over bandwidths."""
+        """Total log-likelihood of ``X``: what ``GridSearchCV`` maximizes over bandwidths.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points to evaluate.
+        y : None
+            Ignored; present for API consistency.
+
+        Returns
+        -------
+        log_likelihood : float
+            Sum of :meth:`score_samples` over the rows.
+        """
         return float(self.score_samples(X).sum())
 
     def sample(self, n_samples=1, random_state=None):
-        """Draw ``n_samples`` rows from the estimated density (a data row plus kernel noise)."""
+        """Draw ``n_samples`` rows from the estimated density (a data row plus kernel noise).
+
+        Parameters
+        ----------
+        n_samples : int, default=1
+            Number of rows to draw.
+        random_state : int, RandomState instance or None, default=None
+            Seed of the draw.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_features)
+            The drawn rows.
+        """
         check_is_fitted(self)
         rng = check_random_state(random_state)
         rows = self.data_[rng.randint(len(self.data_), size=n_samples)]

@@ -68,6 +68,18 @@ def certified_advantage(m, member_guess, prior, confidence=0.95):
         advantage is never below it.
     tpr_lower, tnr_lower : float
         The two Clopper–Pearson bounds.
+
+    Examples
+    --------
+    45 of 50 members and 45 of 50 non-members guessed right:
+
+    >>> import numpy as np
+    >>> from sklearn_mace.estimation import certified_advantage
+    >>> m = np.repeat([1, 0], 50)
+    >>> guess = np.r_[np.arange(50) < 45, np.arange(50) >= 45]
+    >>> lower, tpr_lo, tnr_lo = certified_advantage(m, guess, prior=0.5)
+    >>> round(lower, 3), round(tpr_lo, 3)  # below the observed advantage 0.8
+    (0.564, 0.782)
     """
     prior = check_prior(prior)
     alpha = 1.0 - check_prior(confidence, name="confidence")
@@ -83,7 +95,7 @@ def certified_advantage(m, member_guess, prior, confidence=0.95):
 
 
 def crossfit_p_value(m, member_guess, folds):
-    """p-value of "the query carries no membership information" from cross-fitted guesses.
+    """P-value of "the query carries no membership information" from cross-fitted guesses.
 
     Under that null hypothesis the query is independent of membership, so within a fold the
     members are a uniformly random subset of the fold's rows whatever the fold's classifier
@@ -98,6 +110,7 @@ def crossfit_p_value(m, member_guess, folds):
     m : ndarray of shape (n_samples,)
         1 member, 0 non-member.
     member_guess : ndarray of bool of shape (n_samples,)
+        Held-out guess of each row, by the classifier of its fold.
     folds : ndarray of int of shape (n_samples,)
         The fold of each row.
 
@@ -105,6 +118,18 @@ def crossfit_p_value(m, member_guess, folds):
     -------
     p_value : float
         ``P(T ≥ t_observed)`` under the null, in (0, 1].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_mace.estimation import crossfit_p_value
+    >>> m = np.repeat([1, 0], 50)
+    >>> folds = np.tile([0, 1], 50)
+    >>> good = np.r_[np.arange(50) < 45, np.arange(50) >= 45]  # 90 % right
+    >>> bool(crossfit_p_value(m, good, folds) < 1e-10)
+    True
+    >>> round(crossfit_p_value(m, np.ones(100, dtype=bool), folds), 6)  # all "member": no evidence
+    1.0
     """
     m = np.asarray(m, dtype=int)
     guess = np.asarray(member_guess, dtype=bool)

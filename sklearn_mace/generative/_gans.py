@@ -25,7 +25,30 @@ __all__ = ["JSGAN", "PrivGAN", "WGANGP", "make_discriminator", "make_generator"]
 
 
 def make_generator(latent_dim, n_features, hidden_dim=128):
-    """MLP generator (App. E.1 scaled down): Dense–LeakyReLU(0.2) ×2, Dense with tanh."""
+    """MLP generator (App. E.1 scaled down): Dense–LeakyReLU(0.2) ×2, Dense with tanh.
+
+    Parameters
+    ----------
+    latent_dim : int
+        Dimension of the Gaussian input.
+    n_features : int
+        Dimension of a generated record (flattened image), in [−1, 1].
+    hidden_dim : int, default=128
+        Width of both hidden layers.
+
+    Returns
+    -------
+    generator : torch.nn.Sequential
+        Maps ``(n, latent_dim)`` to ``(n, n_features)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_mace.datasets import make_generator
+    >>> fake = make_generator(latent_dim=4, n_features=64, hidden_dim=8)(torch.randn(5, 4))
+    >>> tuple(fake.shape), bool(fake.abs().max() <= 1)
+    ((5, 64), True)
+    """
     return torch.nn.Sequential(
         torch.nn.Linear(latent_dim, hidden_dim),
         torch.nn.LeakyReLU(0.2),
@@ -40,6 +63,27 @@ def make_discriminator(n_features, hidden_dim=128, n_outputs=1):
     """MLP discriminator (App. E.1 scaled down): Dense–LeakyReLU(0.2) ×2, Dense, no sigmoid.
 
     Outputs logits (JS-GAN, trained with ``BCEWithLogitsLoss``) or critic scores (WGAN-GP).
+
+    Parameters
+    ----------
+    n_features : int
+        Dimension of a record (flattened image).
+    hidden_dim : int, default=128
+        Width of the second hidden layer; the first has ``2 * hidden_dim`` units.
+    n_outputs : int, default=1
+        Scores per record (privGAN's privacy discriminator has one per generator).
+
+    Returns
+    -------
+    discriminator : torch.nn.Sequential
+        Maps ``(n, n_features)`` to ``(n, n_outputs)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_mace.datasets import make_discriminator
+    >>> make_discriminator(n_features=64, hidden_dim=8)(torch.zeros(5, 64)).shape
+    torch.Size([5, 1])
     """
     return torch.nn.Sequential(
         torch.nn.Linear(n_features, 2 * hidden_dim),
@@ -72,11 +116,13 @@ class _GAN(BaseEstimator):
         ----------
         X : array-like of shape (n_samples, n_features)
             Flattened images scaled to [−1, 1] (the generator ends in tanh).
-        y : ignored
+        y : None
+            Ignored; present for API consistency.
 
         Returns
         -------
         self : object
+            The trained model.
         """
         X = validate_data(self, X, dtype=np.float32, ensure_min_samples=self._min_samples())
         device = resolve_device(self.device)
@@ -127,11 +173,14 @@ class _GAN(BaseEstimator):
         Parameters
         ----------
         n_samples : int, default=1
+            Number of records to generate.
         random_state : int, RandomState instance or None, default=None
+            Seed of the latent draws.
 
         Returns
         -------
         X : ndarray of shape (n_samples, n_features), float64
+            Generated records, in [−1, 1].
         """
         check_is_fitted(self)
         seed = int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
@@ -152,15 +201,19 @@ class JSGAN(_GAN):
     Parameters
     ----------
     latent_dim : int, default=16
+        Dimension of the generator's Gaussian input.
     hidden_dim : int, default=128
         Width of the MLPs (see :func:`make_generator`, :func:`make_discriminator`).
     n_epochs : int, default=500
+        Passes over the training records.
     batch_size : int, default=64
+        Records per mini-batch.
     learning_rate : float, default=2e-4
         Adam, betas (0.5, 0.999), for both networks.
     device : {"auto", "cpu", "cuda", "cuda:N"} or torch.device, default="auto"
         Training device; the fitted modules are returned on the CPU.
     random_state : int, RandomState instance or None, default=None
+        Seeds the weights, the latent draws and the batch order.
     verbose : int, default=0
         Progress bar over epochs when > 0.
 
@@ -246,13 +299,26 @@ class WGANGP(JSGAN):
 
     Parameters
     ----------
-    latent_dim, hidden_dim, n_epochs, batch_size, device, random_state, verbose
-        As in :class:`JSGAN`.
+    latent_dim : int, default=16
+        Dimension of the generator's Gaussian input.
+    hidden_dim : int, default=128
+        Width of the MLPs (see :func:`make_generator`, :func:`make_discriminator`).
+    n_epochs : int, default=500
+        Passes over the training records.
+    batch_size : int, default=64
+        Records per mini-batch.
     learning_rate : float, default=1e-4
         Adam, betas (0.5, 0.9).
     n_critic : int, default=5
+        Critic steps per generator step.
     gradient_penalty : float, default=10.0
         λ.
+    device : {"auto", "cpu", "cuda", "cuda:N"} or torch.device, default="auto"
+        Training device; the fitted modules are returned on the CPU.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the weights, the latent draws and the batch order.
+    verbose : int, default=0
+        Progress bar over epochs when > 0.
 
     Attributes
     ----------
@@ -260,6 +326,14 @@ class WGANGP(JSGAN):
     loss_history_ : ndarray of shape (n_epochs, 2)
         Mean critic and generator losses per epoch.
     n_features_in_ : int
+
+    Examples
+    --------
+    >>> from sklearn_mace.datasets import WGANGP, load_digit_images
+    >>> X = load_digit_images().data[:60]
+    >>> gan = WGANGP(n_epochs=2, n_critic=2, hidden_dim=16, random_state=0).fit(X)
+    >>> gan.loss_history_.shape, gan.sample(3, random_state=0).shape
+    ((2, 2), (3, 64))
     """
 
     _betas = (0.5, 0.9)  # Gulrajani et al.
@@ -329,7 +403,7 @@ class WGANGP(JSGAN):
 
 
 class PrivGAN(_GAN):
-    """privGAN-style model (Mukherjee et al., 2019): ``n_splits`` generator–discriminator pairs.
+    """A privGAN-style model (Mukherjee et al., 2019): ``n_splits`` generator–discriminator pairs.
 
     The training records are split at random into ``n_splits`` parts; pair ``i`` is a JS-GAN
     on part ``i``. A privacy discriminator ``D_p`` learns which generator produced a sample,
@@ -341,10 +415,25 @@ class PrivGAN(_GAN):
     Parameters
     ----------
     n_splits : int, default=2
+        Number of parts of the data, one generator–discriminator pair each.
     privacy_weight : float, default=1.0
         λ of the privacy loss.
-    latent_dim, hidden_dim, n_epochs, batch_size, learning_rate, device, random_state, verbose
-        As in :class:`JSGAN` (``n_epochs`` passes over each part).
+    latent_dim : int, default=16
+        Dimension of the generator's Gaussian input.
+    hidden_dim : int, default=128
+        Width of the MLPs (see :func:`make_generator`, :func:`make_discriminator`).
+    n_epochs : int, default=500
+        Passes over the training records (over each part).
+    batch_size : int, default=64
+        Records per mini-batch.
+    learning_rate : float, default=2e-4
+        Adam, betas (0.5, 0.999), for every network.
+    device : {"auto", "cpu", "cuda", "cuda:N"} or torch.device, default="auto"
+        Training device; the fitted modules are returned on the CPU.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the weights, the latent draws and the batch order.
+    verbose : int, default=0
+        Progress bar over epochs when > 0.
 
     Attributes
     ----------
@@ -359,6 +448,14 @@ class PrivGAN(_GAN):
     References
     ----------
     MACE (Pan et al., TMLR 2023), §2.2.2 and §6.2.1 (Fig. 2a).
+
+    Examples
+    --------
+    >>> from sklearn_mace.datasets import PrivGAN, load_digit_images
+    >>> X = load_digit_images().data[:60]
+    >>> gan = PrivGAN(n_splits=2, n_epochs=1, hidden_dim=16, random_state=0).fit(X)
+    >>> len(gan.generators_), sorted(set(gan.split_.tolist())), gan.sample(4).shape
+    (2, [0, 1], (4, 64))
     """
 
     _parameter_constraints = {

@@ -137,6 +137,7 @@ def epsilon_lower_bound(advantage, prior=0.5, delta=0.0):
     Returns
     -------
     epsilon : float or ndarray, >= 0
+        Smallest ε whose (ε, δ)-DP bound allows ``advantage``; same shape as ``advantage``.
 
     See Also
     --------

@@ -93,6 +93,11 @@ class GeneralizedMetric:
             accuracy ``(w1·TP + w2·TN) / (w1·TP + w2·TN + w3·FP + w4·FN)`` (MACE App. B).
         weights : tuple of 4 floats, default=(1, 1, 1, 1)
             ``(w1, w2, w3, w4)`` for ``"wa"``; ignored otherwise.
+
+        Returns
+        -------
+        metric : GeneralizedMetric
+            The preset, with ``name`` set to its canonical name.
         """
         if not isinstance(name, str) or name.lower() not in METRIC_NAMES:
             raise ValueError(f"metric must be one of {METRIC_NAMES}; got {name!r}.")
@@ -115,7 +120,18 @@ class GeneralizedMetric:
         return self._builder is not None
 
     def coefficients(self, prior=None):
-        """The ten coefficients as a dict, at ``prior`` for prior-dependent metrics."""
+        """The ten coefficients as a dict, at ``prior`` for prior-dependent metrics.
+
+        Parameters
+        ----------
+        prior : float in (0, 1), default=None
+            P(member); required by prior-dependent metrics (``"am"``), ignored by the others.
+
+        Returns
+        -------
+        coefficients : dict of str to float
+            ``a0, a11, a10, a01, a00, b0, b11, b10, b01, b00`` of MACE Eq. 8.
+        """
         if self._builder is None:
             return dict(self._fixed)
         if prior is None:
@@ -129,6 +145,16 @@ class GeneralizedMetric:
         ``b11 = b01`` and ``b10 = b00`` (the denominator is then fixed by the prior); for
         other metrics (PPV, F1) ``t_ℓ`` must be searched (MACE Alg. 3) and this returns None.
         Accuracy gives 1/2, AM gives ``prior``, TPR gives 0.
+
+        Parameters
+        ----------
+        prior : float in (0, 1), default=None
+            P(member); required by prior-dependent metrics (``"am"``), ignored by the others.
+
+        Returns
+        -------
+        threshold : float or None
+            ``t_ℓ``, or ``None`` when Lemma 2 has no closed form for this metric.
         """
         c = self.coefficients(prior)
         denominator = c["a11"] - c["a10"] - c["a01"] + c["a00"]
@@ -141,6 +167,28 @@ class GeneralizedMetric:
 
         ``prior`` is only used by prior-dependent metrics; it defaults to the fraction of
         members in ``y_true``.
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n_samples,)
+            Membership labels (1 or True member, 0, -1 or False non-member).
+        y_pred : array-like of shape (n_samples,)
+            Predicted membership, same conventions.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights; the confusion-matrix fractions are weighted by them.
+        prior : float in (0, 1), default=None
+            P(member) for prior-dependent metrics; ``None`` uses the member fraction.
+
+        Returns
+        -------
+        value : float
+            The metric ``ℓ`` on the sample.
+
+        Examples
+        --------
+        >>> from sklearn_mace.metrics import GeneralizedMetric
+        >>> GeneralizedMetric.from_name("accuracy").score([1, 1, 0, 0], [1, 0, 0, 0])
+        0.75
         """
         m, a, w = self._labels(y_true, y_pred, sample_weight)
         tp = np.sum(w * (a == 1) * (m == 1))
@@ -161,6 +209,29 @@ class GeneralizedMetric:
         ``γ_n`` the fraction predicted as members; FN and TN are then ``p − TP`` and
         ``1 − p − γ + TP``, which is what makes the estimate consistent under Experiment 2
         sampling at prior ``p``.
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n_samples,)
+            Membership labels (1 or True member, 0, -1 or False non-member).
+        y_pred : array-like of shape (n_samples,)
+            Predicted membership, same conventions.
+        prior : float in (0, 1)
+            P(member) ``p`` of the experiment the sample was drawn from.
+
+        Returns
+        -------
+        value : float
+            The Eq. 20 estimate of the metric.
+
+        Examples
+        --------
+        On a balanced sample at ``prior=0.5`` accuracy is the plain accuracy:
+
+        >>> from sklearn_mace.metrics import GeneralizedMetric
+        >>> acc = GeneralizedMetric.from_name("accuracy")
+        >>> acc.empirical_measure([1, 1, 0, 0], [1, 0, 0, 0], prior=0.5)
+        0.75
         """
         p = check_prior(prior)
         m, a, w = self._labels(y_true, y_pred, None)

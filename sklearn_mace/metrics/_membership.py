@@ -40,6 +40,7 @@ def membership_advantage(y_true, y_pred, *, prior=None, sample_weight=None):
     Returns
     -------
     advantage : float in [-1, 1]
+        ``TPR − FPR`` weighted at ``prior`` (``2·accuracy − 1``); 0 is random guessing.
 
     Examples
     --------
@@ -94,6 +95,8 @@ def tpr_at_fpr(y_true, y_score, *, fpr=0.01):
     Returns
     -------
     tpr : float in [0, 1]
+        The largest true-positive rate of a threshold whose false-positive rate is at most
+        ``fpr``.
 
     Examples
     --------
@@ -129,6 +132,7 @@ def top_quantile_precision(y_true, y_score, q):
     Returns
     -------
     precision : float in [0, 1]
+        Fraction of members among the admitted records.
 
     Examples
     --------

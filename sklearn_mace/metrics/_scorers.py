@@ -225,6 +225,17 @@ def get_scorer(scoring):
     scorer : callable
         ``scorer(estimator, X, y)``; a new object for every call.
 
+    Parameters
+    ----------
+    scoring : str or callable
+        A name from :func:`get_scorer_names` or any argument of
+        :func:`sklearn.metrics.get_scorer`.
+
+    Returns
+    -------
+    scorer : callable
+        ``scorer(estimator, X, y)``, for ``cross_val_score`` and ``GridSearchCV``.
+
     Examples
     --------
     >>> import numpy as np

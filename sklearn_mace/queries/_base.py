@@ -113,7 +113,18 @@ class QueryFeatureNamesMixin:
     """
 
     def get_feature_names_out(self, input_features=None):
-        """Names ``<classname>0``, ``<classname>1``, … of the query features."""
+        """Names ``<classname>0``, ``<classname>1``, … of the query features.
+
+        Parameters
+        ----------
+        input_features : None
+            Ignored; the names depend only on the query.
+
+        Returns
+        -------
+        names : ndarray of str
+            One name per output column of ``transform``.
+        """
         check_is_fitted(self)
         prefix = type(self).__name__.lower()
         return np.asarray([f"{prefix}{i}" for i in range(self._n_features_out)], dtype=object)
@@ -144,11 +155,13 @@ class TorchQueryMixin(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
         ----------
         X : array-like of shape (n_samples, n_features)
             Records, one per row (images flattened).
-        y : ignored
+        y : None
+            Ignored; present for API consistency.
 
         Returns
         -------
         self : object
+            This query, checked and ready to ``transform``.
         """
         X = validate_data(self, X, dtype=np.float64)
         resolve_device(self.device)
@@ -161,10 +174,12 @@ class TorchQueryMixin(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Records to query, one per row.
 
         Returns
         -------
         Q : ndarray of shape (n_samples, n_query_features), float64
+            The query's output for each record, one row per record.
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)

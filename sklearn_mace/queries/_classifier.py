@@ -334,6 +334,7 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
         Returns
         -------
         self : ClassifierQuery
+            This query, checked and ready to ``transform``.
         """
         outputs = self._check_outputs()
         self._kind = _model_kind(self.model)
@@ -489,6 +490,7 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
         Returns
         -------
         Q : ndarray of shape (n_samples, n_features_out)
+            The chosen outputs, named by :meth:`get_feature_names_out`.
         """
         check_is_fitted(self)
         X_original = X
@@ -539,7 +541,8 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        input_features : ignored
+        input_features : None
+            Ignored; the names depend only on the model and ``outputs``.
 
         Returns
         -------

@@ -107,8 +107,14 @@ class MultiDiscriminatorQuery(TorchQueryMixin):
     output : {"logit", "proba"}, default="logit"
         Raw outputs or their sigmoids (the max is the same record either way: sigmoid is
         increasing).
-    input_shape, device, batch_size, verbose
-        As in :class:`DiscriminatorQuery`.
+    input_shape : tuple of int, default=None
+        Shape of one record as the modules expect it; ``None`` passes the flat rows.
+    device : {"auto", "cpu", "cuda", "cuda:N"} or torch.device, default="auto"
+        ``"auto"``: CUDA when available, else CPU.
+    batch_size : int, default=1024
+        Records per forward pass.
+    verbose : int, default=0
+        Show a progress bar in ``transform`` when > 0.
 
     Attributes
     ----------

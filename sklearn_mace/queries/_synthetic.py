@@ -126,11 +126,14 @@ class NearestSyntheticDistance(_SyntheticQueryMixin):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-        y : ignored
+            Records to query, one per row.
+        y : None
+            Ignored; present for API consistency.
 
         Returns
         -------
         self : object
+            This query, checked and ready to ``transform``.
         """
         X = validate_data(self, X, dtype=np.float64)
         synthetic = self._validated_synthetic(X.shape[1])
@@ -146,10 +149,12 @@ class NearestSyntheticDistance(_SyntheticQueryMixin):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Records to query, one per row.
 
         Returns
         -------
         Q : ndarray of shape (n_samples, k), float64, ascending along axis 1
+            Distance from each record to its ``k`` nearest synthetic records.
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
@@ -271,11 +276,14 @@ class MonteCarloQuery(_SyntheticQueryMixin):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-        y : ignored
+            Records to query, one per row.
+        y : None
+            Ignored; present for API consistency.
 
         Returns
         -------
         self : object
+            This query, checked and ready to ``transform``.
         """
         X = validate_data(self, X, dtype=np.float64)
         synthetic = self._validated_synthetic(X.shape[1])
@@ -297,10 +305,12 @@ class MonteCarloQuery(_SyntheticQueryMixin):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Records to query, one per row.
 
         Returns
         -------
         Q : ndarray of shape (n_samples, 1), float64
+            The (weighted) share of synthetic records within ``epsilon_`` of each record.
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)

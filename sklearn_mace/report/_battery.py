@@ -121,7 +121,32 @@ CLAIM_COLUMNS = (
 
 @dataclass
 class ReleaseResult:
-    """What the battery found for one synthetic release."""
+    """What the battery found for one synthetic release.
+
+    Attributes
+    ----------
+    name : str
+        The release's name (its key in the ``synthetic`` dict of :func:`audit`).
+    n_synthetic : int
+        Rows of the release.
+    scores : dict of str -> ndarray
+        Per analysis, the membership score of every target record (larger = member).
+    summary : DataFrame
+        One row per analysis: certified ε and advantage, AUC, TPR at low FPR, MACE's bound.
+    risk : ndarray
+        Held-out individual risk ``|f̂_p|`` of every target record.
+    distance : ndarray
+        Distance of every target record to its nearest synthetic row.
+    size_curve : DataFrame
+        Per number of synthetic rows: ``advantage_estimate``, ``estimate_lower``,
+        ``estimate_upper`` and ``advantage_at_least``.
+    strongest_epsilon : float
+        The largest certified ε among the release's claims.
+    strongest_analysis : str
+        The analysis that gives it.
+    certified_leak : bool
+        Whether some claim certifies leakage (ε > 0 or an advantage above the trivial one).
+    """
 
     name: str
     n_synthetic: int
@@ -155,7 +180,41 @@ class ReleaseResult:
 
 @dataclass
 class AuditResult:
-    """Everything the report shows: per-release results and how the inputs were used."""
+    """Everything the report shows: per-release results and how the inputs were used.
+
+    Attributes
+    ----------
+    releases : list of ReleaseResult
+        One result per synthetic release, in the order given.
+    membership : ndarray
+        1 member, 0 non-member, one per target record.
+    target_source : ndarray of str
+        ``"members"`` or ``"non-members"``: the table of each target record.
+    target_row : ndarray of int
+        Row number of each target in its input table (0-based, header excluded).
+    prior : float
+        P(member) at which advantages and risks are stated.
+    confidence : float
+        Every certified claim of a release holds together at this level.
+    claim_confidence : float
+        The level of each single claim (Bonferroni over the claims).
+    delta : float
+        The δ of (ε, δ)-DP of the ε lower bounds.
+    epsilon : float
+        The ε target: a certified ε above it is verdict ``"high"``.
+    column_report : DataFrame
+        How each input column was encoded (see :func:`encode_tables`).
+    feature_names : list of str
+        Names of the encoded features.
+    n_rows : dict of str -> int
+        Rows of each input table.
+    target_group : ndarray, default=None
+        Value of the ``group_by`` column of each target, when one is given.
+    group_by : str, default=None
+        The grouping column.
+    notes : list of str
+        Remarks on how the inputs were used, shown in the report.
+    """
 
     releases: list
     membership: np.ndarray  # 1 member, 0 non-member, one per target record
@@ -176,8 +235,19 @@ class AuditResult:
     disclosure_error: str = None  # why the disclosure analyses failed, when they did
 
     def verdict(self, release):
-        """``"high"``: a certified ε above the ``epsilon`` target; ``"mid"``: some leakage
-        certified; ``"low"``: nothing certified. Certified claims only, never U_N."""
+        """The verdict on one release, from its certified claims only (never U_N).
+
+        Parameters
+        ----------
+        release : ReleaseResult
+            One of ``releases``.
+
+        Returns
+        -------
+        verdict : {"high", "mid", "low"}
+            ``"high"``: a certified ε above the ``epsilon`` target; ``"mid"``: some leakage
+            certified; ``"low"``: nothing certified.
+        """
         if release.strongest_epsilon > self.epsilon:
             return "high"
         return "mid" if release.certified_leak else "low"
@@ -191,7 +261,18 @@ class AuditResult:
         return bool(mace["status"] == "ok" and mace["optimal_advantage_at_least"] > trivial + 1e-12)
 
     def headline(self, release):
-        """The verdict in words (see :data:`VERDICTS`)."""
+        """The verdict in words (see :data:`VERDICTS`).
+
+        Parameters
+        ----------
+        release : ReleaseResult
+            One of ``releases``.
+
+        Returns
+        -------
+        headline : str
+            E.g. ``"leakage certified above ε = 1"``.
+        """
         return VERDICTS[self.verdict(release)].format(epsilon=self.epsilon)
 
     @property
@@ -714,6 +795,25 @@ def audit(
     Returns
     -------
     result : AuditResult
+        Per-release results; :func:`write_report` turns them into the report.
+
+    Examples
+    --------
+    A release that copies its training rows is caught; a fresh draw is not:
+
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn_mace.report import audit
+    >>> rng = np.random.default_rng(0)
+    >>> def table(n):
+    ...     return pd.DataFrame({"age": rng.integers(20, 70, n).astype(float),
+    ...                          "income": rng.normal(50, 10, n).round(1)})
+    >>> members, non_members = table(30), table(30)
+    >>> result = audit(members, non_members, {"copy": members, "fresh": table(30)},
+    ...                verbose=False)
+    >>> [(r.name, result.verdict(r)) for r in result.releases]
+    [('copy', 'high'), ('fresh', 'low')]
+    >>> result.headline(result.releases[0])
+    'leakage certified above ε = 1'
     """
     from tqdm.auto import tqdm
 

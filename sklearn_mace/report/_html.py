@@ -343,13 +343,32 @@ def write_report(result, out, *, title="sklearn-mace privacy audit"):
     Parameters
     ----------
     result : AuditResult
+        What :func:`audit` returned.
     out : str or Path
+        The output folder.
     title : str, default="sklearn-mace privacy audit"
+        Title of the HTML page.
 
     Returns
     -------
     paths : dict of str -> Path
         ``report``, ``summary``, ``records`` and one entry per figure.
+
+    Examples
+    --------
+    Drawing the figures takes a few seconds, so this example is not run as a doctest:
+
+    >>> import tempfile
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn_mace.report import audit, write_report
+    >>> rng = np.random.default_rng(0)
+    >>> members = pd.DataFrame({"x": rng.normal(size=30), "y": rng.normal(size=30)})
+    >>> non_members = pd.DataFrame({"x": rng.normal(size=30), "y": rng.normal(size=30)})
+    >>> result = audit(members, non_members, members, verbose=False)  # doctest: +SKIP
+    >>> with tempfile.TemporaryDirectory() as out:  # doctest: +SKIP
+    ...     paths = write_report(result, out)
+    ...     print(paths["report"].name, paths["summary"].name)
+    report.html summary.csv
     """
     check_output_dir(out, option="the output folder")
     with staged_output(out) as stage:

@@ -67,6 +67,7 @@ def read_table(path, *, role="input"):
     Parameters
     ----------
     path : str or Path
+        The file; its suffix picks the reader.
     role : str, default="input"
         What the table is (``"members"``, ``"synthetic"``, …), for the error messages.
 

@@ -22,7 +22,9 @@ class AdvantageDisplay:
     Parameters
     ----------
     param_values : ndarray of shape (n_values,)
+        The parameter values, one per point of the curve.
     advantage : ndarray of shape (n_values,)
+        Membership advantage measured at each parameter value.
     lower, upper : ndarray of shape (n_values,), default=None
         Confidence interval of each advantage (e.g. MACE's McDiarmid interval).
     param_name : str, default="parameter"
@@ -83,6 +85,7 @@ class AdvantageDisplay:
         Parameters
         ----------
         ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure when None.
         name : str, default=None
             Overrides the stored legend label.
         log_x : bool, default=False
@@ -95,6 +98,7 @@ class AdvantageDisplay:
         Returns
         -------
         display : AdvantageDisplay
+            ``self``, with ``line_``, ``bound_line_``, ``ax_`` and ``figure_`` set.
         """
         ax, fig = _get_ax(ax)
         x = np.asarray(self.param_values, dtype=float)
@@ -162,17 +166,30 @@ class AdvantageDisplay:
         Parameters
         ----------
         param_values : array-like of shape (n_values,)
+            The parameter values, one per point of the curve.
         advantage : array-like of shape (n_values,), values in [-1, 1]
+            Membership advantage measured at each parameter value.
         lower, upper : array-like of shape (n_values,), default=None
-        param_name, epsilon, prior, name : see the class parameters.
+            Confidence interval of each advantage; no band when None.
+        param_name : str, default="parameter"
+            Axis label.
+        epsilon : float, default=None
+            Draw the ε-DP advantage bound of this ε; no line when None.
+        prior : float in (0, 1), default=0.5
+            Membership prior for the DP bound and the trivial advantage ``|2p − 1|``.
+        name : str, default=None
+            Legend label of the curve.
         ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure when None.
         plot : bool, default=True
+            Draw now; with False only the display object is built.
         **kwargs : dict
             Passed to :meth:`plot`.
 
         Returns
         -------
         display : AdvantageDisplay
+            The display, drawn when ``plot=True``.
         """
         x = np.asarray(param_values, dtype=float).ravel()
         adv = np.asarray(advantage, dtype=float).ravel()
@@ -224,7 +241,9 @@ class AdvantageDisplay:
 
         Parameters
         ----------
-        estimator : estimator with ``advantage_`` after fit
+        estimator : estimator
+            An unfitted estimator that has ``advantage_`` (and optionally
+            ``advantage_interval_``) after ``fit``.
         X : array-like of shape (n_samples, n_features)
             Query features.
         y : array-like of shape (n_samples,)
@@ -232,15 +251,24 @@ class AdvantageDisplay:
         param_name : str
             A parameter of ``estimator``.
         param_range : array-like of numbers
+            The values of ``param_name`` to fit at.
         epsilon : float, default=None
+            Draw the ε-DP advantage bound of this ε; no line when None.
         prior : float, default=None
             Prior of the DP bound; default: the fitted ``prior_`` of the estimator, else 0.5.
-        name, ax, plot, **kwargs
-            As in :meth:`from_predictions`.
+        name : str, default=None
+            Legend label; default: the estimator's class name.
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure when None.
+        plot : bool, default=True
+            Draw now; with False only the display object is built.
+        **kwargs : dict
+            Passed to :meth:`plot`.
 
         Returns
         -------
         display : AdvantageDisplay
+            The display, drawn when ``plot=True``.
         """
         if param_name not in estimator.get_params():
             raise ValueError(

@@ -19,6 +19,7 @@ class IndividualRiskDisplay:
     Parameters
     ----------
     risk : ndarray of shape (n_records,)
+        Individual privacy risk ``|f_p(z)|`` of each record, in [0, 1].
     lower, upper : ndarray of shape (n_records,), default=None
         Confidence bounds of each risk.
     groups : array-like of shape (n_records,), default=None
@@ -61,6 +62,7 @@ class IndividualRiskDisplay:
         Parameters
         ----------
         ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure when None.
         top_k : int, default=10
             Number of most exposed records to circle and name.
         max_records : int, default=None
@@ -71,6 +73,7 @@ class IndividualRiskDisplay:
         Returns
         -------
         display : IndividualRiskDisplay
+            ``self``, with ``order_``, ``top_text_``, ``ax_`` and ``figure_`` set.
         """
         ax, fig = _get_ax(ax)
         risk = _as_1d("risk", self.risk)
@@ -153,15 +156,24 @@ class IndividualRiskDisplay:
         risk : array-like of shape (n_records,)
             Individual privacy risks, in [0, 1].
         lower, upper : array-like of shape (n_records,), default=None
-        groups, record_ids, name : see the class parameters.
+            Confidence bounds of each risk; no error bars when None.
+        groups : array-like of shape (n_records,), default=None
+            A group label per record; each group gets its own colour.
+        record_ids : array-like of shape (n_records,), default=None
+            Names of the records for the labels; default: their positions.
+        name : str, default=None
+            Name of the estimator or query, for the title.
         ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure when None.
         plot : bool, default=True
+            Draw now; with False only the display object is built.
         **kwargs : dict
             Passed to :meth:`plot` (e.g. ``top_k``).
 
         Returns
         -------
         display : IndividualRiskDisplay
+            The display, drawn when ``plot=True``.
         """
         risk = _as_1d("risk", risk)
         if np.any((risk < 0) | (risk > 1)):  # |f_p| (MACE Def. 3); the axis is drawn on [0, 1]
@@ -189,15 +201,27 @@ class IndividualRiskDisplay:
 
         Parameters
         ----------
-        estimator : fitted estimator with ``individual_risk``
+        estimator : estimator
+            A fitted estimator with ``individual_risk(X, return_interval=True)``.
         X : array-like of shape (n_records, n_features)
             Query features of the records.
-        groups, record_ids, name, ax, plot, **kwargs
-            As in :meth:`from_predictions`; ``name`` defaults to the estimator's class name.
+        groups : array-like of shape (n_records,), default=None
+            A group label per record; each group gets its own colour.
+        record_ids : array-like of shape (n_records,), default=None
+            Names of the records for the labels; default: their positions.
+        name : str, default=None
+            Title name; default: the estimator's class name.
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure when None.
+        plot : bool, default=True
+            Draw now; with False only the display object is built.
+        **kwargs : dict
+            Passed to :meth:`plot` (e.g. ``top_k``).
 
         Returns
         -------
         display : IndividualRiskDisplay
+            The display, drawn when ``plot=True``.
         """
         if not hasattr(estimator, "individual_risk"):
             raise TypeError(

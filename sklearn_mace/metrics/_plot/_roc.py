@@ -87,6 +87,7 @@ class MembershipRocDisplay:
         Returns
         -------
         display : MembershipRocDisplay
+            ``self``, with ``line_``, ``point_``, ``chance_``, ``ax_`` and ``figure_`` set.
         """
         ax, fig = _get_ax(ax)
         fpr, tpr = np.asarray(self.fpr, dtype=float), np.asarray(self.tpr, dtype=float)
@@ -151,7 +152,9 @@ class MembershipRocDisplay:
         target_fpr : float in [0, 1], default=0.01
             FPR of the marked operating point.
         name : str, default=None
+            Name of the attack, for the legend.
         ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure when None.
         plot : bool, default=True
             Draw immediately (False only computes, e.g. without matplotlib).
         **kwargs : dict
@@ -160,6 +163,7 @@ class MembershipRocDisplay:
         Returns
         -------
         display : MembershipRocDisplay
+            The display, drawn when ``plot=True``.
         """
         m, score = _check_scores(y_true, y_score)
         if m.min() == m.max():
@@ -204,12 +208,21 @@ class MembershipRocDisplay:
             ``"auto"`` prefers ``decision_function``: attackers' log odds keep their order in
             the far tail, where ``predict_proba`` rounds to exactly 1 (log odds above ~37) and
             the resulting ties move the TPR at low FPR.
-        target_fpr, name, ax, plot, **kwargs
-            As in :meth:`from_predictions`; ``name`` defaults to the estimator's class name.
+        target_fpr : float in [0, 1], default=0.01
+            FPR of the marked operating point.
+        name : str, default=None
+            Legend name; default: the estimator's class name.
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure when None.
+        plot : bool, default=True
+            Draw immediately (False only computes, e.g. without matplotlib).
+        **kwargs : dict
+            Passed to :meth:`plot`.
 
         Returns
         -------
         display : MembershipRocDisplay
+            The display, drawn when ``plot=True``.
         """
         if response_method == "auto":
             response_method = ["decision_function", "predict_proba"]

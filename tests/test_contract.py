@@ -42,11 +42,13 @@ from sklearn.tree import DecisionTreeClassifier
 from sklearn_mace import (
     BayesOptimalMIA,
     BTTAttack,
+    DOMIASAttack,
     GeneralizedMetricAttack,
     KDEAdvantageEstimator,
     LiRAAttack,
     ShadowModelAttack,
     TakeTheTypicalAttack,
+    ThresholdAttack,
 )
 from sklearn_mace._validation import MembershipLabelWarning
 from sklearn_mace.metrics import get_scorer, membership_advantage
@@ -104,6 +106,28 @@ def _lira(**params):
 
 # ----------------------------------------------------------------------------- registry
 
+
+@cache
+def _domias_case():
+    """Records, membership, and a release that holds noisy copies of the members."""
+    rng = np.random.default_rng(1)
+    members, non_members = rng.normal(size=(150, 2)), rng.normal(size=(150, 2))
+    synthetic = np.r_[members + 0.2 * rng.normal(size=members.shape), rng.normal(size=(300, 2))]
+    X = np.r_[members, non_members]
+    m = np.r_[np.ones(150, dtype=int), np.zeros(150, dtype=int)]
+    return X, m, synthetic, rng.normal(size=(600, 2))
+
+
+def domias_records(rng):
+    X, m, _, _ = _domias_case()
+    return X, m
+
+
+def _domias(**params):
+    _, _, synthetic, reference = _domias_case()
+    return DOMIASAttack(synthetic, reference, device="cpu", **params)
+
+
 ATTACKERS = [
     pytest.param(partial(BayesOptimalMIA, device="cpu"), gaussian_shift, id="BayesOptimalMIA"),
     pytest.param(
@@ -147,6 +171,10 @@ ATTACKERS = [
     ),
     pytest.param(_lira, lira_records, id="LiRAAttack"),
     pytest.param(partial(_lira, online=False), lira_records, id="LiRAAttack-offline"),
+    pytest.param(ThresholdAttack, gaussian_shift, id="ThresholdAttack"),
+    pytest.param(partial(ThresholdAttack, threshold=0.5), gaussian_shift, id="ThresholdAttack-0.5"),
+    pytest.param(_domias, domias_records, id="DOMIASAttack"),
+    pytest.param(partial(_domias, threshold="median"), domias_records, id="DOMIASAttack-median"),
 ]
 
 # (labels from the 0/1 membership m, member_label, expected classes_)

@@ -584,9 +584,11 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
 
     def _certify(self, m, log_odds, folds):
         p = self.prior_
-        guess = self.classifier_._member_rule(log_odds)
+        # the plug-in classifier's rule η̂ > 1/2 (MACE Lemma 1) and its risk |f̂_p| =
+        # |tanh(L/2)| (Thm 1.1), both from the held-out log posterior odds L
+        guess = log_odds > 0
         self.crossfit_decision_ = log_odds
-        self.crossfit_risk_ = self.classifier_._risk_from_odds(log_odds)
+        self.crossfit_risk_ = np.abs(np.tanh(log_odds / 2))
         self.advantage_lower_bound_, _, _ = certified_advantage(m, guess, p, self.confidence)
         self.p_value_ = crossfit_p_value(m, guess, folds) if np.unique(folds).size > 1 else 1.0
         self.epsilon_ = epsilon_lower_bound(self.advantage_lower_bound_, p)

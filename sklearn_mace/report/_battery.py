@@ -70,6 +70,7 @@ MIN_TARGETS = 10  # per class: fewer leaves 5-fold cross-validation folds withou
 SIZE_FRACTIONS = (0.1, 0.25, 0.5, 1.0)
 MACE_NAME = "MACE optimal (nearest-synthetic distance)"
 DISCLOSURE_NAME = "attribute inference and linkability"
+MAX_DISCLOSURE_RECORDS = 1000  # targets, and controls, attacked by the disclosure analyses
 MACE_BOUND_NAME = "MACE optimal advantage bound (nearest-synthetic distance)"
 EXACT_NAME = "Exact copy (verbatim in the release)"
 SIZE_CURVE_NAME = "MACE advantage vs release size (figure)"
@@ -146,6 +147,16 @@ class ReleaseResult:
         The analysis that gives it.
     certified_leak : bool
         Whether some claim certifies leakage (ε > 0 or an advantage above the trivial one).
+    exact_copy : ndarray of bool, default=None
+        Whether each target record appears verbatim in the release; ``None`` when the
+        exact-copy analysis failed.
+    copies : dict of str -> int
+        The release's copy counts, keyed by the ``COPY_COLUMNS`` of summary.csv
+        (``member_targets``, ``nonmember_targets``, ``member_exact_copies``,
+        ``nonmember_exact_copies``, ``member_near_copies``, ``nonmember_near_copies``);
+        NaN for a count whose analysis failed.
+    failures : list of (str, str)
+        ``(analysis, reason)`` of every analysis of the release that failed.
     """
 
     name: str
@@ -214,6 +225,12 @@ class AuditResult:
         The grouping column.
     notes : list of str
         Remarks on how the inputs were used, shown in the report.
+    disclosure : DataFrame, default=None
+        Attribute-inference and linkability risks of every release (the table of
+        :func:`~sklearn_mace.disclosure.disclosure_summary`); ``None`` when the disclosure
+        analyses were not run or failed.
+    disclosure_error : str, default=None
+        Why the disclosure analyses failed, when they did.
     """
 
     releases: list
@@ -253,9 +270,22 @@ class AuditResult:
         return "mid" if release.certified_leak else "low"
 
     def ranking_certified(self, release):
-        """Whether MACE's own advantage bound is above the trivial ``|2p − 1|``: only then
-        is its ranking of the records (the "most exposed" member) backed by a certified
-        claim; otherwise its held-out risk interval is no better than [0, 1]."""
+        """Whether MACE's own advantage bound is above the trivial ``|2p − 1|``.
+
+        Only then is its ranking of the records (the "most exposed" member) backed by a
+        certified claim; otherwise its held-out risk interval is no better than [0, 1].
+
+        Parameters
+        ----------
+        release : ReleaseResult
+            One of ``releases``.
+
+        Returns
+        -------
+        certified : bool
+            True when the MACE analysis succeeded and its certified advantage lower bound
+            exceeds ``|2·prior − 1|``.
+        """
         mace = release.mace
         trivial = abs(2 * self.prior - 1)
         return bool(mace["status"] == "ok" and mace["optimal_advantage_at_least"] > trivial + 1e-12)
@@ -676,11 +706,16 @@ def _disclosure(tables, synthetic, kept, confidence, seed, notes):
     """Attribute inference and linkability on the raw audited columns, or why not.
 
     The control records are the non-members (and the reference rows, when given): population
-    records the generator never saw. Numeric columns with missing values have no distance in
-    the mixed metric and are left out (named in a note).
+    records the generator never saw. At most ``MAX_DISCLOSURE_RECORDS`` targets and as many
+    controls are attacked, drawn at random (anonymeter's ``n_attacks``): the attack on each
+    record is unchanged, the rates' exact intervals say how precise they are, and the cost,
+    linear in records × release rows × columns, stays bounded for large releases. Numeric
+    columns with missing values have no distance in the mixed metric and are left out (named
+    in a note).
     """
     from ..disclosure import disclosure_summary
 
+    rng = check_random_state(seed)
     members = tables["members"]
     numeric_gaps = [
         c
@@ -697,14 +732,26 @@ def _disclosure(tables, synthetic, kept, confidence, seed, notes):
     if len(columns) < 2:
         return None, "fewer than two usable columns (one is the secret, others are known)"
     reference = tables.get("reference")
+    control = tables["non-members"][columns]
+    if reference is not None:
+        control = pd.concat([control, reference[columns]], ignore_index=True)
+    pools = (members[columns], control)
+    targets, control = (
+        pool.sample(n=min(len(pool), MAX_DISCLOSURE_RECORDS), random_state=rng) for pool in pools
+    )
+    if len(targets) + len(control) < sum(len(pool) for pool in pools):
+        notes.append(
+            f"Attribute inference and linkability attack {len(targets)} members and "
+            f"{len(control)} control records drawn at random (at most "
+            f"{MAX_DISCLOSURE_RECORDS} each)."
+        )
     try:
         table = disclosure_summary(
-            members[columns],
-            tables["non-members"][columns],
+            targets,
+            control,
             {key: frame[columns] for key, frame in synthetic.items()},
-            None if reference is None else reference[columns],
             confidence=confidence,
-            random_state=seed,
+            random_state=rng,
         )
     except ValueError as exc:
         return None, str(exc)

@@ -282,6 +282,7 @@ default="scott"
         Returns
         -------
         decision : ndarray of shape (n_samples,)
+            The shifted log posterior odds; ``> 0`` exactly where ``predict`` says member.
         """
         X = self._validated(X)
         return self._posterior_log_odds(X) - _threshold_log_odds(self.threshold_)

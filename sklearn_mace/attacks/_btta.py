@@ -679,5 +679,7 @@ class TakeTheTypicalAttack(AttackerMixin, BaseEstimator):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            The same label for every row: ``classes_[1]`` if ``prior_ >= 1/2``, else
+            ``classes_[0]``.
         """
         return self._labels(self.decision_function(X) > 0)

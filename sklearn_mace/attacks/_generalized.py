@@ -256,6 +256,7 @@ class GeneralizedMetricAttack(AttackerMixin, BaseEstimator):
         Returns
         -------
         decision : ndarray of shape (n_samples,)
+            The shifted log posterior odds; ``> 0`` exactly where ``predict`` says member.
         """
         return self._decision(self._validated(X))
 

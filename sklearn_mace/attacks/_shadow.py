@@ -491,5 +491,7 @@ class ShadowModelAttack(AttackerMixin, BaseEstimator):
         Returns
         -------
         decision : ndarray of shape (n_samples,)
+            ``log(p / (1 - p))`` of ``p = predict_proba(X)[:, 1]`` (clipped); ``> 0`` exactly
+            where ``predict`` says member.
         """
         return _log_odds(self.predict_proba(X)[:, 1])

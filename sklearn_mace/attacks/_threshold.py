@@ -63,6 +63,7 @@ class ThresholdAttack(AttackerMixin, ScoreCutMixin, BaseEstimator):
     classes_ : ndarray of shape (2,)
         The labels of ``y`` (``[non-member, member]``), or ``[0, 1]`` without labels.
     prior_ : float
+        The membership prior of ``score``.
     offset_ : float
         The cut on the score column.
     n_features_in_ : int
@@ -119,6 +120,7 @@ class ThresholdAttack(AttackerMixin, ScoreCutMixin, BaseEstimator):
         Returns
         -------
         self : object
+            The fitted attacker (``offset_``, ``classes_`` and ``prior_`` set).
         """
         scores = self._scores(X, reset=True)
         fit_labels_and_prior(self, y, len(scores))
@@ -131,10 +133,12 @@ class ThresholdAttack(AttackerMixin, ScoreCutMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, 1)
+            Scores, larger = more likely a member.
 
         Returns
         -------
         scores : ndarray of shape (n_samples,)
+            The column of ``X`` as floats; ``decision_function`` subtracts ``offset_``.
         """
         check_is_fitted(self)
         return self._scores(X, reset=False)

@@ -138,6 +138,7 @@ class AttributeInferenceRisk(ReleaseMixin):
         Returns
         -------
         self : object
+            The fitted estimator (``secrets_`` set).
         """
         self._fit_release(X)
         n_features = self.n_features_in_

@@ -125,6 +125,7 @@ class LinkabilityRisk(ReleaseMixin):
         Returns
         -------
         self : object
+            The fitted estimator (``columns_a_`` and ``columns_b_`` set).
         """
         self._fit_release(X)
         p = self.n_features_in_
@@ -169,10 +170,13 @@ class LinkabilityRisk(ReleaseMixin):
         Parameters
         ----------
         X : DataFrame or array-like of shape (n_samples, n_features)
+            Records with the release's columns; both views ``columns_a_`` and
+            ``columns_b_`` are read.
 
         Returns
         -------
         linked : ndarray of shape (n_samples,), bool
+            True where the ``n_neighbors`` nearest release rows of the two views share a row.
         """
         _, encoded = self._encoded(X)
         return self._linked(encoded)

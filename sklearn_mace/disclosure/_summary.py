@@ -58,9 +58,14 @@ def disclosure_summary(
         The two views of the linkability attack; default: the first half of the columns
         and the rest.
     n_neighbors : int, default=1
+        Nearest release rows per record in both attacks: the neighbours whose secret is
+        the guess (median or majority), and the rows of each view that must share one to
+        link.
     tolerance : float, default=0.05
         Relative tolerance of numeric guesses.
     confidence : float, default=0.95
+        Level of the Clopper–Pearson intervals on the attack and control rates and of the
+        risk interval.
     random_state : int, RandomState instance or None, default=None
         Tie-breaking order (one seed per release and analysis is drawn from it).
 

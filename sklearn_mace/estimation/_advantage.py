@@ -62,7 +62,7 @@ def mcdiarmid_half_width(n_members, n_nonmembers, prior, confidence=0.95):
     With ``N₁ = pN`` it is the paper's ``sqrt(2/N · log(2/δ))``:
 
     >>> import numpy as np
-    >>> from sklearn_mace.estimation import mcdiarmid_half_width
+    >>> from sklearn_mace.estimation._advantage import mcdiarmid_half_width
     >>> t = mcdiarmid_half_width(500, 500, prior=0.5, confidence=0.95)
     >>> round(t, 4), bool(np.isclose(t, np.sqrt(2 / 1000 * np.log(2 / 0.05))))
     (0.0859, True)
@@ -647,6 +647,8 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
         Returns
         -------
         decision : ndarray of shape (n_samples,)
+            ``log η̂ − log(1 − η̂)`` of each query; ``> 0`` exactly where ``predict`` says
+            member.
         """
         features = self._features(X)
         return self.classifier_.decision_function(features)
@@ -662,6 +664,7 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
         Returns
         -------
         proba : ndarray of shape (n_samples, 2)
+            Column 1 is ``η̂ = P(member | query)`` at ``prior_``, column 0 its complement.
         """
         features = self._features(X)
         return self.classifier_.predict_proba(features)

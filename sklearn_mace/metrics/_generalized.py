@@ -268,6 +268,7 @@ class GeneralizedMetric:
         Returns
         -------
         value : float
+            The Eq. 20 estimate of the metric at ``prior``.
 
         Examples
         --------

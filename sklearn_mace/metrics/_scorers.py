@@ -218,23 +218,14 @@ def get_scorer(scoring):
     Parameters
     ----------
     scoring : str or callable
-        A name of :func:`get_scorer_names`, or a callable scorer.
-
-    Returns
-    -------
-    scorer : callable
-        ``scorer(estimator, X, y)``; a new object for every call.
-
-    Parameters
-    ----------
-    scoring : str or callable
         A name from :func:`get_scorer_names` or any argument of
         :func:`sklearn.metrics.get_scorer`.
 
     Returns
     -------
     scorer : callable
-        ``scorer(estimator, X, y)``, for ``cross_val_score`` and ``GridSearchCV``.
+        ``scorer(estimator, X, y)``, for ``cross_val_score`` and ``GridSearchCV``: a new
+        object for every name (a callable is returned as it is).
 
     Examples
     --------

@@ -96,11 +96,14 @@ class GANLeaksQuery(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-        y : ignored
+            Records (only their width is used, to check the constructor rows).
+        y : None
+            Ignored.
 
         Returns
         -------
         self : object
+            The fitted query (``n_features_in_`` set).
         """
         X = validate_data(self, X, dtype=np.float64)
         self._rows(X.shape[1])
@@ -117,6 +120,7 @@ class GANLeaksQuery(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Records to score, with the columns of ``synthetic``.
 
         Returns
         -------
@@ -203,11 +207,14 @@ class LOGANQuery(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-        y : ignored
+            Records (only their width is used, to check the constructor rows).
+        y : None
+            Ignored: the classes are the sources of the constructor rows.
 
         Returns
         -------
         self : object
+            The fitted query (``classifier_`` set).
         """
         X = validate_data(self, X, dtype=np.float64)
         synthetic = validated_rows(self.synthetic, "synthetic", X.shape[1])
@@ -225,10 +232,13 @@ class LOGANQuery(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Records to score, with the columns of ``synthetic`` and ``reference``.
 
         Returns
         -------
         Q : ndarray of shape (n_samples, 1)
+            ``log P(synthetic | x) − log P(reference | x)`` of ``classifier_`` (probabilities
+            clipped at ``1e-300``); larger = more likely a member.
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)

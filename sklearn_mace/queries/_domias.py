@@ -250,11 +250,13 @@ class DOMIASQuery(_DensityQueryMixin):
         ----------
         X : array-like of shape (n_samples, n_features)
             Records (only their width is used).
-        y : ignored
+        y : None
+            Ignored.
 
         Returns
         -------
         self : object
+            The fitted query (``density_synthetic_``, ``density_reference_`` set).
         """
         return self._fit_densities(X, self.reference)
 
@@ -264,6 +266,7 @@ class DOMIASQuery(_DensityQueryMixin):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Records to score, with the columns of ``synthetic`` and ``reference``.
 
         Returns
         -------
@@ -289,9 +292,13 @@ class SyntheticDensityQuery(_DensityQueryMixin):
     bandwidth : {"scott", "silverman", "cv"} or float, default="scott"
         As in :class:`DOMIASQuery`.
     cv : int >= 2, default=5
+        Folds for ``bandwidth="cv"``.
     device : {"auto", "cpu", "cuda"}, default="auto"
+        Where the KDE sums and BNAF training run.
     random_state : int, RandomState instance or None, default=None
+        Subsample and folds of ``bandwidth="cv"``, BNAF initialisation.
     verbose : int, default=0
+        Progress bars of BNAF training.
 
     Attributes
     ----------
@@ -351,11 +358,14 @@ class SyntheticDensityQuery(_DensityQueryMixin):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-        y : ignored
+            Records (only their width is used).
+        y : None
+            Ignored.
 
         Returns
         -------
         self : object
+            The fitted query (``density_synthetic_`` set).
         """
         return self._fit_densities(X, None)
 
@@ -365,10 +375,12 @@ class SyntheticDensityQuery(_DensityQueryMixin):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Records to score, with the columns of ``synthetic``.
 
         Returns
         -------
         Q : ndarray of shape (n_samples, 1)
+            Larger = denser synthetic data around the record = guessed a member.
         """
         X = self._validated_query(X)[:, self.features_]
         return np.asarray(self.density_synthetic_.score_samples(X), dtype=float).reshape(-1, 1)

@@ -82,6 +82,24 @@ def read_table(path, *, role="input"):
     AuditInputError
         When the file is missing, unreadable, binary, not a table, empty or header-only,
         or has duplicated column names.
+
+    Examples
+    --------
+    A table saved by pandas with ``;`` and its index: the delimiter is found and the index
+    column dropped, with a note.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import pandas as pd
+    >>> from sklearn_mace.report import read_table
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "members.csv"
+    ...     pd.DataFrame({"age": [39, 52], "job": ["nurse", "clerk"]}).to_csv(path, sep=";")
+    ...     frame = read_table(path, role="members")
+    >>> frame.to_dict("list")
+    {'age': [39, 52], 'job': ['nurse', 'clerk']}
+    >>> "index" in frame.attrs["notes"][0]
+    True
     """
     path = Path(path)
     where = f"{role} file '{path}'"

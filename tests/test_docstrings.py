@@ -30,7 +30,7 @@ The error codes that fail the test, each with why a user cares:
 
 Deprecated objects are left out, with their methods: they leave in the next release, so
 their docstrings are not brought up to the standard. An object is deprecated when
-``sklearn.utils.deprecated`` wraps it (scikit-learn < 1.6 also starts its docstring with
+``sklearn.utils.deprecated`` wraps it (older scikit-learn also starts its docstring with
 ``DEPRECATED``) or when it is defined in a ``_deprecated`` module (the base class
 ``SyntheticDataAttack`` warns on subclassing instead of being wrapped).
 

@@ -180,7 +180,8 @@ def build_parser():
         "--max-categories",
         type=_positive_int,
         default=20,
-        help="text columns with more distinct values are dropped (default: 20)",
+        help="text columns with more categories (after merging those under 1 %% of the "
+        "rows) are dropped as identifiers or free text (default: 20)",
     )
     options.add_argument("--random-state", type=_random_state, default=0)
     options.add_argument(

@@ -193,12 +193,16 @@ def test_adult_like_tables_encode_with_every_column():
         rank = np.linalg.matrix_rank(X - X.mean(axis=0))
         collinear = report.attrs["collinear"].get(name, [])
         assert rank == X.shape[1] or set(collinear) == {"workclass", "occupation"}
-    # with the default 20 categories, native-country is dropped and named, not an error
-    _, _, report = encode_tables(tables)
+    # the default 20 categories count those left after merging: native-country is kept
+    _, _, default = encode_tables(tables)
+    pd.testing.assert_frame_equal(default, report)
+    # an identifier (every value once) is dropped whatever max_categories allows
+    tables = {k: v.assign(ident=[f"{k}{i}" for i in range(len(v))]) for k, v in tables.items()}
+    _, _, report = encode_tables(tables, max_categories=50)
     assert (
         report.set_index("column")
-        .loc["native-country", "treatment"]
-        .startswith("dropped: 41 distinct text values")
+        .loc["ident", "treatment"]
+        .startswith("dropped: 8000 distinct text values")
     )
 
 

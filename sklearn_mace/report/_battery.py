@@ -819,7 +819,8 @@ def audit(
     epsilon : float >= 0, default=1.0
         The ε whose DP bound the figures draw.
     max_categories : int >= 1, default=20
-        Text columns with more distinct values are dropped (see ``_encode``).
+        Text columns with more categories, after merging the rare ones, are dropped as
+        identifiers or free text (see ``_encode``).
     group_by : str, default=None
         A column of the members and non-members whose values group the records in the risk
         figure and in records.csv (subgroups, DOMIAS §5.3); it may or may not be audited.

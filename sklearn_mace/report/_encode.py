@@ -12,23 +12,25 @@ README and the report's "Columns" section):
   normal distribution, so a Gaussian column ends up with unit spread and one outlier cannot
   squeeze the others together); a column whose middle half is a single value (mostly zeros,
   like Adult's ``capital-gain``) is divided by its standard deviation instead;
-* **categorical** columns (text with at most ``max_categories`` distinct values, booleans,
-  numbers with exactly two values): a missing value is its own category (``<missing>``;
-  ``?`` stays a category of its own too). Categories rarer than ``min_frequency`` of all
-  rows, or absent from one of the tables, are merged into one ``<other>`` category (and if
-  that merged category is absent from a table, the next rarest category joins it), so that
-  every category left occurs in every table. The categories are one-hot encoded, scaled by
-  ``1/√2`` so that two records in different categories are at distance 1 (like one standard
-  deviation of a numeric column), and rotated into ``k − 1`` coordinates (Helmert contrasts,
-  a regular simplex): no coordinate is a combination of the others;
+* **categorical** columns (text with at most ``max_categories`` categories once the rare ones
+  are merged, booleans, numbers with exactly two values): a missing value is its own category
+  (``<missing>``; ``?`` stays a category of its own too). Categories rarer than
+  ``min_frequency`` of all rows, or absent from one of the tables, are merged into one
+  ``<other>`` category (and if that merged category is absent from a table, the next rarest
+  category joins it), so that every category left occurs in every table. The categories are
+  one-hot encoded, scaled by ``1/√2`` so that two records in different categories are at
+  distance 1 (like one standard deviation of a numeric column), and rotated into ``k − 1``
+  coordinates (Helmert contrasts, a regular simplex): no coordinate is a combination of the
+  others;
 * text columns whose values are all numbers are numeric; when at most 1 % of the cells of an
   otherwise numeric column are not numbers (a stray ``abc``), those cells count as missing
   and the report names them;
 * **dropped and named** in the report: text columns with more than ``max_categories``
-  distinct values (identifiers, free text), date/time columns (also dates written as text),
-  columns with no values, constant columns, columns constant in one table only (a release
-  that collapses a column says nothing about the members through it, and a constant column
-  makes every density model of that table singular), and columns that are an *exact
+  categories after merging the rare ones, or with more than ``max_categories`` distinct values
+  of which the rare ones hold most rows (identifiers, free text), date/time columns (also dates
+  written as text), columns with no values, constant columns, columns constant in one table only
+  (a release that collapses a column says nothing about the members through it, and a constant
+  column makes every density model of that table singular), and columns that are an *exact
   function of a categorical column* on the real tables (e.g. Adult's ``education-num`` of
   ``education``): such a column is a linear combination of the other column's one-hot
   coordinates, which makes every covariance singular;
@@ -351,15 +353,20 @@ def _plan_column(column, per_table, max_categories, min_frequency):
         return None, dtype, "dropped: constant", {}
     if not numeric and _looks_like_dates(pooled_text):
         return None, dtype, "dropped: date/time values are not supported", {}
-    if distinct.size > max_categories:
+    levels, merged, n_distinct = _category_levels(text, min_frequency)
+    # identifiers or free text: too many categories even after merging the rare ones, or
+    # most rows in rare ones (a column like Adult's native-country, 41 values of which two
+    # cover 92 % of the rows, is kept: its rare values merge into <other>)
+    rare_share = float(np.isin(pooled_text, merged).mean()) if merged else 0.0
+    if len(levels) > max_categories or (distinct.size > max_categories and rare_share > 0.5):
         return (
             None,
             dtype,
-            f"dropped: {distinct.size} distinct text values (> {max_categories}; "
-            "identifiers or free text)",
+            f"dropped: {distinct.size} distinct text values ({len(levels)} categories after "
+            f"merging rare ones, at most {max_categories} allowed, {rare_share:.0%} of the "
+            "rows in rare ones; identifiers or free text)",
             {},
         )
-    levels, merged, n_distinct = _category_levels(text, min_frequency)
     if len(levels) < 2:
         return None, dtype, "dropped: a single category is left in some table", {}
     treatment = f"one-hot, {n_distinct} categories"
@@ -480,7 +487,8 @@ def encode_tables(
     columns : list of str, default=None
         See :func:`check_columns`.
     max_categories : int, default=20
-        Text columns with more distinct values are dropped (identifiers, free text).
+        Text columns with more categories after merging the rare ones (or most rows in rare
+        ones) are dropped as identifiers or free text.
     min_frequency : float in [0, 1), default=0.01
         Categories rarer than this share of all rows are merged into ``<other>``.
     real : list of str, default=None

@@ -174,6 +174,7 @@ def _halfcopy(seed=0, n=1000):
 def halfcopy(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_battery, "SIZE_FRACTIONS", (1.0,))
+        mp.setattr(_battery, "MAX_DISCLOSURE_RECORDS", 2000)  # every record: tight rates
         members, non_members, reference, releases = _halfcopy()
         result = audit(members, non_members, releases, reference, verbose=False)
         out = tmp_path_factory.mktemp("halfcopy") / "out"
@@ -221,6 +222,15 @@ def test_disclosure_risks_are_reported_for_every_release(halfcopy):
     assert len(written) == len(result.disclosure) == 10
     page = paths["report"].read_text(encoding="utf-8")
     assert "Beyond membership: attribute inference and linkability" in page
+
+
+def test_disclosure_attacks_at_most_the_cap_of_records(monkeypatch):
+    monkeypatch.setattr(_battery, "MAX_DISCLOSURE_RECORDS", 25)
+    members, non_members, releases = audit_tables(n_members=30, n_non_members=60)
+    result = audit(members, non_members, releases, verbose=False)
+    assert set(result.disclosure["n_targets"]) == {25}
+    assert set(result.disclosure["n_control"]) == {25}
+    assert any("at most 25 each" in note for note in result.notes)
 
 
 def test_disclosure_can_be_switched_off_and_its_failure_is_partial(monkeypatch):

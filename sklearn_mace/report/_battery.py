@@ -70,7 +70,7 @@ MIN_TARGETS = 10  # per class: fewer leaves 5-fold cross-validation folds withou
 SIZE_FRACTIONS = (0.1, 0.25, 0.5, 1.0)
 MACE_NAME = "MACE optimal (nearest-synthetic distance)"
 DISCLOSURE_NAME = "attribute inference and linkability"
-MAX_DISCLOSURE_RECORDS = 1000  # targets, and controls, attacked by the disclosure analyses
+MAX_DISCLOSURE_RECORDS = 500  # targets, and controls, attacked (anonymeter's default n_attacks)
 MACE_BOUND_NAME = "MACE optimal advantage bound (nearest-synthetic distance)"
 EXACT_NAME = "Exact copy (verbatim in the release)"
 SIZE_CURVE_NAME = "MACE advantage vs release size (figure)"
@@ -835,8 +835,9 @@ def audit(
         Also measure what anonymeter reports beyond membership: the attribute-inference
         risk of every column and the linkability risk of each release
         (:func:`~sklearn_mace.disclosure.disclosure_summary`, on the raw values of the
-        audited columns; numeric columns with missing values are left out of it). Its
-        intervals are per row, not corrected across rows.
+        audited columns; numeric columns with missing values are left out of it), attacking
+        at most ``MAX_DISCLOSURE_RECORDS`` (500) members and as many control records drawn
+        at random. Its intervals are per row, not corrected across rows.
     verbose : bool, default=True
         Show a progress bar on stderr.
 

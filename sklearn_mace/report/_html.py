@@ -9,7 +9,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ._battery import EXACT_NAME, MACE_NAME, N_CLAIMS, NEAR_COPY_DISTANCE
+from ._battery import (
+    EXACT_NAME,
+    MACE_NAME,
+    MAX_DISCLOSURE_RECORDS,
+    N_CLAIMS,
+    NEAR_COPY_DISTANCE,
+)
 from ._figures import draw_figures
 from ._output import check_output_dir, relocate, staged_output
 
@@ -222,7 +228,8 @@ def _disclosure_section(result):
 <p class="muted">Attribute inference: an attacker who knows a member's other columns guesses
 the target column from its nearest release row (numbers within 5 %); linkability: the two
 halves of a member's columns are linked when their nearest release rows coincide. Both are
-compared with the same attack on control records (population rows the generator never saw):
+compared with the same attack on control records (population rows the generator never saw;
+at most {MAX_DISCLOSURE_RECORDS} of each, drawn at random):
 risk = (attack − control) / (1 − control), as in anonymeter (Giomi et al. 2023), with an
 interval from the two rates' exact intervals at {result.confidence:.0%}, per row (not
 corrected across rows; these are estimates, not part of the certified claims). Written to

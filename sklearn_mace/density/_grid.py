@@ -45,7 +45,7 @@ def kde_grid_axes(datasets, bandwidth_matrices, *, points_per_bandwidth=16, tail
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_mace.density import kde_grid_axes
+    >>> from sklearn_mace.density._grid import kde_grid_axes
     >>> (axis,) = kde_grid_axes([np.array([[0.0], [1.0]])], [np.array([[0.25]])])
     >>> float(axis[1] - axis[0]), bool(axis[0] <= -4.0 and axis[-1] >= 5.0)
     (0.03125, True)
@@ -85,7 +85,7 @@ def linear_binning(X, axes):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_mace.density import linear_binning
+    >>> from sklearn_mace.density._grid import linear_binning
     >>> linear_binning(np.array([[0.25], [2.0]]), [np.arange(4.0)]).tolist()
     [0.375, 0.125, 0.5, 0.0]
     """
@@ -143,7 +143,7 @@ def binned_gaussian_kde(X, H, axes, *, tail=8.0):
     One point at 0 with ``H = 1``: the grid holds the standard normal density.
 
     >>> import numpy as np
-    >>> from sklearn_mace.density import binned_gaussian_kde
+    >>> from sklearn_mace.density._grid import binned_gaussian_kde
     >>> axis = np.linspace(-5.0, 5.0, 101)
     >>> density = binned_gaussian_kde(np.array([[0.0]]), np.array([[1.0]]), [axis])
     >>> round(float(density[50]), 4), round(float(density.sum() * 0.1), 4)

@@ -88,7 +88,7 @@ def histogram_edges(X, bins="auto"):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_mace.density import histogram_edges
+    >>> from sklearn_mace.density._histogram import histogram_edges
     >>> X = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 1.0], [4.0, 0.0]])
     >>> [e.tolist() for e in histogram_edges(X, bins=2)]
     [[0.0, 2.0, 4.0], [0.0, 0.5, 1.0]]

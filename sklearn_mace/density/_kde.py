@@ -62,7 +62,7 @@ def bandwidth_matrix(X, bandwidth):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_mace.density import bandwidth_matrix
+    >>> from sklearn_mace.density._kde import bandwidth_matrix
     >>> X = np.random.default_rng(0).normal(size=(50, 2))
     >>> bandwidth_matrix(X, 0.5).tolist()
     [[0.25, 0.0], [0.0, 0.25]]
@@ -118,7 +118,7 @@ def gaussian_kernel_squared_integral(n_features):
 
     Examples
     --------
-    >>> from sklearn_mace.density import gaussian_kernel_squared_integral
+    >>> from sklearn_mace.density._kde import gaussian_kernel_squared_integral
     >>> round(float(gaussian_kernel_squared_integral(1)), 6)  # 1 / (2·sqrt(pi))
     0.282095
     """
@@ -158,7 +158,7 @@ def gaussian_log_kernel_sum(Z_query, Z_data, *, device="cpu", max_chunk_bytes=No
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_mace.density import gaussian_log_kernel_sum
+    >>> from sklearn_mace.density._kde import gaussian_log_kernel_sum
     >>> data = np.array([[0.0], [2.0]])
     >>> out = gaussian_log_kernel_sum(np.array([[0.0]]), data)
     >>> bool(np.isclose(out[0], np.log(1 + np.exp(-2.0))))

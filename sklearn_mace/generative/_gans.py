@@ -44,7 +44,7 @@ def make_generator(latent_dim, n_features, hidden_dim=128):
     Examples
     --------
     >>> import torch
-    >>> from sklearn_mace.datasets import make_generator
+    >>> from sklearn_mace.generative._gans import make_generator
     >>> fake = make_generator(latent_dim=4, n_features=64, hidden_dim=8)(torch.randn(5, 4))
     >>> tuple(fake.shape), bool(fake.abs().max() <= 1)
     ((5, 64), True)
@@ -81,7 +81,7 @@ def make_discriminator(n_features, hidden_dim=128, n_outputs=1):
     Examples
     --------
     >>> import torch
-    >>> from sklearn_mace.datasets import make_discriminator
+    >>> from sklearn_mace.generative._gans import make_discriminator
     >>> make_discriminator(n_features=64, hidden_dim=8)(torch.zeros(5, 64)).shape
     torch.Size([5, 1])
     """
@@ -329,7 +329,8 @@ class WGANGP(JSGAN):
 
     Examples
     --------
-    >>> from sklearn_mace.datasets import WGANGP, load_digit_images
+    >>> from sklearn_mace.datasets import load_digit_images
+    >>> from sklearn_mace.generative import WGANGP
     >>> X = load_digit_images().data[:60]
     >>> gan = WGANGP(n_epochs=2, n_critic=2, hidden_dim=16, random_state=0).fit(X)
     >>> gan.loss_history_.shape, gan.sample(3, random_state=0).shape
@@ -451,7 +452,8 @@ class PrivGAN(_GAN):
 
     Examples
     --------
-    >>> from sklearn_mace.datasets import PrivGAN, load_digit_images
+    >>> from sklearn_mace.datasets import load_digit_images
+    >>> from sklearn_mace.generative import PrivGAN
     >>> X = load_digit_images().data[:60]
     >>> gan = PrivGAN(n_splits=2, n_epochs=1, hidden_dim=16, random_state=0).fit(X)
     >>> len(gan.generators_), sorted(set(gan.split_.tolist())), gan.sample(4).shape

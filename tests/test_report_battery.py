@@ -224,6 +224,27 @@ def test_disclosure_risks_are_reported_for_every_release(halfcopy):
     assert "Beyond membership: attribute inference and linkability" in page
 
 
+def test_perfect_copy_is_maximally_leaky_and_a_holdout_copy_is_named():
+    # A release that is the members table is the most leaky release there is: every claim
+    # kind must fire. A release that is the non-members table separates the two sides just
+    # as well (a leak about the hold-out rows); the audit says which side was copied.
+    members, non_members, reference, _ = _halfcopy(n=300)
+    releases = {"copy": members.copy(), "holdout": non_members.copy()}
+    result = audit(members, non_members, releases, reference, disclosure=False, verbose=False)
+    copy, holdout = result.releases
+    assert not result.partial
+    # 300 of 300 members copied, 0 of 300 non-members: each Clopper-Pearson bound at
+    # 1 − 0.05/12 is 1 − (0.05/12)^(1/300) ≈ 0.0181, so ε ≥ log(0.9819 / 0.0181) ≈ 3.99
+    assert copy.strongest_epsilon > 3.9
+    summary = result.summary.set_index(["release", "analysis"])
+    assert summary.loc[("copy", EXACT_NAME), "epsilon_at_least"] > 3.9
+    assert copy.copies["member_exact_copies"] == 300 and copy.copies["nonmember_exact_copies"] == 0
+    assert result.verdict(copy) == "high"
+    assert holdout.copies["nonmember_exact_copies"] == 300
+    named = [n for n in result.notes if "'holdout' holds 300 hold-out" in n]
+    assert len(named) == 1 and not any("'copy' holds" in n for n in result.notes)
+
+
 def test_disclosure_attacks_at_most_the_cap_of_records(monkeypatch):
     monkeypatch.setattr(_battery, "MAX_DISCLOSURE_RECORDS", 25)
     members, non_members, releases = audit_tables(n_members=30, n_non_members=60)

@@ -702,6 +702,30 @@ def _size_curve(name, synthetic, targets, m, mace, *, prior, confidence, delta, 
     return pd.DataFrame(curve, columns=list(CURVE_COLUMNS))
 
 
+def _holdout_copy_notes(releases):
+    """A warning for each release that copies more hold-out rows than members verbatim.
+
+    The claims stay valid — such a release does tell members from non-members, a leak about
+    the hold-out rows — but it usually means the release was generated from the hold-out
+    rows, or that they overlap the training rows: the inputs deserve a look.
+    """
+    notes = []
+    for release in releases:
+        members, others = (
+            release.copies.get(f"{side}_exact_copies") for side in ("member", "nonmember")
+        )
+        if members is None or others is None or np.isnan([members, others]).any():
+            continue
+        if others > members:
+            notes.append(
+                f"Release '{release.name}' holds {int(others)} hold-out (non-member) rows "
+                f"verbatim but only {int(members)} members: was it generated from the hold-out "
+                "rows, or do they overlap the training rows? Its claims then measure how the "
+                "release exposes the hold-out rows."
+            )
+    return notes
+
+
 def _disclosure(tables, synthetic, kept, confidence, seed, notes):
     """Attribute inference and linkability on the raw audited columns, or why not.
 
@@ -956,6 +980,7 @@ def audit(
             for release in Parallel(n_jobs=n_jobs, return_as="generator")(tasks):
                 releases.append(release)
                 progress.update(steps // len(synthetic))
+    notes.extend(_holdout_copy_notes(releases))
     disclosure_table, disclosure_error = None, None
     if disclosure:
         disclosure_table, disclosure_error = _disclosure(

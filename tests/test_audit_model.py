@@ -327,9 +327,16 @@ def test_reduced_demo_contrasts_the_two_models(tmp_path):
     """The demo's code path on 150 members, 150 hold-out and 300 population rows."""
     from sklearn_mace._model_demo import run_model_demo
 
+    # a figure left by an earlier run and a user's own file: the staged writer replaces the
+    # report's files (the stale figure goes) and leaves the user's file alone
+    (tmp_path / "demo" / "figures").mkdir(parents=True)
+    (tmp_path / "demo" / "figures" / "stale.png").write_bytes(b"old")
+    (tmp_path / "demo" / "mine.txt").write_text("keep")
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         run_model_demo(tmp_path / "demo", verbose=False, sizes=(150, 150, 300))
+    assert not (tmp_path / "demo" / "figures" / "stale.png").exists()
+    assert (tmp_path / "demo" / "mine.txt").read_text() == "keep"
     summary = _check_demo(tmp_path / "demo", printed.getvalue())
     # the fully grown forest memorizes: its loss separates members (measured AUC 0.78)
     assert summary.loc[("overfit", "MACE optimal (loss)"), "auc"] > 0.65

@@ -10,6 +10,7 @@ import numpy as np
 from ..metrics import IndividualRiskDisplay, MembershipRocDisplay
 from ._figures import _figure, slug
 from ._html import _table, fmt, html_page, write_tables_and_figures
+from ._output import check_output_dir, relocate, staged_output
 
 __all__ = ["draw_model_figures", "print_model_summary", "write_model_report"]
 
@@ -140,7 +141,21 @@ def write_model_report(result, out, *, title="sklearn-mace model privacy audit")
     -------
     paths : dict of str -> Path
         ``report``, ``summary``, ``records`` and one entry per figure.
+
+    Notes
+    -----
+    Written as :func:`~sklearn_mace.report.write_report` writes: the folder is checked first,
+    the files go to a staging folder and move into ``out`` together at the end, and the
+    report's own files from an earlier run are replaced (:mod:`~sklearn_mace.report._output`).
     """
+    check_output_dir(out, option="the output folder")
+    with staged_output(out) as stage:
+        paths = _write_model_report_files(result, stage, title)
+    return relocate(paths, stage, out)
+
+
+def _write_model_report_files(result, out, title):
+    """The body of :func:`write_model_report`, writing into the (staging) folder ``out``."""
     summary, records = result.summary, result.records
     paths, figure_html = write_tables_and_figures(out, summary, records, draw_model_figures(result))
     shown = summary.rename(

@@ -114,7 +114,10 @@ def crossfit_p_value(m, member_guess, folds):
     advantage bound (which needs TPR and TNR bounds at ``α/2`` each) held its level in every
     one of these null settings. Valid alternatives, at a cost in power, are a single
     sample split or Bonferroni over the per-fold exact p-values (5× the smallest: 10–100×
-    larger p-values on shifted Gaussians at 300 + 300 records).
+    larger p-values on shifted Gaussians at 300 + 300 records). Forward-chained folds —
+    fold ``j``'s classifier fitted on folds ``1 … j − 1`` only — would make the convolution
+    exact (each fold's law is then hypergeometric given all earlier ones), from the same
+    table of per-fold kernel sums.
 
     Parameters
     ----------

@@ -9,6 +9,7 @@ full count is behind ``slow``.
 """
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import binom
 
@@ -36,6 +37,62 @@ def _null_flags(seeds):
         assert np.isfinite(release.summary["epsilon_at_least"]).all()
         flags.append(release.certified_leak)
     return np.array(flags)
+
+
+def _null_tables(seed, kind, d, n_members=60, n_non_members=90):
+    """Members, non-members and an independent release from one population of ``d`` columns.
+
+    ``kind``: ``"lognormal"`` (skewed, σ = 1.5), ``"pareto"`` (heavy-tailed, index 1, no
+    mean), or ``"discrete"`` (three-valued columns: independent draws repeat each other's
+    rows, so the release copies members and non-members verbatim by chance alike); each
+    table also has a three-valued category.
+    """
+    rng = np.random.default_rng(seed)
+    draw = {
+        "lognormal": lambda n: rng.lognormal(0.0, 1.5, size=(n, d)),
+        "pareto": lambda n: rng.pareto(1.0, size=(n, d)) + 1.0,
+        "discrete": lambda n: rng.integers(0, 3, size=(n, d)).astype(float),
+    }[kind]
+
+    def population(n):
+        frame = pd.DataFrame(draw(n), columns=[f"x{j}" for j in range(d)])
+        return frame.assign(site=rng.choice(["north", "south", "east"], size=n))
+
+    return population(n_members), population(n_non_members), population(2 * n_members)
+
+
+def _null_flags_of(kind, d, seeds):
+    flags = []
+    for seed in seeds:
+        members, non_members, release = _null_tables(seed, kind, d)
+        result = audit(
+            members,
+            non_members,
+            {"independent": release},
+            disclosure=False,  # estimates, not claims
+            random_state=seed,
+            verbose=False,
+        )
+        (release,) = result.releases
+        assert not result.partial and np.isfinite(release.summary["epsilon_at_least"]).all()
+        flags.append(release.certified_leak)
+    return np.array(flags)
+
+
+NULL_SETTINGS = [(kind, d) for kind in ("lognormal", "pareto", "discrete") for d in (2, 8, 20)]
+
+
+@pytest.mark.parametrize("kind, d", [("lognormal", 8), ("pareto", 20), ("discrete", 2)])
+def test_skewed_heavy_tailed_and_discrete_null_releases_rarely_flagged(kind, d):
+    flags = _null_flags_of(kind, d, range(10))
+    assert flags.sum() <= _max_flags(10), flags  # at most 4 of 10; the slow test has 40 runs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind, d", NULL_SETTINGS)
+def test_skewed_heavy_tailed_and_discrete_null_releases_flagged_at_most_alpha(kind, d):
+    flags = _null_flags_of(kind, d, range(500, 540))
+    assert flags.sum() <= _max_flags(40), flags.mean()  # at most 7 of 40
 
 
 def _max_flags(n_runs, miss=1e-3):

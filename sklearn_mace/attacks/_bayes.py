@@ -318,10 +318,6 @@ default="scott"
         """
         return self._labels(self.decision_function(X) > 0)
 
-    def _member_rule(self, log_odds):
-        """The rule ``η̂ > t_ℓ`` on log posterior odds (True = member), as in ``predict``."""
-        return np.asarray(log_odds) - _threshold_log_odds(self.threshold_) > 0
-
     def individual_risk(self, X, return_interval=False):
         """Individual privacy risk of each query row, optionally with its interval.
 

@@ -1,7 +1,7 @@
 """Paired comparisons of attacks, releases and models: level, power, variance and interval.
 
 Level: on null pairs (two equally strong attacks, two releases drawn the same way) a test
-at 5 % may reject in at most ``binom.ppf(0.999, runs, 0.05)`` runs — 40 of 500, 13 of 100:
+at 5 % may reject in at most ``binom.ppf(0.999, runs, 0.05)`` runs — 41 of 500, 13 of 100:
 a valid test exceeds that by chance once in a thousand. Power: a planted difference, with
 the fraction of runs that detect it asserted at a stated floor below the measured one.
 """
@@ -170,7 +170,7 @@ def _naive_split_mcnemar(m, a, b, fpr, rng):
 def test_naive_calibrated_mcnemar_does_not_hold_its_level(rng):
     """Why the thresholds are order statistics with a stated error: fitting them to hit
     ``fpr`` on a calibration split and testing the two rules by McNemar rejects far more
-    than 5 % of null pairs (49 % measured on 500 + 500 records at 1 %)."""
+    than 5 % of null pairs (271 of 500, 54 %, measured on 500 + 500 records at 1 %)."""
     rejections = sum(
         _naive_split_mcnemar(*paired_scores(rng, 500, 500, 1.0, 1.0), 0.01, rng) <= 0.05
         for _ in range(200)
@@ -180,8 +180,9 @@ def test_naive_calibrated_mcnemar_does_not_hold_its_level(rng):
 
 def test_tpr_test_detects_a_planted_difference(rng):
     """TPR at 1 % FPR 0.57 against 0.09 (shift 2.5 vs 1, 1 000 + 1 000 records): detected
-    in all of 50 runs when measured; asserted at 45. (Shift 2 vs 1, TPR 0.37 against 0.09:
-    72 % of runs at 1 000 + 1 000 and all at 2 000 + 2 000; the test is conservative.)"""
+    in 197 of 200 runs when measured; asserted at 45 of 50. (Shift 2 vs 1, TPR 0.37 against
+    0.09: 146 of 200 runs at 1 000 + 1 000, all at 2 000 + 2 000; the test is conservative,
+    it rejected none of 2 000 null pairs.)"""
     detected = sum(
         tpr_at_fpr_test(*paired_scores(rng, 1000, 1000, 2.5, 1.0), fpr=0.01).p_value <= 0.05
         for _ in range(50)

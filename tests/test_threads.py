@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 import torch
-from threadpoolctl import threadpool_info
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from sklearn_mace.density._kde import gaussian_log_kernel_sum
 from sklearn_mace.utils import _threads
@@ -30,10 +30,11 @@ def no_override(monkeypatch):
 
 @pytest.fixture
 def two_torch_threads():
-    """torch's ceiling at 2 for the test (the suite runs on one, see conftest.py)."""
+    """torch's and BLAS's ceiling at 2 for the test (the suite runs on one, conftest.py)."""
     old = torch.get_num_threads()
     torch.set_num_threads(2)
-    yield
+    with threadpool_limits(2, user_api="blas"):
+        yield
     torch.set_num_threads(old)
 
 
@@ -58,8 +59,11 @@ def test_small_passes_run_on_one_thread_without_probing(no_override, monkeypatch
         (16, None, 8, 8),  # load unknown (no /proc): size, cores and ceiling only
     ],
 )
-def test_threads_follow_free_cores_and_ceiling(no_override, cores, load, ceiling, expected):
-    assert choose_threads(BIG, ceiling=ceiling, cores=cores, load=load) == expected
+def test_threads_follow_free_cores_and_ceiling(
+    no_override, monkeypatch, cores, load, ceiling, expected
+):
+    monkeypatch.setattr(_threads, "other_processes_load", lambda: load)
+    assert choose_threads(BIG, ceiling=ceiling, cores=cores) == expected
 
 
 def test_threads_follow_work_size(no_override):
@@ -138,10 +142,11 @@ def _blas_threads():
 def test_pass_sets_and_restores_threads(two_torch_threads, no_override, monkeypatch):
     monkeypatch.setattr(_threads, "other_processes_load", lambda: 1.0)  # one core busy
     blas_before = _blas_threads()
+    assert blas_before and all(t == 2 for t in blas_before)
     with pass_threads(BIG) as n:
         assert n == 1
         assert torch.get_num_threads() == 1
-        assert all(t <= 1 for t in _blas_threads())
+        assert all(t == 1 for t in _blas_threads())
         with pass_threads(BIG) as inner:  # nested: the outer pass chose
             assert inner is None
             assert torch.get_num_threads() == 1

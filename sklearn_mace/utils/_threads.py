@@ -25,7 +25,8 @@ So every kernel pass (pairwise kernel sums, nearest-neighbour screens) runs unde
 With one thread no worker thread is woken, so nothing of ours spins beside a busy process;
 with more, the cores were free when the pass began. ``SKLEARN_MACE_NUM_THREADS=n`` in the
 environment fixes ``n`` for every pass (benchmarks, or a machine whose load the probe cannot
-see).
+see). torch's thread count is process-wide: passes run from several Python threads at once
+share it (the nesting guard is per thread).
 """
 
 import contextlib

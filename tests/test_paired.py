@@ -247,9 +247,9 @@ def test_advantage_test_holds_its_level_on_500_release_pairs(rng):
 
 
 def test_advantage_test_holds_its_level_on_release_pairs(rng):
-    """The reduced version: 20 pairs of audited releases (no rejection expected: 2.3 % of
-    runs at most at 5 % when measured), and 300 pairs of guesses drawn directly, with equal
-    TPR and TNR (0.65, 0.55) and a correlation between the two audits' guesses."""
+    """The reduced version: 20 pairs of audited releases (the slow test rejected 27 of 500
+    when measured), and 300 pairs of guesses drawn directly, the two audits with the same
+    TPR and the same TNR and correlated through the record."""
     assert sum(
         advantage_difference_test(*_release_pair(rng, 0.5, 0.5)).p_value <= 0.05 for _ in range(20)
     ) <= allowed_rejections(20)
@@ -265,7 +265,8 @@ def test_advantage_test_holds_its_level_on_release_pairs(rng):
 
 def test_advantage_test_detects_a_planted_difference(rng):
     """A release that leaks (shift 1.0: advantage about 0.35) against one that does not:
-    detected in all 10 runs when measured; asserted at 8."""
+    detected in 96 of 100 runs when measured (shift 0.5 against none: 49 of 100); asserted
+    at 8 of 10."""
     detected = sum(
         advantage_difference_test(*_release_pair(rng, 1.0, 0.0)).p_value <= 0.05 for _ in range(10)
     )

@@ -167,7 +167,9 @@ def other_processes_load():
     process's own CPU time, averaged since the previous look when that was 0.25-5 s ago
     (a look less than 0.25 s after the previous one gets the previous answer); otherwise
     (first look, or a stale one) the number of other threads runnable right now
-    (``/proc/loadavg``, the largest of three looks 1 ms apart). None on other systems.
+    (``/proc/loadavg``, the largest of three looks 1 ms apart). None on other systems. In
+    a container held to a CPU quota rather than a CPU set, ``/proc`` shows the whole host,
+    so the answer errs high (fewer threads, never oversubscription).
 
     Returns
     -------

@@ -67,6 +67,10 @@ class PairedTestResult:
     p_value: float
     method: str
 
+    def __post_init__(self):
+        for name in ("value_a", "value_b", "difference", "ci_low", "ci_high", "p_value"):
+            object.__setattr__(self, name, float(getattr(self, name)))
+
 
 def _paired_inputs(y_true, score_a, score_b, names=("score_a", "score_b")):
     m = validate_membership(y_true, input_name="y_true")
@@ -464,7 +468,7 @@ def advantage_difference_test(y_true, guess_a, guess_b, *, prior=None, confidenc
     >>> safe = rng.random(1000) < 0.5  # guesses at random
     >>> result = advantage_difference_test(m, leaky, safe)
     >>> round(result.difference, 2), round(result.ci_low, 2), bool(result.p_value < 1e-6)
-    (0.42, 0.3, True)
+    (0.42, 0.33, True)
     """
     confidence = _check_confidence(confidence)
     m = validate_membership(y_true, input_name="y_true")

@@ -1,7 +1,26 @@
-import numpy as np
-import pytest
-import torch
-from hypothesis import settings
+"""Shared fixtures, and one thread per library for the whole suite.
+
+The suite runs on shared 2-core machines beside other processes. Multi-threaded torch,
+OpenMP and BLAS calls wait at every barrier for their slowest thread, and a thread that
+shares its core with another process makes each barrier wait a scheduler slice: on such a
+machine the full suite took 41 min instead of 4 (issue #18), mostly in code outside the
+library's kernel passes (GAN, BNAF and skorch training, scikit-learn, opacus), which keep
+their libraries' defaults. Tests use small data, where one thread costs little even on an
+idle machine (``benchmarks/bench_threads.py``), and results then do not depend on the
+machine's core count. The limits are set before NumPy and torch load (their thread pools
+read the variables once); an explicit setting in the environment wins. Tests of the thread
+choice itself (``tests/test_threads.py``) raise torch's ceiling where they need to.
+"""
+
+import os
+
+for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+import numpy as np  # noqa: E402 - after the thread limits, which must come first
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from hypothesis import settings  # noqa: E402
 
 # Property tests draw the same examples on every run, so CI cannot fail on a new draw.
 settings.register_profile("sklearn_mace", derandomize=True)

@@ -119,7 +119,8 @@ default="scott"
     confidence : float in (0, 1), default=0.95
         ``1 − δ`` for the intervals of :meth:`individual_risk`.
     device : {"auto", "cpu", "cuda"}, default="auto"
-        Where KDE sums run.
+        Where KDE sums run. On the CPU, threads are chosen per pass (docs/design.md, "Devices and
+        threads").
     member_label : object, default=None
         The label of the members in ``y``, like scikit-learn's ``pos_label``; it becomes
         ``classes_[1]``. ``None``: the greater label (``1`` of ``{0, 1}`` and ``{-1, 1}``,

@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
 from .._validation import validate_membership
 from ..metrics import top_quantile_precision, tpr_at_fpr
+from ..metrics._paired import paired_test_columns
 from ._deprecated import _stack
 
 __all__ = ["compare_attacks"]
@@ -88,6 +89,7 @@ def compare_attacks(
     fpr=(0.01, 0.001),
     top_q=(0.1,),
     n_jobs=None,
+    test=False,
 ):
     """Evaluate membership attacks side by side on the same test records.
 
@@ -131,6 +133,15 @@ def compare_attacks(
         semantics: None is 1 unless in a ``joblib.parallel_config`` context). The table
         does not depend on it, except the timing columns, which are measured inside each
         task and so include any slowdown from sharing the cores.
+    test : bool or str, default=False
+        Paired tests on the same records against a reference attack (``True``: the first
+        of ``attacks``; a name: that one): the row ``group="all"`` of every other attack
+        gets, for ``auc`` (:func:`~sklearn_mace.metrics.delong_test`) and each
+        ``tpr_at_…_fpr`` (:func:`~sklearn_mace.metrics.tpr_at_fpr_test`, exact, needs
+        about ``5 / fpr`` non-members), ``<metric>_diff`` (attack − reference),
+        ``<metric>_diff_low``/``_high`` (a ``95 %`` interval), ``<metric>_p`` (two-sided)
+        and ``<metric>_p_holm`` (Holm over every test of the table: reject where it is at
+        most ``α`` and the familywise error is at most ``α``).
 
     Returns
     -------
@@ -140,7 +151,8 @@ def compare_attacks(
         precision_top_…%, fit_time, score_time`` (seconds). NaN marks a cell that does not
         apply, never a failure: ``auc`` and ``tpr_at_…_fpr`` in a group that lacks members
         or non-members; ``fit_time`` where nothing was fitted (callables, precomputed
-        scores, estimators used as fitted); ``score_time`` for precomputed scores.
+        scores, estimators used as fitted); ``score_time`` for precomputed scores. With
+        ``test``, the paired-test columns (NaN on the reference's and on subgroup rows).
 
     References
     ----------
@@ -190,7 +202,7 @@ def compare_attacks(
         delayed(_attack_scores)(attack, X, stacked) for attack in attacks.values()
     )
 
-    rows = []
+    rows, tested = [], {}
     for name, (score, fit_time, score_time) in zip(attacks, results, strict=True):
         score = np.asarray(score, dtype=float).ravel()
         if score.shape != (len(X),) or not np.all(np.isfinite(score)):
@@ -199,6 +211,7 @@ def compare_attacks(
                 f"{int(np.sum(~np.isfinite(score)))}) for {len(X)} rows; one "
                 "finite score per row of X is needed."
             )
+        tested[name] = score
         tau = np.median(score)
         parts = [("all", np.ones(len(X), dtype=bool))]
         if groups is not None:
@@ -208,4 +221,13 @@ def compare_attacks(
             row.update(_metrics(m[mask], score[mask], tau, fpr, top_q))
             row.update(fit_time=fit_time, score_time=score_time)
             rows.append(row)
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    if test is False:
+        return table
+    reference = next(iter(attacks)) if test is True else test
+    if reference not in attacks:
+        raise ValueError(f"test must be True, False or one of {list(attacks)}; got {test!r}.")
+    paired = paired_test_columns(m, tested, reference=reference, fpr=fpr)
+    table = table.join(paired, on="attack")
+    table.loc[table["group"] != "all", paired.columns] = np.nan  # tests of the whole set only
+    return table

@@ -55,7 +55,8 @@ class DOMIASAttack(AttackerMixin, ScoreCutMixin, BaseEstimator):
     population_mean, population_cov : array-like, default=None
         Population statistics for ``density="gaussian"`` (App. C).
     device : {"auto", "cpu", "cuda"}, default="auto"
-        Where the KDE sums and BNAF training run.
+        Where the KDE sums and BNAF training run. On the CPU, threads are chosen per pass
+        (docs/design.md, "Devices and threads").
     random_state : int, RandomState instance or None, default=None
         ``bandwidth="cv"``'s subsample and folds, BNAF initialisation.
     verbose : int, default=0

@@ -94,7 +94,8 @@ class CVBandwidthKDE(DensityMixin, BaseEstimator):
     max_samples : int >= 2, default=5000
         Size of the random selection subsample.
     device : {"auto", "cpu", "cuda"}, default="auto"
-        Where the kernel sums run.
+        Where the kernel sums run. On the CPU, threads are chosen per pass (docs/design.md, "Devices
+        and threads").
     random_state : int, RandomState instance or None, default=None
         Subsample and folds.
 

@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_prior
 from ..utils._chunks import DEFAULT_CHUNK_BYTES, row_chunks
+from ..utils._threads import pass_threads
 from ..utils._torch import TorchDevice, resolve_device, to_numpy, to_tensor
 from ._grid import binned_gaussian_kde
 
@@ -172,11 +173,12 @@ def gaussian_log_kernel_sum(Z_query, Z_data, *, device="cpu", max_chunk_bytes=No
     data = to_tensor(Z_data, dev)
     half_data_sq = (data * data).sum(dim=1).mul_(-0.5)
     out = np.empty(len(Z_query))
-    for rows in row_chunks(len(Z_query), len(Z_data), max_bytes=max_chunk_bytes):
-        z = to_tensor(Z_query[rows], dev)
-        exponent = torch.addmm(half_data_sq, z, data.T)
-        log_sum = torch.logsumexp(exponent, dim=1).sub_((z * z).sum(dim=1).mul_(0.5))
-        out[rows] = to_numpy(log_sum)
+    with pass_threads(len(Z_query) * len(Z_data), device=dev):
+        for rows in row_chunks(len(Z_query), len(Z_data), max_bytes=max_chunk_bytes):
+            z = to_tensor(Z_query[rows], dev)
+            exponent = torch.addmm(half_data_sq, z, data.T)
+            log_sum = torch.logsumexp(exponent, dim=1).sub_((z * z).sum(dim=1).mul_(0.5))
+            out[rows] = to_numpy(log_sum)
     return out
 
 
@@ -195,7 +197,8 @@ or {"scott", "silverman"}, default="scott"
         per feature, a 2-D array the kernel covariance ``H`` itself; the rules scale the
         full data covariance as ``scipy.stats.gaussian_kde``.
     device : {"auto", "cpu", "cuda"}, default="auto"
-        Where the pairwise sums run; results are NumPy arrays either way.
+        Where the pairwise sums run; results are NumPy arrays either way. On the CPU,
+        threads are chosen per pass (docs/design.md, "Devices and threads").
 
     Attributes
     ----------
@@ -289,7 +292,11 @@ or {"scott", "silverman"}, default="scott"
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        log_sum = gaussian_log_kernel_sum(self._whiten(X), self._whitened, device=self.device)
+        # one pass for the whitening product too: left to itself, NumPy's BLAS would run it
+        # on every core and then spin-wait for ~0.1 s (docs/design.md, "Devices and threads")
+        with pass_threads(len(X) * self.n_samples_fit_, device=self.device):
+            Z = self._whiten(X)
+            log_sum = gaussian_log_kernel_sum(Z, self._whitened, device=self.device)
         return log_sum + self._log_norm
 
     def score_samples_interval(self, X, confidence=0.95):

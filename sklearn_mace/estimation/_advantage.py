@@ -17,6 +17,7 @@ from ..base import AttackerMixin, check_prior, resolve_prior
 from ..density._grid import kde_grid_axes
 from ..density._kde import gaussian_log_kernel_sum
 from ..metrics import epsilon_lower_bound
+from ..utils._threads import pass_threads
 from ..utils._torch import TorchDevice
 from ._certify import certified_advantage, crossfit_p_value
 from ._crossfit import (
@@ -248,7 +249,9 @@ def _crossfit_cv_bandwidth(Z, m, folds, n_folds, prior, device):
     counts = np.array([[np.sum((fs == a) & (ms == c)) for c in (0, 1)] for a in range(n_folds)])
     n_train = int(counts.sum(axis=0).min() * (n_folds - 1) / n_folds)
     bandwidths = bandwidth_grid(n_train, Z.shape[1])
-    sums = fold_log_kernel_sums(Zs, ms, fs, bandwidths, device=device)
+    # one thread choice for the whole table (docs/design.md, "Devices and threads")
+    with pass_threads(len(bandwidths) * len(Zs) ** 2, device=device):
+        sums = fold_log_kernel_sums(Zs, ms, fs, bandwidths, device=device)
     lam = np.log(prior / (1 - prior))
     own = fs[:, None] == np.arange(n_folds)
     standard = select_bandwidth(heldout_log_odds(sums, counts, own, lam), ms, prior)
@@ -378,7 +381,8 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
     n_mc_samples : int, default=10_000
         Monte Carlo sample size ``M`` (standard error below ``0.5/sqrt(M)``).
     device : {"auto", "cpu", "cuda"}, default="auto"
-        Where KDE sums run.
+        Where KDE sums run. On the CPU, threads are chosen per pass (docs/design.md, "Devices
+        and threads").
     member_label : object, default=None
         The label of the members in ``y``, like scikit-learn's ``pos_label``; it becomes
         ``classes_[1]``. ``None``: the greater label (``1`` of ``{0, 1}`` and ``{-1, 1}``,

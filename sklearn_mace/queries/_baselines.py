@@ -50,7 +50,8 @@ class GANLeaksQuery(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
     metric : {"sqeuclidean", "euclidean"}, default="sqeuclidean"
         ``d``.
     device : {"auto", "cpu", "cuda"}, default="auto"
-        Where the nearest-neighbour search runs.
+        Where the nearest-neighbour search runs. On the CPU, threads are chosen per pass
+        (docs/design.md, "Devices and threads").
 
     Attributes
     ----------

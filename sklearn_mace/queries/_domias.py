@@ -162,7 +162,8 @@ class DOMIASQuery(_DensityQueryMixin):
         covariance matrix or per-feature variances, where ``np.inf`` marks a feature nothing
         is known about (a flat prior, App. C). ``None`` uses the reference rows' moments.
     device : {"auto", "cpu", "cuda"}, default="auto"
-        Where the KDE sums and BNAF training run.
+        Where the KDE sums and BNAF training run. On the CPU, threads are chosen per pass
+        (docs/design.md, "Devices and threads").
     random_state : int, RandomState instance or None, default=None
         Subsample and folds of ``bandwidth="cv"``, BNAF initialisation.
     verbose : int, default=0
@@ -294,7 +295,8 @@ class SyntheticDensityQuery(_DensityQueryMixin):
     cv : int >= 2, default=5
         Folds for ``bandwidth="cv"``.
     device : {"auto", "cpu", "cuda"}, default="auto"
-        Where the KDE sums and BNAF training run.
+        Where the KDE sums and BNAF training run. On the CPU, threads are chosen per pass
+        (docs/design.md, "Devices and threads").
     random_state : int, RandomState instance or None, default=None
         Subsample and folds of ``bandwidth="cv"``, BNAF initialisation.
     verbose : int, default=0

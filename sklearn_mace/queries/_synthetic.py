@@ -66,7 +66,8 @@ class NearestSyntheticDistance(_SyntheticQueryMixin):
         near-ties and then by at most twice the float32 rounding bound (see
         :func:`~sklearn_mace.utils.nearest_sq_distances`).
     device : {"auto", "cpu", "cuda", "cuda:N"} or torch.device, default="auto"
-        Device of the torch backend (``"auto"``: CUDA when available).
+        Device of the torch backend (``"auto"``: CUDA when available). On the CPU, threads are
+        chosen per pass (docs/design.md, "Devices and threads").
     max_chunk_bytes : int, default=64 MiB
         Memory bound of one pairwise block.
 
@@ -218,6 +219,8 @@ class MonteCarloQuery(_SyntheticQueryMixin):
     min_distance : float, default=1e-12
         Floor on ``d(g_i, z)`` in the logarithm.
     device : {"auto", "cpu", "cuda", "cuda:N"} or torch.device, default="auto"
+        Device of the torch backend (``"auto"``: CUDA when available). On the CPU, threads are
+        chosen per pass (docs/design.md, "Devices and threads").
     max_chunk_bytes : int, default=64 MiB
         Memory bound of one pairwise block.
 

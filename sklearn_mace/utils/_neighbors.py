@@ -3,6 +3,7 @@
 import numpy as np
 
 from ._chunks import DEFAULT_CHUNK_BYTES, chunk_rows, row_chunks
+from ._threads import pass_threads
 from ._torch import resolve_device, to_numpy, to_tensor
 
 __all__ = [
@@ -95,17 +96,18 @@ def nearest_sq_distances(
         screen_rows = _torch_screen(y64, y_sq, len(X), max_chunk_bytes)
         chunks = row_chunks(len(X), len(Y), itemsize=4, max_bytes=max_chunk_bytes)
     out = np.empty((len(X), k))
-    for rows in chunks:
-        x = to_tensor(X[rows] - centre, dev)
-        bound = slack * (x.square().sum(dim=1).sqrt_() + y_norm_max).square_()
-        screen = screen_rows(x)
-        if backend == "torch" and k == 1:
-            nearest = _nearest_certified(screen, bound.float(), x, y64, y_sq)
-        else:
-            if backend == "torch":
-                screen = torch.topk(screen, n_cand, dim=1, largest=False, sorted=True)
-            nearest = _rerank(*screen, bound, x, y64, y_sq, k)
-        out[rows] = to_numpy(nearest)
+    with pass_threads(len(X) * len(Y), device=dev):
+        for rows in chunks:
+            x = to_tensor(X[rows] - centre, dev)
+            bound = slack * (x.square().sum(dim=1).sqrt_() + y_norm_max).square_()
+            screen = screen_rows(x)
+            if backend == "torch" and k == 1:
+                nearest = _nearest_certified(screen, bound.float(), x, y64, y_sq)
+            else:
+                if backend == "torch":
+                    screen = torch.topk(screen, n_cand, dim=1, largest=False, sorted=True)
+                nearest = _rerank(*screen, bound, x, y64, y_sq, k)
+            out[rows] = to_numpy(nearest)
     return out
 
 
@@ -224,9 +226,10 @@ def count_within_radius(X, Y, radius, *, device="auto", max_chunk_bytes=DEFAULT_
     if not np.all(np.isfinite(radius)) or np.any(radius < 0):
         raise ValueError("radius must be finite and >= 0.")
     out = np.empty(len(X), dtype=np.int64)
-    for rows, d2 in sq_distance_blocks(X, Y, device=device, max_chunk_bytes=max_chunk_bytes):
-        r2 = to_tensor(radius[rows] ** 2, d2.device).unsqueeze(1)
-        out[rows] = to_numpy((d2 <= r2).sum(dim=1))
+    with pass_threads(len(X) * len(Y), device=device):
+        for rows, d2 in sq_distance_blocks(X, Y, device=device, max_chunk_bytes=max_chunk_bytes):
+            r2 = to_tensor(radius[rows] ** 2, d2.device).unsqueeze(1)
+            out[rows] = to_numpy((d2 <= r2).sum(dim=1))
     return out
 
 
@@ -247,13 +250,15 @@ def sq_distance_blocks(X, Y, *, device="auto", max_chunk_bytes=DEFAULT_CHUNK_BYT
     y = to_tensor(Y - centre, dev)
     y_sq = y.square().sum(dim=1)
     y_norm_max = float(y_sq.max()) ** 0.5
-    for rows in row_chunks(len(X), len(Y), max_bytes=max_chunk_bytes):
-        x = to_tensor(X[rows] - centre, dev)
-        x_sq = x.square().sum(dim=1, keepdim=True)
-        d2 = torch.addmm(y_sq, x, y.T, alpha=-2.0).add_(x_sq)
-        near_sq = _NEAR_FRACTION * (x_sq.sqrt() + y_norm_max).square()
-        row, col = torch.nonzero(d2 <= near_sq, as_tuple=True)
-        for pairs in row_chunks(len(row), X.shape[1], max_bytes=max_chunk_bytes):
-            r, c = row[pairs], col[pairs]
-            d2[r, c] = (y[c] - x[r]).square().sum(dim=1)
-        yield rows, d2
+    # The consumer's work on each block runs inside the same pass (and thread choice).
+    with pass_threads(len(X) * len(Y), device=dev):
+        for rows in row_chunks(len(X), len(Y), max_bytes=max_chunk_bytes):
+            x = to_tensor(X[rows] - centre, dev)
+            x_sq = x.square().sum(dim=1, keepdim=True)
+            d2 = torch.addmm(y_sq, x, y.T, alpha=-2.0).add_(x_sq)
+            near_sq = _NEAR_FRACTION * (x_sq.sqrt() + y_norm_max).square()
+            row, col = torch.nonzero(d2 <= near_sq, as_tuple=True)
+            for pairs in row_chunks(len(row), X.shape[1], max_bytes=max_chunk_bytes):
+                r, c = row[pairs], col[pairs]
+                d2[r, c] = (y[c] - x[r]).square().sum(dim=1)
+            yield rows, d2

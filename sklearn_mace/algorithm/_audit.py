@@ -436,19 +436,23 @@ default="knn_distance"
             n_synthetic=self.n_synthetic if kind == "generator" else None,
             fixed_seed=None,
         )
-        fingerprint = joblib_hash(
-            (
-                FORMAT_VERSION,
-                self.recipe,
-                kind,
-                plan.featurizer,
-                pool,
-                self.targets_,
-                self.relation,
-                self.n_train_,
-                self.n_runs,
-                plan.n_synthetic,
-                self.datasets,
+        fingerprint = (
+            None
+            if self.results_path is None
+            else joblib_hash(
+                (
+                    FORMAT_VERSION,
+                    self.recipe,
+                    kind,
+                    plan.featurizer,
+                    pool,
+                    self.targets_,
+                    self.relation,
+                    self.n_train_,
+                    self.n_runs,
+                    plan.n_synthetic,
+                    self.datasets,
+                )
             )
         )
         store = RunStore(self.results_path)

@@ -167,7 +167,7 @@ class DPHistogramSynthesizer(BaseEstimator):
             outside = values[position] != X[:, j]
             if outside.any():
                 raise ValueError(
-                    f"column {j} of X holds {X[outside, j][0]!r}, which is not among "
+                    f"column {j} of X holds {float(X[outside, j][0])!r}, which is not among "
                     f"categories[{j}] = {values.tolist()!r}; the domain must cover the data."
                 )
             codes[:, j] = position

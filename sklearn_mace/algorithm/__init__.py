@@ -13,6 +13,7 @@ from .._lazy import attach
 __getattr__, __dir__, __all__ = attach(
     __name__,
     {
+        "._adapters": ["CTGANGenerator", "SDVGenerator", "SmartNoiseGenerator"],
         "._audit": ["AlgorithmAudit"],
         "._demo": ["dp_histogram_demo"],
         "._featurize": ["ReleaseFeatures"],

@@ -109,9 +109,7 @@ def main():
             rows.append(("AlgorithmAudit, Dask LocalCluster (2 workers)", seconds))
     bare = bare_recipe(audits[1], population, target)
 
-    print(
-        f"\n2 × {args.runs} runs of the DP histogram recipe (1 000-row training sets, 60 cells)"
-    )
+    print(f"\n2 × {args.runs} runs of the DP histogram recipe (1 000-row training sets, 60 cells)")
     print(f"{'':48} {'seconds':>8} {'/ bare':>7}")
     print(f"{'bare recipe: fit + sample() only, serial':48} {bare:8.2f} {1.0:7.2f}")
     for name, seconds in rows:

@@ -131,10 +131,10 @@ def sound(args, population, target):
         rr_population = np.zeros((400, 1))
         print(
             f"\nSound, randomized response (target [1], population of zeros), "
-            f"{args.rr_runs} runs per side, {args.audits} audits"
+            f"{args.rr_runs} runs per side, {args.rr_audits} audits"
         )
         print(f"{'ε':>5} {'> true ε':>9} {'rate':>6} {'mean/ε':>7} {'max ε_lo':>9}")
-        for epsilon in (0.5, 1.0, 2.0):
+        for epsilon in args.rr_eps:
             recipe = RandomizedResponseRecipe(target=1.0, epsilon=epsilon)
             featurizer = ReleaseFeatures(None, n_neighbors=(), radii=(0.0,), bandwidth=None)
             res = np.array(
@@ -142,12 +142,12 @@ def sound(args, population, target):
                     delayed(audit_once)(
                         recipe, "add_remove", args.rr_runs, seed, rr_population, [1.0], featurizer
                     )
-                    for seed in range(args.audits)
+                    for seed in range(args.rr_audits)
                 )
             )
             over = int((res[:, 0] > epsilon).sum())
             print(
-                f"{epsilon:5.1f} {over:9d} {over / args.audits:6.3f} "
+                f"{epsilon:5.1f} {over:9d} {over / args.rr_audits:6.3f} "
                 f"{res[:, 0].mean() / epsilon:7.3f} {res[:, 0].max():9.3f}",
                 flush=True,
             )
@@ -188,6 +188,8 @@ def main():
     parser.add_argument("--n-runs", type=int, default=200, help="runs per side (sound)")
     parser.add_argument("--rr", action="store_true", help="add the randomized-response check")
     parser.add_argument("--rr-runs", type=int, default=1000)
+    parser.add_argument("--rr-audits", type=int, default=200)
+    parser.add_argument("--rr-eps", type=float, nargs="+", default=[0.5, 1.0, 2.0])
     parser.add_argument("--tight-runs", type=int, nargs="+", default=[100, 300, 1000, 3000])
     parser.add_argument("--large-audits", type=int, default=6, help="audits at 3 000 runs")
     parser.add_argument("--bug-audits", type=int, default=40, help="wrong-noise audits")
@@ -196,6 +198,7 @@ def main():
     args = parser.parse_args()
     if args.quick:
         args.audits, args.n_runs, args.rr_runs, args.tight_runs = 4, 50, 100, [100]
+        args.rr_audits = 4
         args.large_audits, args.bug_audits = 2, 2
     population, targets, _ = demo_population(0)
     target = targets[0]

@@ -4,7 +4,8 @@ Recipe: binary logistic regression on breast_cancer (569 records, 30 standardize
 label last) trained with DP-SGD by opacus (``tests/_dpsgd.py``: Poisson sampling at rate
 50/200, clipping at 1, 4 epochs, weights from zero). The noise multiplier that spends
 ε = 4 at δ = 1e-5 comes from opacus' PRV accountant. The canary: a record beyond the data's
-range in every feature (``make_canaries``, 1 range out) with label 0.
+range in every feature (``make_canaries``, 1 range out) with the label a logistic
+regression of the population does not predict for it (a record the model must memorise).
 :class:`~sklearn_mace.algorithm.AlgorithmAudit` trains the recipe ``--runs`` times with the
 canary and as many without it (add/remove-one, one fixed draw of 199 other records), reads
 the canary's loss and log-odds from every model, and certifies ε at δ = 1e-5.
@@ -23,6 +24,7 @@ import time
 import numpy as np
 from scipy.stats import beta
 from sklearn.datasets import load_breast_cancer
+from sklearn.linear_model import LogisticRegression
 
 from sklearn_mace.algorithm import AlgorithmAudit, make_canaries
 from tests._dpsgd import DPSGDLogisticRegression, dpsgd_noise_multiplier
@@ -52,8 +54,10 @@ def main():
     args = parser.parse_args()
 
     records = population()
-    canary = make_canaries(records[:, :-1], distance=1.0, random_state=0)
-    canary = np.column_stack([canary, [0.0]])
+    features = make_canaries(records[:, :-1], distance=1.0, random_state=0)
+    # the label the population's model would not give it: a canary the model must memorise
+    predicted = LogisticRegression().fit(records[:, :-1], records[:, -1]).predict(features)
+    canary = np.column_stack([features, 1.0 - predicted])
     sigma = dpsgd_noise_multiplier(4.0, DELTA, BATCH / TRAIN, EPOCHS)
     rows = [(f"DP-SGD, ε = 4 (σ = {sigma:.3f})", sigma, seed) for seed in range(args.audits)]
     rows += [(f"noise halved (σ = {sigma / 2:.3f})", sigma / 2, 0), ("no noise (σ = 0)", 0.0, 0)]

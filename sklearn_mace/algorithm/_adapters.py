@@ -41,8 +41,9 @@ def _global_generators(seed):
     """Seed NumPy's legacy global generator and torch's (when loaded), then restore them."""
     import sys
 
-    state = np.random.get_state()
-    np.random.seed(seed % 2**32)
+    # the wrapped libraries draw from the legacy global generator: it is what must be seeded
+    state = np.random.get_state()  # noqa: NPY002
+    np.random.seed(seed % 2**32)  # noqa: NPY002
     torch = sys.modules.get("torch")
     fork = torch.random.fork_rng(devices=[]) if torch is not None else contextlib.nullcontext()
     try:
@@ -51,7 +52,7 @@ def _global_generators(seed):
                 torch.manual_seed(seed)
             yield
     finally:
-        np.random.set_state(state)
+        np.random.set_state(state)  # noqa: NPY002
 
 
 def _frame(X, names):
@@ -183,7 +184,9 @@ class SDVGenerator(_ThirdPartyGenerator):
         }
         metadata = Metadata.load_from_dict({"tables": {"table": {"columns": columns}}})
         if not hasattr(single_table, self.synthesizer):
-            raise ValueError(f"synthesizer={self.synthesizer!r} is not a class of sdv.single_table.")
+            raise ValueError(
+                f"synthesizer={self.synthesizer!r} is not a class of sdv.single_table."
+            )
         model = getattr(single_table, self.synthesizer)(metadata, **(self.synthesizer_params or {}))
         fit_seed, self._sample_seed = self._seeds()
         with _global_generators(fit_seed):
@@ -283,9 +286,7 @@ class CTGANGenerator(_ThirdPartyGenerator):
         """
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         if self.batch_size % self.pac:
-            raise ValueError(
-                f"batch_size={self.batch_size} must be a multiple of pac={self.pac}."
-            )
+            raise ValueError(f"batch_size={self.batch_size} must be a multiple of pac={self.pac}.")
         ctgan = _require("ctgan", "ctgan")
         self._names = _columns(X.shape[1])
         discrete = _categorical(self.discrete_columns, X.shape[1], "discrete_columns")
@@ -405,9 +406,7 @@ class SmartNoiseGenerator(_ThirdPartyGenerator):
         if self.categorical_columns is None:
             categorical = tuple(range(X.shape[1]))
         else:
-            categorical = _categorical(
-                self.categorical_columns, X.shape[1], "categorical_columns"
-            )
+            categorical = _categorical(self.categorical_columns, X.shape[1], "categorical_columns")
         model = snsynth.Synthesizer.create(self.synthesizer, epsilon=self.epsilon)
         fit_seed, self._sample_seed = self._seeds()
         frame = _frame(X, self._names)
@@ -439,4 +438,3 @@ class SmartNoiseGenerator(_ThirdPartyGenerator):
         with _global_generators(self._sample_seed):
             frame = self.synthesizer_.sample(n_samples)
         return self._release(frame)
-

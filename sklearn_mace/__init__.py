@@ -18,6 +18,7 @@ __getattr__, __dir__, __all__ = attach(
     __name__,
     {
         "._validation": ["MembershipLabelWarning"],
+        ".algorithm": ["AlgorithmAudit"],
         ".attacks": [
             "BTTAttack",
             "BayesOptimalMIA",
@@ -50,6 +51,7 @@ __getattr__, __dir__, __all__ = attach(
         ],
     },
     submodules=[
+        "algorithm",
         "attacks",
         "base",
         "datasets",

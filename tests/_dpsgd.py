@@ -17,9 +17,16 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.datasets import load_digits
 
-__all__ = ["DPSGDModel", "digits_membership_split", "train_dpsgd_mlp"]
+__all__ = [
+    "DPSGDLogisticRegression",
+    "DPSGDModel",
+    "digits_membership_split",
+    "dpsgd_noise_multiplier",
+    "train_dpsgd_mlp",
+]
 
 
 @dataclass(frozen=True)
@@ -145,4 +152,102 @@ def train_dpsgd_mlp(
         delta=delta,
         noise_multiplier=float(getattr(optimizer, "noise_multiplier", 0.0)),
         train_accuracy=accuracy,
+    )
+
+
+class DPSGDLogisticRegression(ClassifierMixin, BaseEstimator):
+    """Binary logistic regression trained with DP-SGD (opacus): a classifier recipe.
+
+    scikit-learn's interface (``fit``/``predict_proba``/``decision_function``, ``classes_``)
+    so that :class:`~sklearn_mace.algorithm.AlgorithmAudit` can clone, seed and train it.
+    Poisson sampling at rate ``batch_size / n``, per-example clipping at ``max_grad_norm``
+    and Gaussian noise ``noise_multiplier · max_grad_norm`` per step (Abadi et al. 2016);
+    ``noise_multiplier=0`` trains with clipping and no noise (the non-private control).
+    Weights start at zero, so the only randomness is the sampling and the noise, both drawn
+    from generators seeded by ``random_state``.
+    """
+
+    def __init__(
+        self,
+        *,
+        noise_multiplier=1.0,
+        max_grad_norm=1.0,
+        epochs=4,
+        batch_size=50,
+        lr=1.0,
+        random_state=None,
+    ):
+        self.noise_multiplier = noise_multiplier
+        self.max_grad_norm = max_grad_norm
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.lr = lr
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        from opacus import PrivacyEngine
+
+        seed = 0 if self.random_state is None else int(self.random_state)
+        features = torch.as_tensor(np.asarray(X), dtype=torch.float32)
+        labels = torch.as_tensor(np.asarray(y), dtype=torch.float32)
+        self.classes_ = np.array([0.0, 1.0])
+        with _one_torch_thread(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            module = torch.nn.Linear(features.shape[1], 1)
+            torch.nn.init.zeros_(module.weight)
+            torch.nn.init.zeros_(module.bias)
+            optimizer = torch.optim.SGD(module.parameters(), lr=self.lr)
+            loader = torch.utils.data.DataLoader(
+                torch.utils.data.TensorDataset(features, labels),
+                batch_size=self.batch_size,
+                generator=torch.Generator().manual_seed(seed),
+            )
+            module, optimizer, loader = PrivacyEngine().make_private(
+                module=module,
+                optimizer=optimizer,
+                data_loader=loader,
+                noise_multiplier=self.noise_multiplier,
+                max_grad_norm=self.max_grad_norm,
+                poisson_sampling=True,
+                noise_generator=torch.Generator().manual_seed(seed + 1),
+            )
+            for _ in range(self.epochs):
+                for batch, batch_labels in loader:
+                    if len(batch) == 0:
+                        continue
+                    optimizer.zero_grad()
+                    logits = module(batch).squeeze(1)
+                    torch.nn.functional.binary_cross_entropy_with_logits(
+                        logits, batch_labels
+                    ).backward()
+                    optimizer.step()
+            module._close()
+            inner = module._module
+            self.coef_ = inner.weight.detach().numpy().astype(float).copy()
+            self.intercept_ = inner.bias.detach().numpy().astype(float).copy()
+        return self
+
+    def decision_function(self, X):
+        return np.asarray(X, dtype=float) @ self.coef_[0] + self.intercept_[0]
+
+    def predict_proba(self, X):
+        p = 1.0 / (1.0 + np.exp(-self.decision_function(X)))
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X):
+        return (self.decision_function(X) > 0).astype(float)
+
+
+def dpsgd_noise_multiplier(epsilon, delta, sample_rate, epochs):
+    """The noise multiplier that spends (ε, δ) in ``epochs`` epochs (opacus' PRV accountant)."""
+    from opacus.accountants.utils import get_noise_multiplier
+
+    return float(
+        get_noise_multiplier(
+            target_epsilon=epsilon,
+            target_delta=delta,
+            sample_rate=sample_rate,
+            epochs=epochs,
+            accountant="prv",
+        )
     )

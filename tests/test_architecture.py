@@ -39,8 +39,9 @@ ALLOWED = {
     "disclosure": {"_validation", "density"},
     "attacks": _MODELS,
     "estimation": _MODELS | {"attacks"},
+    "algorithm": {"_validation", "metrics", "queries", "utils"},
     "report": _MODELS
-    | {"attacks", "estimation", "experiment", "datasets", "generative", "disclosure"},
+    | {"attacks", "estimation", "experiment", "datasets", "generative", "disclosure", "algorithm"},
     "_demo": {"report", "datasets", "utils"},
     "_model_demo": {"report", "datasets", "utils"},
     "cli": {"report", "_demo", "_model_demo"},

@@ -40,7 +40,8 @@ def _loaded_after(code):
         "import sklearn_mace",
         "import sklearn_mace.metrics",
         "import sklearn_mace.attacks",
-        "import sklearn_mace.attacks, sklearn_mace.datasets, sklearn_mace.density, "
+        "import sklearn_mace.algorithm, sklearn_mace.attacks, sklearn_mace.datasets, "
+        "sklearn_mace.density, "
         "sklearn_mace.estimation, sklearn_mace.generative, sklearn_mace.metrics, "
         "sklearn_mace.queries, sklearn_mace.report, sklearn_mace.utils",
     ],

@@ -559,7 +559,7 @@ def _plan_column(column, per_table, max_categories, min_frequency):
             f"; {len(merged)} rarer than {min_frequency:.0%} of the real rows "
             f"({rare_share:.1%} of them) merged into {OTHER} ({shown})"
         )
-    return "category", dtype, treatment, {"levels": levels, "numeric": numeric}
+    return "category", dtype, treatment, {"levels": levels, "numeric": numeric, "merged": merged}
 
 
 def _dependent_columns(plans, real):
@@ -700,15 +700,16 @@ def _release_notes(name, frame, plans):
                 )
             continue
         levels = plan["levels"]
-        codes = _level_codes(_as_text(values, plan["numeric"]), levels)
-        unseen = int((codes < 0).sum())
+        labels = _as_text(values, plan["numeric"])
+        codes = _level_codes(labels, levels)
+        unseen = int(((codes < 0) & (_level_codes(labels, plan["merged"]) < 0)).sum())
         if unseen:
             to = OTHER if OTHER in levels else "the centre of the categories"
             notes.append(
                 f"column {column!r}: {unseen} values ({unseen / len(values):.1%}) of the {name} "
                 f"table are categories the real tables do not have; they map to {to}"
             )
-        present = set(np.unique(codes[codes >= 0]).tolist())
+        present = set(np.unique(codes[codes >= 0]).tolist())  # <other>: merged real ones
         lacking = [lv for i, lv in enumerate(levels) if i not in present and lv != OTHER]
         if lacking:
             notes.append(

@@ -81,17 +81,25 @@ def _sniff(sample, default, truncated=False):
     """The delimiter that splits the header and every sampled record into as many fields.
 
     Among those that do with more than one field, the one giving the most fields wins (ties:
-    the order ``, ; tab |``); when none does, ``default`` (a one-column table, or a ragged
-    one that pandas refuses naming the line).
+    the order ``, ; tab |``); when none does, one that leaves every record whole (a
+    one-column table whose text holds the other delimiters), else ``default`` (a ragged
+    table, which pandas refuses naming the line).
     """
-    best, best_fields = default, 1
+    best, best_fields, single = default, 1, None
     for sep in DELIMITERS:
         records = _records(sample, sep, truncated)
         if not records:
             continue
         fields = {len(record) for record in records}
-        if len(fields) == 1 and (n := fields.pop()) > best_fields:
+        if len(fields) != 1:
+            continue
+        n = fields.pop()
+        if n > best_fields:
             best, best_fields = sep, n
+        elif n == 1 and single is None:  # one field in every record: a one-column table
+            single = sep
+    if best_fields == 1 and single is not None:
+        return single
     return best
 
 
@@ -352,11 +360,11 @@ def _read_csv(path, suffixes, where, notes, decimal, thousands, verbose):
             raise
         frame = _pandas_read(path, suffixes, "latin-1", options, verbose)
         notes.append(f"the {where} is not UTF-8: it was read as Latin-1")
-    if frame.shape[1] == 1 and sep == "," and any(d in sample for d in ";\t|"):
+    if frame.shape[1] == 1 and any(d in str(frame.columns[0]) for d in DELIMITERS):
         raise AuditInputError(
-            f"The {where} has a single column {str(frame.columns[0])[:60]!r}: is it "
-            "delimited by something other than ',' (';', tab, '|')? Save it as "
-            "comma-separated CSV."
+            f"The {where} has a single column {str(frame.columns[0])[:60]!r}: its records do "
+            "not split into the same number of fields at any delimiter (',', ';', tab, '|'); "
+            "check the rows whose number of fields differs from the header's."
         )
     return frame
 

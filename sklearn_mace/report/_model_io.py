@@ -87,11 +87,23 @@ def _load_pickle(path, trust_pickle):
         raise AuditInputError(f"Cannot load the pickle '{path}': {exc}") from exc
 
 
+def _estimator_type(estimator):
+    """``"classifier"``, ``"regressor"`` or None, by scikit-learn's tags where the object has
+    them (skorch nets, plain objects: their ``_estimator_type``)."""
+    try:
+        if is_regressor(estimator):
+            return "regressor"
+        if is_classifier(estimator):
+            return "classifier"
+    except AttributeError:  # no __sklearn_tags__: not a scikit-learn estimator
+        pass
+    return getattr(estimator, "_estimator_type", None)
+
+
 def _check_classifier(estimator, path):
     """Refuse a regressor (or anything that is no classifier), naming what it is."""
-    if is_regressor(estimator) or not (
-        is_classifier(estimator) or hasattr(estimator, "predict_proba")
-    ):
+    kind = _estimator_type(estimator)
+    if kind == "regressor" or (kind is None and not hasattr(estimator, "predict_proba")):
         raise AuditInputError(
             f"The model in '{path}' is a {type(estimator).__name__}, not a classifier: the "
             "model audit needs class probabilities (predict_proba)."

@@ -176,25 +176,38 @@ def _label(value):
     return str(value).strip() or MISSING
 
 
-def _as_text(values, numeric):
-    """Category labels: text stripped of spaces, numbers as floats, missing as ``<missing>``.
-
-    Numbers print as Python floats print (``1`` and ``1.0`` give ``"1.0"``). Labels are
-    made once per distinct value (hashing), so the cost is linear in the cells.
-    """
+def _distinct_labels(values, numeric):
+    """``(codes, labels)``: each cell's index among the distinct labels (``labels[codes]`` is
+    the column as text, :func:`_as_text`). Labels are made once per distinct value
+    (hashing), so the cost is linear in the cells."""
     if isinstance(values, pd.DataFrame):
         values = values.iloc[:, 0]
     if not isinstance(values, pd.Series):
         values = pd.Series(np.asarray(values, dtype=object).ravel(), dtype=object)
     values = values.reset_index(drop=True)
     if numeric:
-        numbers = _numbers(values).to_numpy()
-        codes, distinct = pd.factorize(numbers, use_na_sentinel=True)
-        labels = np.array([repr(float(v)) for v in distinct] + [MISSING], dtype=object)
-        return labels[codes]
-    codes, distinct = _distinct(values)
-    labels = np.array([_label(v) for v in distinct] + [MISSING], dtype=object)
+        codes, distinct = pd.factorize(_numbers(values).to_numpy(), use_na_sentinel=True)
+        labels = [repr(float(v)) for v in distinct]
+    else:
+        codes, distinct = _distinct(values)
+        labels = [_label(v) for v in distinct]
+    return codes, np.array(labels + [MISSING], dtype=object)  # code -1: missing
+
+
+def _as_text(values, numeric):
+    """Category labels: text stripped of spaces, numbers as floats, missing as ``<missing>``.
+
+    Numbers print as Python floats print (``1`` and ``1.0`` give ``"1.0"``).
+    """
+    codes, labels = _distinct_labels(values, numeric)
     return labels[codes]
+
+
+def _category_codes(values, numeric, levels):
+    """Index of each cell's label among ``levels`` (-1 for none), one lookup per distinct
+    value."""
+    codes, labels = _distinct_labels(values, numeric)
+    return pd.Index(levels).get_indexer(labels)[codes]
 
 
 # ---------------------------------------------------------------- fitted pieces
@@ -227,12 +240,6 @@ class RobustScale(TransformerMixin, BaseEstimator):
 
     def get_feature_names_out(self, input_features=None):
         return np.asarray(input_features, dtype=object)
-
-
-def _level_codes(labels, levels):
-    """Index of each label among ``levels`` (-1 for none), by hashing the distinct labels."""
-    codes, distinct = pd.factorize(labels)
-    return pd.Index(levels).get_indexer(distinct)[codes] if len(labels) else codes
 
 
 class CategorySimplex(TransformerMixin, BaseEstimator):
@@ -276,7 +283,7 @@ class CategorySimplex(TransformerMixin, BaseEstimator):
 
     def codes(self, X):
         """Index of each value among ``levels``; ``-1`` for a value of no category."""
-        codes = _level_codes(_as_text(X, self.numeric), self.levels)
+        codes = _category_codes(X, self.numeric, self.levels)
         if OTHER in self.levels:
             codes[codes < 0] = self.levels.index(OTHER)
         return codes
@@ -397,12 +404,15 @@ def _id_columns(real_frames, columns, id_columns):
 
 # ---------------------------------------------------------------- planning
 def _looks_like_dates(text):
-    """Most non-missing values parse as dates and contain a digit (so 'May' is a category)."""
-    values = text[text != MISSING]
-    if len(values) == 0 or not all(any(ch.isdigit() for ch in v) for v in values[:1000]):
+    """Most distinct non-missing values parse as dates and contain a digit (so 'May' is a
+    category)."""
+    values = pd.unique(text[text != MISSING])[:1000]  # distinct values: parsed once each
+    if len(values) == 0 or not all(any(ch.isdigit() for ch in v) for v in values):
         return False
-    sample = pd.Series(values[:1000])
-    parsed = pd.to_datetime(sample, errors="coerce", format="mixed")
+    head = pd.to_datetime(pd.Series(values[:20]), errors="coerce", format="mixed")
+    if head.notna().mean() < 0.95:  # a quick no: most categories are not dates
+        return False
+    parsed = pd.to_datetime(pd.Series(values), errors="coerce", format="mixed")
     return parsed.notna().mean() >= 0.95
 
 
@@ -700,9 +710,9 @@ def _release_notes(name, frame, plans):
                 )
             continue
         levels = plan["levels"]
-        labels = _as_text(values, plan["numeric"])
-        codes = _level_codes(labels, levels)
-        unseen = int(((codes < 0) & (_level_codes(labels, plan["merged"]) < 0)).sum())
+        codes = _category_codes(values, plan["numeric"], levels)
+        merged = _category_codes(values, plan["numeric"], plan["merged"])
+        unseen = int(((codes < 0) & (merged < 0)).sum())
         if unseen:
             to = OTHER if OTHER in levels else "the centre of the categories"
             notes.append(
@@ -851,10 +861,21 @@ def encode_tables(
             )
         encoder, feature_names = _encoder(plans, report)
         kept = list(plans)
-        encoder.fit(pd.concat([frames[n][kept] for n in real], ignore_index=True))
+        # fitted on the union of the real tables; each step works row by row once fitted, so
+        # the real tables' rows of the fit's own output are their encoding
+        union = np.asarray(
+            encoder.fit_transform(pd.concat([frames[n][kept] for n in real], ignore_index=True)),
+            dtype=float,
+        )
+        bounds = np.cumsum([0] + [len(frames[n]) for n in real])
+        encoded = {n: union[bounds[i] : bounds[i + 1]] for i, n in enumerate(real)}
         arrays = {}
         for name, frame in frames.items():
-            arrays[name] = _transform(encoder, frame[kept], name, feature_names)
+            arrays[name] = _checked(
+                encoded[name] if name in encoded else encoder.transform(frame[kept]),
+                name,
+                feature_names,
+            )
             progress.update()
     column_report = pd.DataFrame(
         list(report.values()), columns=["column", "type", "treatment", "features"]
@@ -895,8 +916,9 @@ def _encoder(plans, report):
     return encoder, feature_names
 
 
-def _transform(encoder, frame, name, feature_names):
-    encoded = np.asarray(encoder.transform(frame), dtype=float)
+def _checked(encoded, name, feature_names):
+    """An encoded table, refused when a feature spans too many orders of magnitude."""
+    encoded = np.asarray(encoded, dtype=float)
     scale = np.abs(encoded).max(axis=0) if len(encoded) else np.zeros(len(feature_names))
     bad = ~np.isfinite(scale) | (scale > MAX_ABS)
     if bad.any():

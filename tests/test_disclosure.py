@@ -280,19 +280,16 @@ def test_bad_tables_give_clear_errors(rng):
 
 
 def test_disclosure_summary_rows_and_errors(rng):
-    members, non_members, reference = (
-        population(200, rng),
-        population(150, rng),
-        population(50, rng),
-    )
+    members, non_members = population(200, rng), population(150, rng)
     releases = {"copy": members, "fresh": population(200, rng)}
     summary = disclosure_summary(
-        members, non_members, releases, reference, secrets=["sick", "income"], random_state=0
+        members, non_members, releases, secrets=["sick", "income"], random_state=0
     )
     assert list(summary["release"]) == ["copy"] * 3 + ["fresh"] * 3
     assert list(summary["analysis"][:3]) == ["attribute inference"] * 2 + ["linkability"]
     assert summary["target"][2] == "age, education, years | income, sick, hours"
-    assert (summary["n_control"] == 200).all() and (summary["n_targets"] == 200).all()
+    # the controls are the non-members alone (issue #22: never reference rows)
+    assert (summary["n_control"] == 150).all() and (summary["n_targets"] == 200).all()
     assert (summary.loc[summary["release"] == "copy", "risk"] == 1.0).all()
     with pytest.raises(ValueError, match="synthetic 'fresh'.*lacks the column\\(s\\) \\['sick'\\]"):
         disclosure_summary(members, non_members, {"fresh": releases["fresh"].drop(columns="sick")})

@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 from .._validation import validate_membership
 from ..metrics import top_quantile_precision, tpr_at_fpr
 from ..metrics._paired import paired_test_columns
+from ..metrics._orientation import orientation_of
 from ._deprecated import _stack
 
 __all__ = ["compare_attacks"]
@@ -45,7 +46,9 @@ def _is_fitted(estimator):
 
 
 def _estimator_scores(estimator, X):
-    """One score per row: ``decision_function``, else the single column of ``transform``."""
+    """One score per row: ``decision_function``, else the single column of ``transform``
+    turned the way the query declares (``membership_orientation()``: a distance is negated;
+    a transformer that declares nothing is read larger = member)."""
     if hasattr(estimator, "decision_function"):
         return estimator.decision_function(X)
     Q = np.asarray(estimator.transform(X))
@@ -54,7 +57,11 @@ def _estimator_scores(estimator, X):
             f"a query used as an attack must give one score column; {type(estimator).__name__} "
             f"gives shape {Q.shape}."
         )
-    return Q[:, 0]
+    orientation = orientation_of(estimator)
+    sign = 1 if orientation is None else int(orientation[0])
+    if sign == 0:
+        raise ValueError(f"{type(estimator).__name__}'s column has no membership order.")
+    return sign * Q[:, 0]
 
 
 def _attack_scores(attack, X, stacked):
@@ -104,10 +111,11 @@ def compare_attacks(
         * an attacker with ``decision_function`` (:class:`DOMIASAttack`, a pipeline ending
           in :class:`ThresholdAttack`) or a query with one output column
           (:class:`~sklearn_mace.queries.DOMIASQuery`, ``GANLeaksQuery``,
-          ``MonteCarloQuery(..., weighting="count")``): used as fitted, or, when not fitted
-          yet, a clone is fitted on ``X`` without labels (the records under attack, as the
-          reference attacks do); its score is ``decision_function(X)`` or the column of
-          ``transform(X)``;
+          ``MonteCarloQuery(..., weighting="count")``, ``NearestSyntheticDistance``): used as
+          fitted, or, when not fitted yet, a clone is fitted on ``X`` without labels (the
+          records under attack, as the reference attacks do); its score is
+          ``decision_function(X)`` or the column of ``transform(X)`` turned the way the query
+          declares (``membership_orientation()``: a distance, smaller = member, is negated);
         * a deprecated attack on stacked rows (``GANLeaksAttack``, …): fitted on the
           ``synthetic`` and ``reference`` rows when those are given;
         * a callable ``f(X) -> scores`` (e.g. the oracle of

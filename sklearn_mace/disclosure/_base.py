@@ -7,6 +7,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from ._controls import check_controls
 from ._mixed import MixedTable, validated_frame
 
 __all__ = ["ReleaseMixin"]
@@ -36,6 +37,17 @@ class ReleaseMixin(BaseEstimator):
         check_is_fitted(self)
         frame = validated_frame(self, X, reset=False)
         return frame, self._table.encode(frame)
+
+    def _check_controls(self, target_encoded, control_encoded):
+        """Warn when the release holds control records verbatim (see ``_controls``)."""
+        check_controls(
+            self._table.encoded,
+            target_encoded,
+            control_encoded,
+            n_release=self.n_release_,
+            n_targets=len(target_encoded[0]),
+            stacklevel=4,
+        )
 
     def _positions(self, columns, parameter):
         """Positions of ``columns`` (names, or positions for arrays), with a clear error."""

@@ -243,7 +243,10 @@ class AttributeInferenceRisk(ReleaseMixin):
         targets : DataFrame or array-like of shape (n_targets, n_features)
             Records the release was generated from (the generator's training records).
         control : DataFrame or array-like of shape (n_control, n_features)
-            Records from the same population that the generator never saw.
+            Records from the same population that the release cannot have seen (the
+            non-members; never rows the release may have been built from, such as a
+            reference sample). A :class:`~sklearn_mace.disclosure._controls.ControlCopyWarning`
+            says when the release holds more of them verbatim than chance explains.
 
         Returns
         -------
@@ -256,6 +259,7 @@ class AttributeInferenceRisk(ReleaseMixin):
         """
         target_frame, target_encoded = self._encoded(targets)
         control_frame, control_encoded = self._encoded(control)
+        self._check_controls(target_encoded, control_encoded)
         target_neighbors = self._neighbors(target_encoded)
         control_neighbors = self._neighbors(control_encoded)
         rows = []

@@ -189,7 +189,10 @@ class LinkabilityRisk(ReleaseMixin):
         targets : DataFrame or array-like of shape (n_targets, n_features)
             Records the release was generated from.
         control : DataFrame or array-like of shape (n_control, n_features)
-            Records from the same population that the generator never saw.
+            Records from the same population that the release cannot have seen (the
+            non-members; never rows the release may have been built from, such as a
+            reference sample). A :class:`~sklearn_mace.disclosure._controls.ControlCopyWarning`
+            says when the release holds more of them verbatim than chance explains.
 
         Returns
         -------
@@ -199,6 +202,7 @@ class LinkabilityRisk(ReleaseMixin):
         """
         _, target_encoded = self._encoded(targets)
         _, control_encoded = self._encoded(control)
+        self._check_controls(target_encoded, control_encoded)
         row = risk_row(
             self._linked(target_encoded),
             self._linked(control_encoded),

@@ -27,7 +27,6 @@ def disclosure_summary(
     members,
     non_members,
     synthetic,
-    reference=None,
     *,
     secrets=None,
     linkability_columns=None,
@@ -39,19 +38,21 @@ def disclosure_summary(
     """Attribute-inference risk per column and linkability risk, for each release.
 
     The targets are the ``members`` (the generator's training records); the control records
-    are the ``non_members``, with the ``reference`` rows appended when given (both are
-    population records the generator never saw; more control rows narrow the control's
-    interval). See :class:`AttributeInferenceRisk` and :class:`LinkabilityRisk`.
+    are the ``non_members``: population records the releases cannot have seen, as
+    anonymeter's control set. Never pass rows a release may have been built from (a reference
+    sample used as filler) as controls: the release would know them as well as the members,
+    and the risk would read near 0 or negative for a release that discloses its members; a
+    :class:`~sklearn_mace.disclosure.ControlCopyWarning` says when a release holds more
+    controls verbatim than chance explains. See :class:`AttributeInferenceRisk` and
+    :class:`LinkabilityRisk`.
 
     Parameters
     ----------
     members, non_members : DataFrame
-        Records the releases were and were not generated from. Every table must hold the
-        members' columns (extra columns are ignored).
+        Records the releases were and were not generated from (the targets and the
+        controls). Every table must hold the members' columns (extra columns are ignored).
     synthetic : DataFrame or dict of str -> DataFrame
         One release, or releases by name.
-    reference : DataFrame, default=None
-        More population records the generator never saw.
     secrets : list of str, default=None
         Secret columns of the attribute-inference attack; default: every column.
     linkability_columns : (list, list), default=None
@@ -109,8 +110,6 @@ def disclosure_summary(
     columns = list(members.columns)
     members = _aligned("members", members, columns)
     control = _aligned("non_members", non_members, columns)
-    if reference is not None:
-        control = pd.concat([control, _aligned("reference", reference, columns)])
     releases = synthetic if isinstance(synthetic, dict) else {"synthetic": synthetic}
     if not releases:
         raise ValueError("synthetic holds no release.")

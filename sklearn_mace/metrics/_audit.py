@@ -290,12 +290,14 @@ def audit_epsilon(
 ):
     """Certified lower bound on ε from membership scores of members and non-members.
 
-    Any attack's scores will do (``decision_function``, log-likelihood ratios, negative
-    losses): larger means more likely a member. A threshold rule "member iff
-    ``score >= t``" is a membership test, and under (ε, δ)-DP every test satisfies
-    ``FPR + e^ε·FNR >= 1 − δ`` and ``FNR + e^ε·FPR >= 1 − δ`` (Kairouz, Oh & Viswanath 2015,
-    Thm 2.1). With exact one-sided Clopper–Pearson upper bounds ``fpr_u``, ``fnr_u`` on the
-    rule's error rates, any ε below
+    Any attack's scores will do (``decision_function``, log-likelihood ratios, negative losses):
+    larger means more likely a member. A query whose smaller values mean member (a distance to
+    the release, a loss) declares it; take its scores with
+    :func:`~sklearn_mace.metrics.membership_scores`, which turns them the right way up. A
+    threshold rule "member iff ``score >= t``" is a membership test, and under (ε, δ)-DP every
+    test satisfies ``FPR + e^ε·FNR >= 1 − δ`` and ``FNR + e^ε·FPR >= 1 − δ`` (Kairouz, Oh &
+    Viswanath 2015, Thm 2.1). With exact one-sided Clopper–Pearson upper bounds ``fpr_u``,
+    ``fnr_u`` on the rule's error rates, any ε below
 
     ``ε_lo = max(0, log((1 − δ − fnr_u)/fpr_u), log((1 − δ − fpr_u)/fnr_u))``
 

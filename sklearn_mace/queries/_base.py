@@ -107,10 +107,33 @@ def evaluate_in_batches(modules, X, forward, *, device, batch_size, progress=Fal
 
 
 class QueryFeatureNamesMixin:
-    """``get_feature_names_out`` for queries: ``<classname>0``, ``<classname>1``, …
+    """``get_feature_names_out`` and ``membership_orientation`` for queries.
 
-    Needs ``_n_features_out`` (set in ``fit``); lets ``FeatureUnion`` name hybrid queries.
+    Names are ``<classname>0``, ``<classname>1``, …; they let ``FeatureUnion`` name hybrid
+    queries. Needs ``_n_features_out`` (set in ``fit``).
+
+    A query declares which way its columns point with the class attribute
+    ``_membership_orientation``: ``+1`` when larger values mean "more likely a member" (a
+    discriminator score, a density ratio), ``-1`` when smaller values do (a distance to the
+    release, a reconstruction error). :func:`~sklearn_mace.metrics.membership_scores`,
+    :func:`~sklearn_mace.attacks.compare_attacks` and
+    :meth:`~sklearn_mace.metrics.MembershipRocDisplay.from_estimator` read it, so that a
+    distance is never read upside down.
     """
+
+    #: +1: larger values mean more likely a member; -1: smaller values do
+    _membership_orientation = 1
+
+    def membership_orientation(self):
+        """Which way each output column points: +1 larger = member, -1 smaller = member.
+
+        Returns
+        -------
+        orientation : ndarray of int, shape (n_query_features,)
+            One entry per output column of ``transform``.
+        """
+        check_is_fitted(self)
+        return np.full(self._n_features_out, self._membership_orientation, dtype=int)
 
     def get_feature_names_out(self, input_features=None):
         """Names ``<classname>0``, ``<classname>1``, … of the query features.

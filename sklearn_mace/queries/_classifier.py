@@ -39,6 +39,18 @@ OUTPUTS = (
 )
 #: Default outputs: exactly the query layout BTTAttack reads (columns 0-4).
 DEFAULT_OUTPUTS = OUTPUTS[:5]
+#: Which way each single-column output points: +1 larger = member (a model is right and
+#: confident on its training records), -1 smaller = member (the loss); labels have no order.
+#: The per-class blocks (probabilities, logits, activations) have none either: 0.
+ORIENTATION = {
+    "correct": 1,
+    "true_label": 0,
+    "predicted_label": 0,
+    "true_label_confidence": 1,
+    "predicted_label_confidence": 1,
+    "loss": -1,
+    "true_label_log_odds": 1,
+}
 
 _PROBA_SLACK = 1e-6
 #: Rows of the fit data on which a scikit-learn model's decision_function is checked to be
@@ -535,6 +547,38 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
             "activations": lambda: out.activations,
         }
         return np.column_stack([blocks[name]() for name in wanted]).astype(float)
+
+    def membership_orientation(self):
+        """Which way each output column points: +1 larger = member, -1 smaller, 0 no order.
+
+        A model is right and confident on its training records, so ``correct``, the
+        confidences and ``true_label_log_odds`` point up (+1) and ``loss`` down (-1); the
+        labels and the per-class blocks (``proba``, ``logits``, …) have no membership order
+        (0): an attacker has to be fitted on them.
+
+        Returns
+        -------
+        orientation : ndarray of int, shape (n_query_features,)
+            One entry per output column of ``transform``, in its order.
+        """
+        check_is_fitted(self)
+        widths = self._block_widths()
+        return np.concatenate(
+            [
+                np.full(widths.get(name, 1), ORIENTATION.get(name, 0), dtype=int)
+                for name in self._check_outputs()
+            ]
+        )
+
+    def _block_widths(self):
+        classes = self.classes_
+        return {
+            "proba": len(classes),
+            "log_proba": len(classes),
+            "proba_log_ratios": len(classes) - 1,
+            "logits": self.n_logits_ if self.n_logits_ else 0,
+            "activations": self.n_activations_,
+        }
 
     def get_feature_names_out(self, input_features=None):
         """Names of the output columns (one per class, log-ratio or unit for the blocks).

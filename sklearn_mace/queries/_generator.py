@@ -18,7 +18,8 @@ class GeneratorReconstructionQuery(TorchQueryMixin):
     """``Q_S(z) = min_w ‖z − G(w)‖₂`` for a released generator (MACE §2.2.1, GAN-leaks).
 
     Chen et al.'s reconstruction query: a training record that the generator memorised can be
-    reproduced closely from some latent ``w``. The minimum is searched by batched gradient
+    reproduced closely from some latent ``w``, so *smaller* means more likely a member
+    (``membership_orientation()`` is ``-1``). The minimum is searched by batched gradient
     descent (Adam) on the latent codes of ``batch_size`` records at once, each from the same
     ``n_restarts`` standard-normal starting points (so a record's value does not depend on
     the other records); the query is the smallest distance met over all restarts and steps.
@@ -66,6 +67,9 @@ class GeneratorReconstructionQuery(TorchQueryMixin):
     >>> bool((q.fit_transform(X) < 1e-2).all())
     True
     """
+
+    #: a record the generator reproduces closely is more likely a member: smaller = member
+    _membership_orientation = -1
 
     _parameter_constraints = {
         "generator": "no_validation",

@@ -44,7 +44,10 @@ class NearestSyntheticDistance(_SyntheticQueryMixin):
     """Distance from a record to its nearest synthetic record, ``min_j d(z, g_j)`` (MACE Eq. 2).
 
     The black-box query of Hilprecht et al. and GAN-leaks against released synthetic data: a
-    generator that memorised its training records produces synthetic records close to them.
+    generator that memorised its training records produces synthetic records close to them,
+    so *smaller* means more likely a member: the query declares it
+    (``membership_orientation()`` is ``-1``), and
+    :func:`~sklearn_mace.metrics.membership_scores` turns it into a score, larger = member.
     Exact float64 distances computed in bounded memory (never an ``N × M`` matrix):
     a float32 screen by chunked torch matrix products (CUDA when present) or by faiss when it
     is installed, then exact re-ranking (see :func:`sklearn_mace.utils.nearest_sq_distances`).
@@ -93,6 +96,9 @@ class NearestSyntheticDistance(_SyntheticQueryMixin):
     array([[1.],
            [3.]])
     """
+
+    #: a record close to the release is more likely a member: smaller = member
+    _membership_orientation = -1
 
     _parameter_constraints = {
         "synthetic": ["array-like"],

@@ -8,6 +8,6 @@ __getattr__, __dir__, __all__ = attach(
         "._battery": ["AuditResult", "ReleaseResult", "audit"],
         "._encode": ["encode_tables"],
         "._html": ["write_report"],
-        "._io": ["AuditInputError", "read_table"],
+        "._io": ["AuditInputError", "AuditInputWarning", "read_table"],
     },
 )

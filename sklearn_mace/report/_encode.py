@@ -1,45 +1,56 @@
 """Turning the input tables into one numeric feature space, and saying what was done.
 
 The tables are encoded by one scikit-learn :class:`~sklearn.compose.ColumnTransformer`,
-*fitted on the union of all the tables* (members, non-members, every release, the reference)
-and then applied to each table. No membership label is used, so the encoding favours no
-attack; fitting on the union (rather than on the reference and the releases only) keeps
-every category a member carries known to the encoder. The documented choices (also in the
-README and the report's "Columns" section):
+*fitted on the real tables only* (members, non-members, reference: the records of the
+population) and then applied to every table, the releases included. No membership label is
+used, so the encoding favours no attack, and no release takes part in it, so **adding a
+release to an audit never changes another release's encoding** (nor its numbers). The
+documented choices (also in the README and the report's "Columns" section):
 
-* **numeric** columns: a missing value is imputed with the median; the column is centred on
-  its median and divided by its interquartile range / 1.349 (the standard deviation of a
-  normal distribution, so a Gaussian column ends up with unit spread and one outlier cannot
-  squeeze the others together); a column whose middle half is a single value (mostly zeros,
-  like Adult's ``capital-gain``) is divided by its standard deviation instead;
+* **numeric** columns: a missing value is imputed with the median of the real tables; the
+  column is centred on that median and divided by its interquartile range / 1.349 (the
+  standard deviation of a normal distribution, so a Gaussian column ends up with unit spread
+  and one outlier cannot squeeze the others together); a column whose middle half is a single
+  value (mostly zeros, like Adult's ``capital-gain``) is divided by its standard deviation
+  instead. A release's cells that are not numbers count as missing (a note gives the share);
 * **categorical** columns (text with at most ``max_categories`` categories once the rare ones
   are merged, booleans, numbers with exactly two values): a missing value is its own category
   (``<missing>``; ``?`` stays a category of its own too). Categories rarer than
-  ``min_frequency`` of all rows, or absent from one of the tables, are merged into one
-  ``<other>`` category (and if that merged category is absent from a table, the next rarest
-  category joins it), so that every category left occurs in every table. The categories are
-  one-hot encoded, scaled by ``1/√2`` so that two records in different categories are at
-  distance 1 (like one standard deviation of a numeric column), and rotated into ``k − 1``
-  coordinates (Helmert contrasts, a regular simplex): no coordinate is a combination of the
-  others;
+  ``min_frequency`` of the real rows are merged into one ``<other>`` category. A category that
+  a release lacks stays a category (its absence is information about the release); a value of
+  a release that the real tables do not have maps to ``<other>`` — to its vertex when the real
+  tables have rare categories, else to the centre of the categories' simplex (no new
+  coordinate), and a note gives the share. The categories are one-hot encoded, scaled by
+  ``1/√2`` so that two records in different categories are at distance 1 (like one standard
+  deviation of a numeric column), and rotated into ``k − 1`` coordinates (Helmert contrasts,
+  a regular simplex): no coordinate is a combination of the others;
 * text columns whose values are all numbers are numeric; when at most 1 % of the cells of an
   otherwise numeric column are not numbers (a stray ``abc``), those cells count as missing
   and the report names them;
-* **dropped and named** in the report: text columns with more than ``max_categories``
-  categories after merging the rare ones, or with more than ``max_categories`` distinct values
-  of which the rare ones hold most rows (identifiers, free text), date/time columns (also dates
-  written as text), columns with no values, constant columns, columns constant in one table only
-  (a release that collapses a column says nothing about the members through it, and a constant
-  column makes every density model of that table singular), and columns that are an *exact
-  function of a categorical column* on the real tables (e.g. Adult's ``education-num`` of
-  ``education``): such a column is a linear combination of the other column's one-hot
+* **dropped and named** in the report (with the tables and the share that caused it): text
+  columns with more than ``max_categories`` categories after merging the rare ones, or with
+  more than ``max_categories`` distinct values of which the rare ones hold most rows
+  (identifiers, free text), **row ids** (numbers that are all distinct integers over a dense
+  range or under an id-like name, or an evenly spaced sequence: a warning names them,
+  ``id_columns=[]`` keeps them), date/time columns (also dates written as text), columns with
+  no values, constant columns, columns constant in one real table, and columns that are an
+  *exact function of a categorical column* on the real tables (e.g. Adult's ``education-num``
+  of ``education``): such a column is a linear combination of the other column's one-hot
   coordinates, which makes every covariance singular;
 * **refused** (:class:`AuditInputError` naming the column and the tables): infinite values,
-  values beyond ±1e100 (distances would overflow), and columns whose share of missing values
-  differs between the tables (by more than 10 percentage points, with Fisher's exact test
-  at p < 0.001): imputing them would plant an artificial difference between members and
-  non-members that every attack would pick up.
+  values beyond ±1e100 (distances would overflow), columns whose share of missing values
+  differs between the real tables (by more than 10 percentage points, with Fisher's exact
+  test at p < 0.001): imputing them would plant an artificial difference between members and
+  non-members that every attack would pick up; and tables in which most columns would be
+  dropped as text, dates or empty (a misread file, e.g. decimal commas: see
+  :func:`~sklearn_mace.report.read_table`).
+
+Every step is linear (or ``n log n``) in the rows: values are matched to categories by
+hashing (pandas), never by element-wise ``np.isin`` on text.
 """
+
+import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -49,12 +60,13 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.compose import ColumnTransformer
 from sklearn.impute import SimpleImputer
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
+from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import threadpool_limits
 
-from ._io import AuditInputError
+from ._io import AuditInputError, AuditInputWarning
 
-__all__ = ["check_columns", "collinear_columns", "encode_tables"]
+__all__ = ["check_columns", "collinear_columns", "encode_tables", "find_row_id_columns"]
 
 MISSING = "<missing>"
 OTHER = "<other>"
@@ -64,6 +76,11 @@ STRAY_FRACTION = 0.01  # at most this share of non-numbers in a numeric column
 MISSING_GAP = 0.1  # missing shares that differ by more, and significantly, are refused
 MISSING_P = 1e-3
 RELATIVE_CONSTANT = 1e-8  # spread in one table below this share of the pooled spread
+MIN_ID_ROWS = 20  # fewer distinct values say nothing about being a row id
+ID_DENSITY = 0.1  # all-distinct integers using at least this share of their range
+_ID_WORDS = {"id", "ids", "idx", "index", "key", "row", "record", "uuid", "no", "nr"}
+#: drops that suggest a misread table (counted against ``max_dropped_share``)
+_MISREAD = ("distinct text values", "date/time", "no values")
 
 
 def check_columns(frames, columns=None):
@@ -113,36 +130,87 @@ def check_columns(frames, columns=None):
     return reference
 
 
-# ---------------------------------------------------------------- fitted pieces
+# ---------------------------------------------------------------- cells
+def _strip(value):
+    return value.strip() if isinstance(value, str) else value
+
+
+def _distinct(values):
+    """``(codes, distinct values)`` of a column, by hashing: work per distinct value, not per
+    cell (missing cells get code -1). A pandas column is factorized as it is stored (Arrow
+    strings by dictionary encoding), anything else as objects."""
+    if isinstance(values, pd.Series):
+        codes, distinct = values.factorize(use_na_sentinel=True)
+        return np.asarray(codes), np.asarray(distinct, dtype=object)
+    return pd.factorize(np.asarray(values, dtype=object).ravel(), use_na_sentinel=True)
+
+
+def _numbers(series):
+    """The cells as float64; cells that are not numbers become NaN."""
+    series = pd.Series(series).reset_index(drop=True)
+    if pd.api.types.is_bool_dtype(series):
+        return pd.Series(np.full(len(series), np.nan))
+    if pd.api.types.is_numeric_dtype(series):  # the fast path: no parsing
+        return series.astype(float)
+    if not (pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series)):
+        return pd.Series(np.full(len(series), np.nan))
+    codes, distinct = _distinct(series)
+    parsed = pd.to_numeric(
+        pd.Series([_strip(v) for v in distinct], dtype=object), errors="coerce"
+    ).to_numpy(dtype=float)
+    return pd.Series(np.where(codes >= 0, np.r_[parsed, np.nan][codes], np.nan))
+
+
 def _to_float(X):
     """Cells as floats; cells that are not numbers become NaN (counted in the report)."""
     frame = pd.DataFrame(X)
-    return np.column_stack(
-        [pd.to_numeric(_stripped(frame[c]), errors="coerce").to_numpy(float) for c in frame]
-    )
+    return np.column_stack([_numbers(frame[c]).to_numpy() for c in frame])
 
 
-def _stripped(series):
-    if pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series):
-        return series.astype(object).map(lambda v: v.strip() if isinstance(v, str) else v)
-    return series
+def _label(value):
+    """One cell as a category label (``<missing>`` for a missing or blank cell)."""
+    if isinstance(value, str):
+        return value.strip() or MISSING
+    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
+        return MISSING
+    return str(value).strip() or MISSING
 
 
-def _as_text(series, numeric):
-    """Category labels: text stripped of spaces, numbers as floats, missing as ``<missing>``."""
-    series = pd.Series(np.asarray(series, dtype=object).ravel())
+def _distinct_labels(values, numeric):
+    """``(codes, labels)``: each cell's index among the distinct labels (``labels[codes]`` is
+    the column as text, :func:`_as_text`). Labels are made once per distinct value
+    (hashing), so the cost is linear in the cells."""
+    if isinstance(values, pd.DataFrame):
+        values = values.iloc[:, 0]
+    if not isinstance(values, pd.Series):
+        values = pd.Series(np.asarray(values, dtype=object).ravel(), dtype=object)
+    values = values.reset_index(drop=True)
     if numeric:
-        values = pd.to_numeric(series, errors="coerce")
-        return np.array([MISSING if np.isnan(v) else repr(float(v)) for v in values], object)
-    return np.array(
-        [MISSING if _is_missing(v) else str(v).strip() or MISSING for v in series], dtype=object
-    )
+        codes, distinct = pd.factorize(_numbers(values).to_numpy(), use_na_sentinel=True)
+        labels = [repr(float(v)) for v in distinct]
+    else:
+        codes, distinct = _distinct(values)
+        labels = [_label(v) for v in distinct]
+    return codes, np.array(labels + [MISSING], dtype=object)  # code -1: missing
 
 
-def _is_missing(value):
-    return value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value))
+def _as_text(values, numeric):
+    """Category labels: text stripped of spaces, numbers as floats, missing as ``<missing>``.
+
+    Numbers print as Python floats print (``1`` and ``1.0`` give ``"1.0"``).
+    """
+    codes, labels = _distinct_labels(values, numeric)
+    return labels[codes]
 
 
+def _category_codes(values, numeric, levels):
+    """Index of each cell's label among ``levels`` (-1 for none), one lookup per distinct
+    value."""
+    codes, labels = _distinct_labels(values, numeric)
+    return pd.Index(levels).get_indexer(labels)[codes]
+
+
+# ---------------------------------------------------------------- fitted pieces
 class RobustScale(TransformerMixin, BaseEstimator):
     """Centre on the median; divide by IQR / 1.349, or by the std where the IQR is 0.
 
@@ -174,8 +242,13 @@ class RobustScale(TransformerMixin, BaseEstimator):
         return np.asarray(input_features, dtype=object)
 
 
-class CategoryLevels(TransformerMixin, BaseEstimator):
-    """Map a column's values onto its kept categories; the others become ``<other>``.
+class CategorySimplex(TransformerMixin, BaseEstimator):
+    """A column's categories as the vertices of a regular simplex, 1 apart, in ``k − 1``
+    coordinates.
+
+    A value among ``levels`` goes to its vertex; any other value to the ``<other>`` vertex
+    when ``<other>`` is a level, else to the centre of the simplex (equally far from every
+    category, and no new coordinate). Values are matched by hashing.
 
     Parameters
     ----------
@@ -185,13 +258,15 @@ class CategoryLevels(TransformerMixin, BaseEstimator):
     numeric : bool, default=False
         The column holds numbers (compared as floats, so ``1`` and ``1.0`` agree).
     column : str, default=None
-        The column's name, for the error on a value with no category.
+        The column's name, for the feature names ``column[j]``.
 
     Examples
     --------
-    >>> from sklearn_mace.report._encode import CategoryLevels
-    >>> CategoryLevels(["a", "<other>"]).fit_transform([["a"], ["z"]]).ravel().tolist()
-    ['a', '<other>']
+    >>> from sklearn_mace.report._encode import CategorySimplex
+    >>> X = CategorySimplex(["a", "b", "<other>"]).fit_transform([["a"], ["b"], ["zz"]])
+    >>> import numpy as np
+    >>> np.linalg.norm(X[:, None] - X[None], axis=-1).round(6).tolist()  # 1 apart
+    [[0.0, 1.0, 1.0], [1.0, 0.0, 1.0], [1.0, 1.0, 0.0]]
     """
 
     def __init__(self, levels, numeric=False, column=None):
@@ -201,40 +276,143 @@ class CategoryLevels(TransformerMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         self.n_features_in_ = 1
+        k = len(self.levels)
+        # vertex j of the simplex: column j of the Helmert matrix, over √2 (1 apart)
+        self.vertices_ = helmert(k).T / np.sqrt(2.0)
         return self
+
+    def codes(self, X):
+        """Index of each value among ``levels``; ``-1`` for a value of no category."""
+        codes = _category_codes(X, self.numeric, self.levels)
+        if OTHER in self.levels:
+            codes[codes < 0] = self.levels.index(OTHER)
+        return codes
 
     def transform(self, X):
         check_is_fitted(self)
-        values = _as_text(np.asarray(X, dtype=object)[:, 0], self.numeric)
-        known = np.isin(values, np.asarray(self.levels, dtype=object))
-        if not known.all():
-            if OTHER not in self.levels:
-                raise ValueError(
-                    f"Column {self.column!r} has values the encoder was not fitted on: "
-                    f"{sorted(set(values[~known]))[:5]}."
-                )
-            values = np.where(known, values, OTHER)
-        return values[:, None]
+        codes = self.codes(X)
+        out = self.vertices_[np.maximum(codes, 0)]
+        out[codes < 0] = 0.0  # the centre of the simplex
+        return out
 
     def get_feature_names_out(self, input_features=None):
-        return np.asarray(input_features, dtype=object)
+        name = self.column if input_features is None else input_features[0]
+        return np.asarray([f"{name}[{j}]" for j in range(len(self.levels) - 1)], dtype=object)
 
 
-def _simplex(onehot):
-    """One-hot rows (k columns) as vertices of a regular simplex in k − 1 coordinates at
-    distance 1 from each other."""
-    k = onehot.shape[1]
-    return np.asarray(onehot, dtype=float) @ helmert(k).T / np.sqrt(2.0)
+# ---------------------------------------------------------------- row ids
+def _row_id_reason(column, values):
+    """Why the pooled ``values`` of a column look like row ids, or None."""
+    if len(values) < MIN_ID_ROWS or _numbers(values.iloc[:100]).isna().any():
+        return None
+    numbers = _numbers(values)
+    if numbers.isna().any() or not np.isfinite(numbers).all():
+        return None
+    x = numbers.to_numpy()
+    if not pd.Index(x).is_unique:
+        return None
+    ordered = np.sort(x)
+    steps = np.diff(ordered)
+    if steps.size and steps[0] > 0 and np.allclose(steps, steps[0], rtol=1e-9, atol=0):
+        return (
+            f"looks like a row id: its {x.size} values form an evenly spaced sequence "
+            f"({ordered[0]:g}, {ordered[1]:g}, …, {ordered[-1]:g})"
+        )
+    if not np.all(x == np.round(x)):
+        return None
+    dense = x.size >= ID_DENSITY * (ordered[-1] - ordered[0] + 1)
+    words = {w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", str(column))}
+    if dense or words & _ID_WORDS:
+        why = "a dense range" if dense else "an id-like name"
+        return (
+            f"looks like a row id: its {x.size} values are all distinct integers "
+            f"({ordered[0]:g} to {ordered[-1]:g}, {why})"
+        )
+    return None
+
+
+def find_row_id_columns(frames, columns=None):
+    """The columns that look like row ids on the real tables, with the reason.
+
+    A row id says which row a record is, not what it is; split between members and hold-out
+    rows it separates them perfectly and fakes a leak. A column looks like one when its
+    values, pooled over ``frames``, are numbers and either form an evenly spaced sequence
+    (``1001, 1002, …``, in any order) or are all distinct integers that fill at least 10 %
+    of their range or sit under an id-like name (``id``, ``patient_id``, ``index``, ``key``,
+    ``row``, ``record``, ``no``, …). Text identifiers are left to the encoder (many distinct
+    values: dropped as identifiers or free text).
+
+    Parameters
+    ----------
+    frames : dict of str -> DataFrame
+        The real tables (members, non-members, reference; for a model audit, its targets).
+    columns : list of str, default=None
+        The columns to check; default: those of the first table.
+
+    Returns
+    -------
+    reasons : dict of str -> str
+        Column -> why it looks like a row id, in the order of ``columns``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_mace.report._encode import find_row_id_columns
+    >>> members = pd.DataFrame({"patient": range(0, 50), "age": [30, 40] * 25})
+    >>> holdout = pd.DataFrame({"patient": range(50, 100), "age": [35, 45] * 25})
+    >>> find_row_id_columns({"members": members, "non-members": holdout})
+    {'patient': 'looks like a row id: its 100 values form an evenly spaced sequence (0, 1, …, 99)'}
+    """
+    frames = dict(frames)
+    if columns is None:
+        columns = list(next(iter(frames.values())).columns)
+    reasons = {}
+    for column in columns:
+        pooled = pd.concat([f[column] for f in frames.values()], ignore_index=True)
+        if pd.api.types.is_bool_dtype(pooled) or not (
+            pd.api.types.is_numeric_dtype(pooled)
+            or pd.api.types.is_object_dtype(pooled)
+            or pd.api.types.is_string_dtype(pooled)
+        ):
+            continue
+        reason = _row_id_reason(column, pooled)
+        if reason:
+            reasons[column] = reason
+    return reasons
+
+
+def _id_columns(real_frames, columns, id_columns):
+    """``{column: reason}`` of the row-id columns to drop (see :func:`encode_tables`)."""
+    if isinstance(id_columns, str):
+        if id_columns != "auto":
+            raise ValueError(f"id_columns must be 'auto' or a list of columns; got {id_columns!r}.")
+        found = find_row_id_columns(real_frames, columns)
+        for column, reason in found.items():
+            warnings.warn(
+                f"Column {column!r} {reason}: it was dropped, as a row id says which row a "
+                "record is, not what it is (split between members and hold-out rows it fakes "
+                "a leak). Pass id_columns=[] (--keep-id-columns) to keep it.",
+                AuditInputWarning,
+                stacklevel=3,
+            )
+        return found
+    unknown = [c for c in id_columns if c not in columns]
+    if unknown:
+        raise AuditInputError(f"id_columns names {unknown}, which are not audited columns.")
+    return {c: "a row id (named in id_columns)" for c in id_columns}
 
 
 # ---------------------------------------------------------------- planning
 def _looks_like_dates(text):
-    """Most non-missing values parse as dates and contain a digit (so 'May' is a category)."""
-    values = text[text != MISSING]
-    if len(values) == 0 or not all(any(ch.isdigit() for ch in v) for v in values[:1000]):
+    """Most distinct non-missing values parse as dates and contain a digit (so 'May' is a
+    category)."""
+    values = pd.unique(text[text != MISSING])[:1000]  # distinct values: parsed once each
+    if len(values) == 0 or not all(any(ch.isdigit() for ch in v) for v in values):
         return False
-    sample = pd.Series(values[:1000])
-    parsed = pd.to_datetime(sample, errors="coerce", format="mixed")
+    head = pd.to_datetime(pd.Series(values[:20]), errors="coerce", format="mixed")
+    if head.notna().mean() < 0.95:  # a quick no: most categories are not dates
+        return False
+    parsed = pd.to_datetime(pd.Series(values), errors="coerce", format="mixed")
     return parsed.notna().mean() >= 0.95
 
 
@@ -248,8 +426,10 @@ def _where(per_table, mask_per_table, limit=3):
 
 
 def _missing_check(column, missing_per_table):
-    """Refuse a column whose share of missing values differs between the tables."""
+    """Refuse a column whose share of missing values differs between the real tables."""
     rates = {n: (int(m.sum()), len(m)) for n, m in missing_per_table.items() if len(m)}
+    if len(rates) < 2:
+        return
     share = {n: k / size for n, (k, size) in rates.items()}
     low, high = min(share, key=share.get), max(share, key=share.get)
     if share[high] - share[low] <= MISSING_GAP:
@@ -267,63 +447,67 @@ def _missing_check(column, missing_per_table):
         )
 
 
-def _category_levels(text_per_table, min_frequency):
-    """Kept categories (frequent and present in every table) and whether ``<other>`` is used."""
-    counts = pd.DataFrame({n: pd.Series(t).value_counts() for n, t in text_per_table.items()})
-    counts = counts.fillna(0)
-    present = [n for n, t in text_per_table.items() if len(t)]
-    total = counts.sum(axis=1).sort_values(ascending=False, kind="stable")
-    n_rows = total.sum()
-    kept = [
-        c
-        for c in total.index
-        if total[c] >= min_frequency * n_rows and (counts.loc[c, present] > 0).all()
-    ]
-    merged = [c for c in total.index if c not in kept]
-    while merged and kept and (counts.loc[merged, present].sum(axis=0) == 0).any():
-        merged.append(kept.pop())  # the rarest kept category joins <other>
+def _category_levels(pooled_text, min_frequency):
+    """Kept categories (at least ``min_frequency`` of the real rows) and the merged rare ones."""
+    counts = pd.Series(pooled_text).value_counts(sort=False)
+    counts = counts.sort_values(ascending=False, kind="stable")
+    kept = counts.index[counts >= min_frequency * counts.sum()].tolist()
+    merged = counts.index[counts < min_frequency * counts.sum()].tolist()
     levels = list(kept) + ([OTHER] if merged else [])
-    return levels, merged, total.size
+    return levels, merged, counts
+
+
+def _check_values(column, numbers_per_table):
+    """Refuse infinite values and values beyond ±MAX_ABS, naming the column and the table."""
+    for name, values in numbers_per_table.items():
+        x = values.to_numpy(float)
+        bad = np.isinf(x)
+        if bad.any():
+            raise AuditInputError(
+                f"Column {column!r} of the {name} table has infinite values "
+                f"({int(bad.sum())} cells, first at row {int(np.flatnonzero(bad)[0])}); "
+                "replace them (or leave the column out with --columns)."
+            )
+        huge = np.abs(x) > MAX_ABS
+        if huge.any():
+            row = int(np.flatnonzero(huge)[0])
+            raise AuditInputError(
+                f"Column {column!r} of the {name} table has values beyond ±{MAX_ABS:g} "
+                f"({x[row]:g} at row {row}): distances would overflow. "
+                "Rescale the column (e.g. take its log) or leave it out with --columns."
+            )
 
 
 def _plan_column(column, per_table, max_categories, min_frequency):
-    """How one column is encoded: ``("numeric"|"category"|None, treatment, extra)``."""
+    """How one column is encoded, from the real tables only: ``(kind, dtype, treatment,
+    extra)`` with kind ``"numeric"``, ``"category"`` or None (dropped)."""
     pooled = pd.concat(list(per_table.values()), ignore_index=True)
     dtype = str(pooled.dtype)
+    names = ", ".join(per_table)
     if pooled.notna().sum() == 0:
-        return None, dtype, "dropped: no values", {}
+        return None, dtype, f"dropped: no values in the real tables ({names})", {}
     if pd.api.types.is_datetime64_any_dtype(pooled) or pd.api.types.is_timedelta64_dtype(pooled):
         return None, dtype, "dropped: date/time values are not supported", {}
     if pd.api.types.is_bool_dtype(pooled):
         kind, numeric, strays = "category", False, []
     else:
-        numbers = {n: pd.to_numeric(_stripped(s), errors="coerce") for n, s in per_table.items()}
         given = sum(int(s.notna().sum()) for s in per_table.values())
-        parsed = sum(int(v.notna().sum()) for v in numbers.values())
-        strays = _where(
-            per_table, {n: (s.notna() & numbers[n].isna()).to_numpy() for n, s in per_table.items()}
+        # text columns fail on their first cells: a lower bound on the non-numbers decides
+        head = sum(int(_numbers(s.dropna().iloc[:2000]).isna().sum()) for s in per_table.values())
+        numbers = (
+            {n: _numbers(s) for n, s in per_table.items()} if head <= STRAY_FRACTION * given else {}
         )
+        parsed = sum(int(v.notna().sum()) for v in numbers.values())
         if parsed and given - parsed <= STRAY_FRACTION * given:
             kind, numeric = "numeric", True
+            strays = _where(
+                per_table,
+                {n: (s.notna() & numbers[n].isna()).to_numpy() for n, s in per_table.items()},
+            )
         else:
             kind, numeric, strays = "category", False, []
     if kind == "numeric":
-        for name, values in numbers.items():
-            bad = np.isinf(values.to_numpy(float))
-            if bad.any():
-                raise AuditInputError(
-                    f"Column {column!r} of the {name} table has infinite values "
-                    f"({int(bad.sum())} cells, first at row {int(np.flatnonzero(bad)[0])}); "
-                    "replace them (or leave the column out with --columns)."
-                )
-            huge = np.abs(values.to_numpy(float)) > MAX_ABS
-            if huge.any():
-                row = int(np.flatnonzero(huge)[0])
-                raise AuditInputError(
-                    f"Column {column!r} of the {name} table has values beyond ±{MAX_ABS:g} "
-                    f"({values.iloc[row]:g} at row {row}): distances would overflow. "
-                    "Rescale the column (e.g. take its log) or leave it out with --columns."
-                )
+        _check_values(column, numbers)
         _missing_check(column, {n: v.isna().to_numpy() for n, v in numbers.items()})
         values = pd.concat(list(numbers.values()), ignore_index=True)
         distinct = values.dropna().unique()
@@ -345,38 +529,47 @@ def _plan_column(column, per_table, max_categories, min_frequency):
             return "numeric", dtype, treatment, {}
         kind = "category"  # two values: a binary column, encoded like a category
     text = {n: _as_text(s, numeric) for n, s in per_table.items()}
-    if kind == "category" and not numeric:
+    if not numeric:
         _missing_check(column, {n: t == MISSING for n, t in text.items()})
     pooled_text = np.concatenate(list(text.values()))
-    distinct = np.unique(pooled_text)
-    if distinct.size == 1:
+    levels, merged, counts = _category_levels(pooled_text, min_frequency)
+    if counts.size == 1:
         return None, dtype, "dropped: constant", {}
     if not numeric and _looks_like_dates(pooled_text):
         return None, dtype, "dropped: date/time values are not supported", {}
-    levels, merged, n_distinct = _category_levels(text, min_frequency)
     # identifiers or free text: too many categories even after merging the rare ones, or
     # most rows in rare ones (a column like Adult's native-country, 41 values of which two
     # cover 92 % of the rows, is kept: its rare values merge into <other>)
-    rare_share = float(np.isin(pooled_text, merged).mean()) if merged else 0.0
-    if len(levels) > max_categories or (distinct.size > max_categories and rare_share > 0.5):
+    rare_share = float(counts[merged].sum() / counts.sum()) if merged else 0.0
+    if len(levels) > max_categories or (counts.size > max_categories and rare_share > 0.5):
         return (
             None,
             dtype,
-            f"dropped: {distinct.size} distinct text values ({len(levels)} "
-            f"categor{'y' if len(levels) == 1 else 'ies'} after merging rare ones, at most "
-            f"{max_categories} allowed, {rare_share:.0%} of the rows in rare ones; identifiers "
-            "or free text)",
+            f"dropped: {counts.size} distinct text values in the real tables ({names}); "
+            f"{len(levels)} categor{'y' if len(levels) == 1 else 'ies'} after merging those "
+            f"rarer than {min_frequency:.0%} of their rows (at most {max_categories} allowed), "
+            f"{rare_share:.0%} of their rows in rare ones: identifiers or free text",
             {},
         )
     if len(levels) < 2:
-        return None, dtype, "dropped: a single category is left in some table", {}
-    treatment = f"one-hot, {n_distinct} categories"
+        top = counts.index[0]
+        return (
+            None,
+            dtype,
+            f"dropped: a single category is left in the real tables ({names}): {top!r} "
+            f"covers {counts.iloc[0] / counts.sum():.0%} of their rows",
+            {},
+        )
+    treatment = f"one-hot, {counts.size} categories"
     if numeric:
         treatment = "binary (two values), one-hot"
     if merged:
         shown = ", ".join(map(str, merged[:5])) + (", …" if len(merged) > 5 else "")
-        treatment += f"; {len(merged)} rare or absent merged into {OTHER} ({shown})"
-    return "category", dtype, treatment, {"levels": levels, "numeric": numeric}
+        treatment += (
+            f"; {len(merged)} rarer than {min_frequency:.0%} of the real rows "
+            f"({rare_share:.1%} of them) merged into {OTHER} ({shown})"
+        )
+    return "category", dtype, treatment, {"levels": levels, "numeric": numeric, "merged": merged}
 
 
 def _dependent_columns(plans, real):
@@ -385,34 +578,40 @@ def _dependent_columns(plans, real):
     an exact linear function of a numeric column (a copy, a change of units).
 
     Checked from the last column back, so of two columns that determine each other the
-    later one is dropped.
+    later one is dropped. Linear in the rows: values are factorized once, and a column with
+    more distinct values than another cannot be a function of it.
     """
-    codes = {}
+    codes, numbers, n_distinct = {}, {}, {}
     for column, plan in plans.items():
         if plan["kind"] == "category":  # the values before rare ones are merged
-            codes[column] = _as_text(real[column].to_numpy(object), plan["numeric"])
+            text = _as_text(real[column], plan["numeric"])
+            codes[column], uniques = pd.factorize(text)
         else:
-            values = _to_float(real[[column]])[:, 0]
-            codes[column] = np.where(np.isnan(values), np.nanmedian(values), values)
-    frame = pd.DataFrame(codes)
+            values = _numbers(real[column]).to_numpy()
+            numbers[column] = np.where(np.isnan(values), np.nanmedian(values), values)
+            codes[column], uniques = pd.factorize(numbers[column])
+        n_distinct[column] = len(uniques)
     dropped = {}
     for column in reversed(list(plans)):
         for other, plan in plans.items():
             if other == column or other in dropped:
                 continue
             if plan["kind"] == "category":
-                if frame.groupby(other, sort=False)[column].nunique(dropna=False).max() <= 1:
+                if n_distinct[column] > n_distinct[other]:
+                    continue
+                pairs = codes[other].astype(np.int64) * (n_distinct[column] + 1) + codes[column]
+                if pd.unique(pairs).size == n_distinct[other]:
                     dropped[column] = other
                     break
             elif plans[column]["kind"] == "numeric":  # a copy, or a change of units
-                x, y = frame[column].to_numpy(float), frame[other].to_numpy(float)
+                x, y = numbers[column], numbers[other]
                 if x.std() > 0 and y.std() > 0 and abs(np.corrcoef(x, y)[0, 1]) > 1 - 1e-12:
                     dropped[column] = other
                     break
     return dropped
 
 
-def collinear_columns(X, feature_names, *, rtol=1e-9):
+def collinear_columns(X, feature_names, *, rtol=1e-6):
     """The columns whose features are exactly linearly dependent in one encoded table.
 
     A table can be singular even when the union of the tables is not: in 1 000 Adult rows
@@ -426,8 +625,10 @@ def collinear_columns(X, feature_names, *, rtol=1e-9):
         One encoded table.
     feature_names : list of str
         As returned by :func:`encode_tables` (``c[j]`` belongs to column ``c``).
-    rtol : float, default=1e-9
-        Singular values below ``rtol`` times the largest count as zero.
+    rtol : float, default=1e-6
+        Singular values below ``rtol`` times the largest count as zero. They are computed
+        from the Gram matrix (linear in the rows), whose rounding error is about
+        ``1e-8`` of the largest singular value, so smaller tolerances are not meaningful.
 
     Returns
     -------
@@ -446,10 +647,15 @@ def collinear_columns(X, feature_names, *, rtol=1e-9):
     X = np.asarray(X, dtype=float)
     if X.shape[0] < 2 or X.shape[1] == 0:
         return []
-    _, singular, vt = np.linalg.svd(X - X.mean(axis=0), full_matrices=False)
-    null = vt[singular <= rtol * singular.max()] if singular.max() > 0 else vt
-    if X.shape[0] <= X.shape[1]:
-        null = np.vstack([null, vt[X.shape[0] - 1 :]])
+    centred = X - X.mean(axis=0)
+    # the Gram matrix's eigenvalues are the squared singular values: O(n·d²) in one product,
+    # on one BLAS thread (a (d, d) result gains little from more, and shared cores lose much)
+    with threadpool_limits(limits=1, user_api="blas"):
+        gram = centred.T @ centred
+    eigenvalues, vectors = np.linalg.eigh(gram)
+    singular = np.sqrt(np.clip(eigenvalues, 0.0, None))
+    top = singular.max()
+    null = vectors[:, singular <= rtol * top].T if top > 0 else vectors.T
     if len(null) == 0:
         return []
     weight = np.abs(null).max(axis=0)
@@ -467,6 +673,63 @@ def collinear_columns(X, feature_names, *, rtol=1e-9):
     return named
 
 
+def _real_keys(frames, real):
+    if real is None:
+        return [n for n in frames if not str(n).startswith("synthetic")] or list(frames)
+    real = list(real)
+    unknown = [n for n in real if n not in frames]
+    if unknown or not real:
+        raise ValueError(f"real must name tables of frames {list(frames)}; got {real!r}.")
+    return real
+
+
+def _check_dropped_share(report, max_dropped_share):
+    """Refuse a table whose columns are mostly dropped as text, dates or empty (misread)."""
+    misread = {c: row[2] for c, row in report.items() if any(m in row[2] for m in _MISREAD)}
+    if len(misread) > max_dropped_share * len(report) and len(report) > 1:
+        listed = "; ".join(f"{c!r} ({t.removeprefix('dropped: ')})" for c, t in misread.items())
+        raise AuditInputError(
+            f"{len(misread)} of the {len(report)} columns would be dropped as text, dates or "
+            f"empty: {listed}. The tables were probably misread (numbers with a decimal comma "
+            "need decimal=',' (--decimal ,); a wrong delimiter gives one text column): fix "
+            "the files, or choose the columns with --columns."
+        )
+
+
+def _release_notes(name, frame, plans):
+    """What the encoding did to one release's values: unseen categories, non-numbers."""
+    notes = []
+    for column, plan in plans.items():
+        values = frame[column].reset_index(drop=True)
+        if plan["kind"] == "numeric":
+            text = int((values.notna() & _numbers(values).isna()).sum())
+            if text:
+                notes.append(
+                    f"column {column!r}: {text} cells ({text / len(values):.1%}) of the {name} "
+                    "table are not numbers; they count as missing (imputed with the median)"
+                )
+            continue
+        levels = plan["levels"]
+        codes = _category_codes(values, plan["numeric"], levels)
+        merged = _category_codes(values, plan["numeric"], plan["merged"])
+        unseen = int(((codes < 0) & (merged < 0)).sum())
+        if unseen:
+            to = OTHER if OTHER in levels else "the centre of the categories"
+            notes.append(
+                f"column {column!r}: {unseen} values ({unseen / len(values):.1%}) of the {name} "
+                f"table are categories the real tables do not have; they map to {to}"
+            )
+        present = set(np.unique(codes[codes >= 0]).tolist())  # <other>: merged real ones
+        lacking = [lv for i, lv in enumerate(levels) if i not in present and lv != OTHER]
+        if lacking:
+            notes.append(
+                f"column {column!r}: the {name} table lacks the categor"
+                f"{'y' if len(lacking) == 1 else 'ies'} {lacking[:5]}"
+                f"{' …' if len(lacking) > 5 else ''} (kept as categories)"
+            )
+    return notes
+
+
 def encode_tables(
     frames,
     columns=None,
@@ -474,12 +737,15 @@ def encode_tables(
     max_categories=20,
     min_frequency=0.01,
     real=None,
+    id_columns="auto",
+    max_dropped_share=0.5,
+    verbose=False,
     return_encoder=False,
 ):
     """Encode every table into the same numeric feature space (see the module docstring).
 
-    One :class:`~sklearn.compose.ColumnTransformer` is fitted on the union of the tables and
-    then transforms each table.
+    One :class:`~sklearn.compose.ColumnTransformer` is fitted on the real tables and then
+    transforms each table; the releases take no part in the fit.
 
     Parameters
     ----------
@@ -491,10 +757,20 @@ def encode_tables(
         Text columns with more categories after merging the rare ones (or most rows in rare
         ones) are dropped as identifiers or free text.
     min_frequency : float in [0, 1), default=0.01
-        Categories rarer than this share of all rows are merged into ``<other>``.
+        Categories rarer than this share of the real rows are merged into ``<other>``.
     real : list of str, default=None
-        Keys of the tables of real records, on which exactly dependent columns are found;
-        default: every key that does not start with ``"synthetic"`` (all keys if none).
+        Keys of the tables of real records (members, non-members, reference), on which the
+        encoding is fitted; default: every key that does not start with ``"synthetic"`` (all
+        keys if none).
+    id_columns : "auto" or list of str, default="auto"
+        Columns dropped as row ids: ``"auto"`` drops those that look like one
+        (:func:`find_row_id_columns`), with an :class:`AuditInputWarning` naming each; a
+        list drops exactly those (``[]``: none).
+    max_dropped_share : float in (0, 1], default=0.5
+        Refuse the tables when more than this share of the columns would be dropped as text,
+        dates or empty (a misread file); 1 turns the check off.
+    verbose : bool, default=False
+        A progress bar (on stderr) over the columns and the tables.
     return_encoder : bool, default=False
         Also return the fitted ``ColumnTransformer`` (it transforms a new DataFrame with the
         kept columns into the same feature space).
@@ -510,7 +786,9 @@ def encode_tables(
         One row per audited column: ``column``, ``type``, ``treatment``, ``features``
         (0 for a dropped column; the treatment says why). ``column_report.attrs
         ["collinear"]`` maps a table to the columns that are exactly linearly dependent in
-        it alone (:func:`collinear_columns`), for tables where some are.
+        it alone (:func:`collinear_columns`), for tables where some are;
+        ``column_report.attrs["table_notes"]`` maps a release to what the encoding did to
+        its values (unseen categories, lacking categories, cells that are not numbers).
     encoder : ColumnTransformer
         Only with ``return_encoder=True``.
 
@@ -518,7 +796,8 @@ def encode_tables(
     ------
     AuditInputError
         Naming the column (and table) for infinite or overflowing values, missing shares
-        that differ between tables, duplicated column names, or no usable column.
+        that differ between tables, duplicated column names, mostly dropped columns, or no
+        usable column.
 
     Examples
     --------
@@ -536,33 +815,87 @@ def encode_tables(
     >>> arrays["members"].shape
     (4, 3)
     """
+    from tqdm.auto import tqdm
+
     columns = check_columns(frames, columns)
     if isinstance(min_frequency, bool) or not 0.0 <= float(min_frequency) < 1.0:
         raise ValueError(f"min_frequency must be in [0, 1); got {min_frequency!r}.")
+    if isinstance(max_dropped_share, bool) or not 0.0 < float(max_dropped_share) <= 1.0:
+        raise ValueError(f"max_dropped_share must be in (0, 1]; got {max_dropped_share!r}.")
+    real = _real_keys(frames, real)
+    releases = [n for n in frames if n not in real]
+    ids = _id_columns({n: frames[n] for n in real}, columns, id_columns)
     plans, report = {}, {}
-    for column in columns:
-        per_table = {n: f[column].reset_index(drop=True) for n, f in frames.items()}
-        kind, dtype, treatment, extra = _plan_column(
-            column, per_table, max_categories, min_frequency
+    with tqdm(
+        total=len(columns) + len(frames), desc="encoding", unit="step", disable=not verbose
+    ) as progress:
+        for column in columns:
+            dtype = str(frames[real[0]][column].dtype)
+            if column in ids:
+                report[column] = [column, dtype, f"dropped: {ids[column]}", 0]
+                progress.update()
+                continue
+            per_table = {n: frames[n][column].reset_index(drop=True) for n in real}
+            kind, dtype, treatment, extra = _plan_column(
+                column, per_table, max_categories, min_frequency
+            )
+            report[column] = [column, dtype, treatment, 0]
+            if kind is not None:
+                plans[column] = {"kind": kind, **extra}
+                if kind == "numeric":
+                    _check_values(column, {n: _numbers(frames[n][column]) for n in releases})
+            progress.update()
+        if plans:
+            union_real = pd.concat([frames[n][list(plans)] for n in real], ignore_index=True)
+            for column, source in _dependent_columns(plans, union_real).items():
+                del plans[column]
+                how = "an exact function of" if plans[source]["kind"] == "category" else "linear in"
+                report[column][2] = f"dropped: {how} {source!r} on the real tables"
+        _check_dropped_share(report, float(max_dropped_share))
+        if not plans:
+            column_report = pd.DataFrame(
+                list(report.values()), columns=["column", "type", "treatment", "features"]
+            )
+            raise AuditInputError(
+                "No usable column is left after encoding:\n" + column_report.to_string(index=False)
+            )
+        encoder, feature_names = _encoder(plans, report)
+        kept = list(plans)
+        # fitted on the union of the real tables; each step works row by row once fitted, so
+        # the real tables' rows of the fit's own output are their encoding
+        union = np.asarray(
+            encoder.fit_transform(pd.concat([frames[n][kept] for n in real], ignore_index=True)),
+            dtype=float,
         )
-        report[column] = [column, dtype, treatment, 0]
-        if kind is not None:
-            plans[column] = {"kind": kind, **extra}
-    if real is None:
-        real = [n for n in frames if not str(n).startswith("synthetic")] or list(frames)
-    if plans:
-        union_real = pd.concat([frames[n][list(plans)] for n in real], ignore_index=True)
-        for column, source in _dependent_columns(plans, union_real).items():
-            del plans[column]
-            how = "an exact function of" if plans[source]["kind"] == "category" else "linear in"
-            report[column][2] = f"dropped: {how} {source!r} on the real tables"
-    if not plans:
-        column_report = pd.DataFrame(
-            list(report.values()), columns=["column", "type", "treatment", "features"]
-        )
-        raise AuditInputError(
-            "No usable column is left after encoding:\n" + column_report.to_string(index=False)
-        )
+        bounds = np.cumsum([0] + [len(frames[n]) for n in real])
+        encoded = {n: union[bounds[i] : bounds[i + 1]] for i, n in enumerate(real)}
+        arrays = {}
+        for name, frame in frames.items():
+            arrays[name] = _checked(
+                encoded[name] if name in encoded else encoder.transform(frame[kept]),
+                name,
+                feature_names,
+            )
+            progress.update()
+    column_report = pd.DataFrame(
+        list(report.values()), columns=["column", "type", "treatment", "features"]
+    )
+    # tables singular on their own (e.g. two categories that coincide in a small table)
+    column_report.attrs["collinear"] = {
+        name: found
+        for name, array in arrays.items()
+        if (found := collinear_columns(array, feature_names))
+    }
+    column_report.attrs["table_notes"] = {
+        name: notes for name in releases if (notes := _release_notes(name, frames[name], plans))
+    }
+    if return_encoder:
+        return arrays, feature_names, column_report, encoder
+    return arrays, feature_names, column_report
+
+
+def _encoder(plans, report):
+    """The unfitted ColumnTransformer of the plans, and the feature names it gives."""
     transformers, feature_names = [], []
     for column, plan in plans.items():
         if plan["kind"] == "numeric":
@@ -575,38 +908,23 @@ def encode_tables(
             report[column][3] = 1
         else:
             levels = plan["levels"]
-            steps = make_pipeline(
-                CategoryLevels(levels, plan["numeric"], column),
-                OneHotEncoder(categories=[levels], sparse_output=False, dtype=float),
-                FunctionTransformer(_simplex),
-            )
+            steps = CategorySimplex(levels, plan["numeric"], column)
             feature_names.extend(f"{column}[{j}]" for j in range(len(levels) - 1))
             report[column][3] = len(levels) - 1
         transformers.append((str(column), steps, [column]))
     encoder = ColumnTransformer(transformers, remainder="drop", verbose_feature_names_out=False)
-    kept = list(plans)
-    encoder.fit(pd.concat([f[kept] for f in frames.values()], ignore_index=True))
-    arrays = {}
-    for name, frame in frames.items():
-        encoded = np.asarray(encoder.transform(frame[kept]), dtype=float)
-        scale = np.abs(encoded).max(axis=0) if len(encoded) else np.zeros(len(feature_names))
-        bad = ~np.isfinite(scale) | (scale > MAX_ABS)
-        if bad.any():
-            raise AuditInputError(
-                f"Column {feature_names[int(np.flatnonzero(bad)[0])]!r} of the {name} table "
-                "spans too many orders of magnitude to measure distances on; rescale it "
-                "(e.g. take its log) or leave it out with --columns."
-            )
-        arrays[name] = encoded
-    column_report = pd.DataFrame(
-        list(report.values()), columns=["column", "type", "treatment", "features"]
-    )
-    # tables singular on their own (e.g. two categories that coincide in a small table)
-    column_report.attrs["collinear"] = {
-        name: found
-        for name, array in arrays.items()
-        if (found := collinear_columns(array, feature_names))
-    }
-    if return_encoder:
-        return arrays, feature_names, column_report, encoder
-    return arrays, feature_names, column_report
+    return encoder, feature_names
+
+
+def _checked(encoded, name, feature_names):
+    """An encoded table, refused when a feature spans too many orders of magnitude."""
+    encoded = np.asarray(encoded, dtype=float)
+    scale = np.abs(encoded).max(axis=0) if len(encoded) else np.zeros(len(feature_names))
+    bad = ~np.isfinite(scale) | (scale > MAX_ABS)
+    if bad.any():
+        raise AuditInputError(
+            f"Column {feature_names[int(np.flatnonzero(bad)[0])]!r} of the {name} table "
+            "spans too many orders of magnitude to measure distances on; rescale it "
+            "(e.g. take its log) or leave it out with --columns."
+        )
+    return encoded

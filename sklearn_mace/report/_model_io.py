@@ -8,27 +8,41 @@ Three formats, one interface (:class:`AuditedModel`: ``log_proba(frame)`` and ``
   skl2onnx writes by default), a probability tensor (skl2onnx with ``zipmap=False``) or raw
   logits (a torch export), told apart by whether every row is a probability vector.
 * **skops** (``.skops``): ``skops.io.load`` with an explicit list of trusted types — those
-  :func:`skops.io.get_untrusted_types` reports, each checked against an allow-list of
-  scikit-learn, NumPy and SciPy types; anything else is refused with its name.
+  :func:`skops.io.get_untrusted_types` reports, each checked against an allow-list of *exact*
+  scikit-learn, NumPy and SciPy class names (:mod:`~sklearn_mace.report._skops_policy`; no
+  module prefix, no function unless listed); anything else is refused with its name. The
+  shadow-model recipe goes through the same check (:func:`load_estimator`).
 * **pickle / joblib** (``.pkl``, ``.pickle``, ``.joblib``): loading one runs code stored in
   the file, so it is refused unless ``trust_pickle=True`` (``--trust-pickle``).
+
+Regressors are refused in every format (an ONNX graph with a regressor operator, or one
+exported by skl2onnx without a label output). onnxruntime's telemetry is turned off before
+it is first imported (``ORT_DISABLE_TELEMETRY=1``, then ``disable_telemetry_events()``), so
+that running a model writes nothing under the user's home. Probabilities are clipped to
+[0, 1] (log-probabilities to at most 0) before any loss: float32 exports overshoot 1 by
+rounding. A skorch net loaded from a trusted pickle gets its inputs in the dtype of its
+parameters.
 """
 
+import os
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, is_classifier, is_regressor
 
 from ._io import AuditInputError
+from ._model_inputs import label_key
+from ._skops_policy import check_estimator_writes, check_skops_types
 
 __all__ = ["AuditedModel", "IndexedClassifier", "load_estimator", "load_model"]
 
 ONNX_SUFFIXES = (".onnx",)
 SKOPS_SUFFIXES = (".skops",)
 PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")
-#: Module prefixes of the types a skops file may hold (skops trusts builtins itself).
-SKOPS_ALLOWED_PREFIXES = ("sklearn.", "numpy.", "scipy.")
+#: ONNX-ML operators that only regressors use
+ONNX_REGRESSOR_OPS = ("LinearRegressor", "TreeEnsembleRegressor", "SVMRegressor")
 MODELS_EXTRA = 'pip install "sklearn-mace[models]"'
 # log-probabilities are floored here so that a probability of exactly 0 gives a large finite
 # loss instead of inf (float64's smallest normal number: log ≈ -708)
@@ -40,7 +54,7 @@ def _suffix(path):
     return Path(path).suffix.lower()
 
 
-def _load_skops(path):
+def _load_skops(path, trusted=()):
     try:
         import skops.io as sio
     except ImportError as exc:
@@ -51,15 +65,9 @@ def _load_skops(path):
         untrusted = sio.get_untrusted_types(file=path)
     except Exception as exc:  # a corrupt or foreign file: skops raises many kinds
         raise AuditInputError(f"Cannot read '{path}' as a skops file: {exc}") from exc
-    refused = [t for t in untrusted if not t.startswith(SKOPS_ALLOWED_PREFIXES)]
-    if refused:
-        raise AuditInputError(
-            f"Refusing to load the skops model '{path}': it holds types outside scikit-learn, "
-            f"NumPy and SciPy, which could run code: {refused}. Export the model to ONNX, "
-            "or load it yourself with skops.io.load(..., trusted=[...]) if you trust them."
-        )
+    allowed = check_skops_types(untrusted, path=path, trusted=trusted)
     try:
-        return sio.load(path, trusted=untrusted)
+        return sio.load(path, trusted=allowed)
     except Exception as exc:
         raise AuditInputError(f"Cannot load the skops model '{path}': {exc}") from exc
 
@@ -79,36 +87,114 @@ def _load_pickle(path, trust_pickle):
         raise AuditInputError(f"Cannot load the pickle '{path}': {exc}") from exc
 
 
-def load_estimator(path, *, trust_pickle=False):
-    """A scikit-learn object from a skops file, or a pickle/joblib file when trusted.
+def _estimator_type(estimator):
+    """``"classifier"``, ``"regressor"`` or None, by scikit-learn's tags where the object has
+    them (skorch nets, plain objects: their ``_estimator_type``)."""
+    try:
+        if is_regressor(estimator):
+            return "regressor"
+        if is_classifier(estimator):
+            return "classifier"
+    except AttributeError:  # no __sklearn_tags__: not a scikit-learn estimator
+        pass
+    return getattr(estimator, "_estimator_type", None)
+
+
+def _check_classifier(estimator, path):
+    """Refuse a regressor (or anything that is no classifier), naming what it is."""
+    kind = _estimator_type(estimator)
+    if kind == "regressor" or (kind is None and not hasattr(estimator, "predict_proba")):
+        raise AuditInputError(
+            f"The model in '{path}' is a {type(estimator).__name__}, not a classifier: the "
+            "model audit needs class probabilities (predict_proba)."
+        )
+
+
+def load_estimator(path, *, trust_pickle=False, trusted_types=()):
+    """A scikit-learn classifier from a skops file, or a pickle/joblib file when trusted.
+
+    The model to audit and a shadow-model recipe (``--shadow-estimator``) load through this
+    one function: the same skops allow-list
+    (:func:`~sklearn_mace.report._skops_policy.check_skops_types`), the same refusal of
+    regressors and of estimators that cache to disk when fitted.
 
     Parameters
     ----------
     path : str or Path
     trust_pickle : bool, default=False
         Load ``.pkl``/``.pickle``/``.joblib`` files (this runs code stored in them).
+    trusted_types : sequence of str, default=()
+        Further exact type or function names to trust in a skops file.
 
     Returns
     -------
     estimator : object
+        A classifier (fitted or not).
 
     Raises
     ------
     AuditInputError
-        Missing file, unknown extension, a refused pickle or refused skops types.
+        Missing file, unknown extension, a refused pickle or refused skops types, a
+        regressor, a ``memory=`` cache.
     """
     path = Path(path)
     if not path.is_file():
         raise AuditInputError(f"Cannot read the model file '{path}': no such file.")
     suffix = _suffix(path)
     if suffix in SKOPS_SUFFIXES:
-        return _load_skops(path)
-    if suffix in PICKLE_SUFFIXES:
-        return _load_pickle(path, trust_pickle)
-    raise AuditInputError(
-        f"Unknown model format '{path.name}': use a skops file ({', '.join(SKOPS_SUFFIXES)}) "
-        f"or, with --trust-pickle, a pickle ({', '.join(PICKLE_SUFFIXES)})."
+        estimator = _load_skops(path, trusted_types)
+    elif suffix in PICKLE_SUFFIXES:
+        estimator = _load_pickle(path, trust_pickle)
+    else:
+        raise AuditInputError(
+            f"Unknown model format '{path.name}': use a skops file "
+            f"({', '.join(SKOPS_SUFFIXES)}) or, with --trust-pickle, a pickle "
+            f"({', '.join(PICKLE_SUFFIXES)})."
+        )
+    _check_classifier(estimator, path)
+    check_estimator_writes(estimator, path=path)
+    return estimator
+
+
+def _import_onnxruntime(path):
+    """onnxruntime with its telemetry off: the variable must be set before its first import
+    (importing it writes a device id and a database under ``~/.cache`` otherwise)."""
+    if "onnxruntime" not in sys.modules:
+        os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    try:
+        import onnxruntime
+    except ImportError as exc:
+        raise AuditInputError(
+            f"Running the ONNX model '{path}' needs onnxruntime: {MODELS_EXTRA}."
+        ) from exc
+    if hasattr(onnxruntime, "disable_telemetry_events"):
+        onnxruntime.disable_telemetry_events()
+    return onnxruntime
+
+
+def _onnx_regressor(path, session):
+    """Why the ONNX graph is a regressor, or None (regressors are refused like skops ones)."""
+    outputs = session.get_outputs()
+    has_label = any(
+        o.type.startswith("seq(map(")
+        or o.type.startswith("tensor(int")
+        or o.type == "tensor(string)"
+        for o in outputs
     )
+    try:
+        import onnx
+
+        graph = onnx.load(str(path), load_external_data=False).graph
+        ops = {node.op_type for node in graph.node}
+    except Exception:  # noqa: BLE001  onnx absent or the graph unreadable: outputs only
+        ops = set()
+    regressor_ops = sorted(ops & set(ONNX_REGRESSOR_OPS))
+    if regressor_ops:
+        return f"its graph uses the regressor operator(s) {regressor_ops}"
+    producer = session.get_modelmeta().producer_name
+    if producer == "skl2onnx" and not has_label:
+        return "it was exported by skl2onnx without a label output, as regressors are"
+    return None
 
 
 class AuditedModel:
@@ -144,6 +230,7 @@ class AuditedModel:
         self.classes_, self.feature_names_in_, self.n_features_in_ = None, None, None
         self._output_kind = None  # ONNX: "zipmap", "proba" or "logits", fixed on first use
         if estimator is not None:
+            _check_classifier(estimator, path)
             if not hasattr(estimator, "predict_proba") or not hasattr(estimator, "classes_"):
                 raise AuditInputError(
                     f"The model in '{path}' is a {type(estimator).__name__}, not a fitted "
@@ -158,6 +245,12 @@ class AuditedModel:
 
     # ------------------------------------------------------------------ ONNX
     def _describe_onnx(self):
+        regressor = _onnx_regressor(self.path, self.session)
+        if regressor:
+            raise AuditInputError(
+                f"The ONNX model '{self.path}' is a regressor ({regressor}): the model audit "
+                "needs a classifier's class probabilities."
+            )
         inputs = self.session.get_inputs()
         if len(inputs) > 1:  # one input per column (skl2onnx on DataFrames)
             self.feature_names_in_ = [i.name for i in inputs]
@@ -222,7 +315,7 @@ class AuditedModel:
             keys = list(out[0])
             self.classes_, self._output_kind = np.asarray(keys), "zipmap"
             proba = np.array([[row[k] for k in keys] for row in out], dtype=float)
-            return np.log(np.clip(proba, 0.0, None))
+            return np.log(np.clip(proba, 0.0, 1.0))
         out = np.asarray(out, dtype=float)
         if out.ndim == 1:
             out = out[:, None]
@@ -237,7 +330,7 @@ class AuditedModel:
             z = out[:, 0]  # log-sigmoid pair, computed stably
             return np.column_stack([-np.logaddexp(0, z), -np.logaddexp(0, -z)])
         if self._output_kind == "proba":
-            return np.log(np.clip(out, 0.0, None))
+            return np.log(np.clip(out, 0.0, 1.0))
         shifted = out - out.max(axis=1, keepdims=True)
         return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
 
@@ -258,21 +351,35 @@ class AuditedModel:
             with np.errstate(divide="ignore"):  # log(0) = -inf, floored below
                 logp = self._onnx_log_proba(frame)
         else:
-            X = frame if self.feature_names_in_ is not None else frame.to_numpy()
+            X = frame if self.feature_names_in_ is not None else self._array(frame)
             try:
                 if hasattr(self.estimator, "predict_log_proba"):
                     with np.errstate(divide="ignore"):
                         logp = np.asarray(self.estimator.predict_log_proba(X), dtype=float)
                 else:
                     with np.errstate(divide="ignore"):
-                        logp = np.log(np.asarray(self.estimator.predict_proba(X), dtype=float))
-            except (ValueError, TypeError) as exc:
+                        proba = np.asarray(self.estimator.predict_proba(X), dtype=float)
+                        logp = np.log(np.clip(proba, 0.0, 1.0))
+            except (ValueError, TypeError, RuntimeError) as exc:  # torch raises RuntimeError
                 raise AuditInputError(
                     f"The model '{self.name}' cannot score the records: {exc}"
                 ) from exc
         if np.isnan(logp).any():
             raise AuditInputError(f"The model '{self.name}' returned NaN probabilities.")
-        return np.maximum(logp, _LOG_FLOOR)
+        # probabilities in [0, 1]: a float32 export's 1.0000001 would give a negative loss
+        return np.clip(logp, _LOG_FLOOR, 0.0)
+
+    def _array(self, frame):
+        """The records as an array, in the dtype of a torch module's parameters (a skorch
+        net's float32 weights refuse float64 inputs)."""
+        X = frame.to_numpy()
+        module = getattr(self.estimator, "module_", None)
+        parameters = getattr(module, "parameters", None)
+        if callable(parameters) and pd.api.types.is_numeric_dtype(np.asarray(X).dtype):
+            for tensor in parameters():
+                if tensor.is_floating_point():
+                    return X.astype(str(tensor.dtype).removeprefix("torch."))
+        return X
 
     def input_columns(self, feature_columns):
         """The table columns the model reads, in its order; checks them against the model."""
@@ -295,35 +402,41 @@ class AuditedModel:
     def resolve_classes(self, n_columns, labels):
         """Fix ``classes_`` of an ONNX model whose output does not name them.
 
-        Without a ZipMap the columns are taken to be the sorted distinct labels (the order
-        scikit-learn and most exporters use) when the records show exactly ``n_columns`` of
-        them, else ``0 .. n_columns - 1``; the model's own label output, when it has one,
-        must then agree with the arg-max of the probabilities.
+        Without a ZipMap the columns are taken to be the distinct labels, sorted (the order
+        scikit-learn and most exporters use; labels compared by value, numbers before text,
+        missing ones ignored), when the records show exactly ``n_columns`` of them, else
+        ``0 .. n_columns - 1`` when every label is one of those numbers; the model's own
+        label output, when it has one, must then agree with the arg-max of the
+        probabilities.
         """
         if self.classes_ is not None:
             return self.classes_
-        distinct = np.unique(labels)
-        if distinct.size == n_columns:
-            self.classes_ = distinct
-        elif np.issubdtype(distinct.dtype, np.number) and np.all(
-            np.isin(distinct, np.arange(n_columns))
-        ):
+        keys = sorted({k for k in map(label_key, np.asarray(labels, dtype=object).ravel()) if k})
+        values = [value for _, value in keys]
+        numbers = all(kind == "number" for kind, _ in keys)
+        if numbers and all(float(v).is_integer() for v in values):
+            values = [int(v) for v in values]
+        if len(keys) == n_columns:
+            self.classes_ = np.asarray(values, dtype=object if not numbers else None)
+        elif numbers and set(values) <= set(range(n_columns)):
             self.classes_ = np.arange(n_columns)
         else:
             raise AuditInputError(
                 f"The ONNX model '{self.name}' gives {n_columns} class scores without naming "
-                f"the classes, and the labels {distinct[:10].tolist()} do not say which is "
+                f"the classes, and the labels {values[:10]} do not say which is "
                 "which; export it with a ZipMap or with classes 0 .. k-1."
             )
         return self.classes_
 
     def check_label_output(self, log_proba):
-        """The model's label output (ONNX) must match the arg-max of its probabilities."""
+        """The model's label output (ONNX) must match the arg-max of its probabilities
+        (compared by value: a label output ``1`` is the class ``1.0``)."""
         labels = getattr(self, "_last_labels", None)
         if labels is None or self.classes_ is None:
             return
         predicted = self.classes_[np.argmax(log_proba, axis=1)]
-        agree = np.mean(np.asarray(labels).astype(str) == predicted.astype(str))
+        given = [label_key(v) for v in np.asarray(labels, dtype=object).ravel()]
+        agree = np.mean([a == label_key(b) for a, b in zip(given, predicted, strict=True)])
         if agree < 0.99:  # ties between probabilities may break differently in a few rows
             raise AuditInputError(
                 f"The ONNX model '{self.name}': the class order assumed for its probability "
@@ -357,7 +470,7 @@ class IndexedClassifier(ClassifierMixin, BaseEstimator):
         return np.exp(self.model.log_proba(frame))
 
 
-def load_model(path, *, name=None, trust_pickle=False):
+def load_model(path, *, name=None, trust_pickle=False, trusted_types=()):
     """Load a classifier to audit from ONNX, skops, or (trusted) pickle / joblib.
 
     Parameters
@@ -367,6 +480,9 @@ def load_model(path, *, name=None, trust_pickle=False):
         Name in the report (default: the file name without its suffix).
     trust_pickle : bool, default=False
         Accept ``.pkl``/``.pickle``/``.joblib`` files; loading one runs code stored in it.
+    trusted_types : sequence of str, default=()
+        Further exact type or function names to trust in a skops file (see
+        :func:`~sklearn_mace.report._skops_policy.check_skops_types`).
 
     Returns
     -------
@@ -375,7 +491,8 @@ def load_model(path, *, name=None, trust_pickle=False):
     Raises
     ------
     AuditInputError
-        Missing file, unknown extension, missing optional package, refused pickle or types.
+        Missing file, unknown extension, missing optional package, refused pickle or types,
+        a regressor.
 
     Examples
     --------
@@ -390,12 +507,7 @@ def load_model(path, *, name=None, trust_pickle=False):
         raise AuditInputError(f"Cannot read the model file '{path}': no such file.")
     suffix = _suffix(path)
     if suffix in ONNX_SUFFIXES:
-        try:
-            import onnxruntime
-        except ImportError as exc:
-            raise AuditInputError(
-                f"Running the ONNX model '{path}' needs onnxruntime: {MODELS_EXTRA}."
-            ) from exc
+        onnxruntime = _import_onnxruntime(path)
         try:
             session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
         except Exception as exc:
@@ -404,7 +516,10 @@ def load_model(path, *, name=None, trust_pickle=False):
     if suffix in SKOPS_SUFFIXES + PICKLE_SUFFIXES:
         fmt = "skops" if suffix in SKOPS_SUFFIXES else "pickle"
         return AuditedModel(
-            name, path, fmt, estimator=load_estimator(path, trust_pickle=trust_pickle)
+            name,
+            path,
+            fmt,
+            estimator=load_estimator(path, trust_pickle=trust_pickle, trusted_types=trusted_types),
         )
     raise AuditInputError(
         f"Unknown model format '{path.name}': use ONNX (.onnx), skops (.skops) or, with "

@@ -6,6 +6,7 @@ from sklearn.utils._response import _get_response_values_binary
 
 from ..._validation import encode_membership
 from .._membership import _check_scores, tpr_at_fpr
+from .._orientation import membership_scores
 from .._scorers import _finite_ranks
 from ._base import _get_ax
 
@@ -197,13 +198,16 @@ class MembershipRocDisplay:
 
         Parameters
         ----------
-        estimator : fitted attacker or binary classifier
+        estimator : fitted attacker, binary classifier, or query
             Its ``decision_function`` / ``predict_proba`` score the member, its
-            ``classes_[1]`` (the attacker contract).
+            ``classes_[1]`` (the attacker contract). A fitted query (a transformer such as
+            ``NearestSyntheticDistance``) scores by its column turned the way it declares
+            (:func:`~sklearn_mace.metrics.membership_scores`: a distance is negated).
         X : array-like of shape (n_samples, n_features)
-            Query features.
+            Query features (records, for a query).
         y : array-like of shape (n_samples,)
-            Membership labels in the estimator's coding (``classes_[1]`` is the member).
+            Membership labels in the estimator's coding (``classes_[1]`` is the member; for
+            a query, 1 / 0 or -1 / booleans).
         response_method : {"auto", "predict_proba", "decision_function"}, default="auto"
             ``"auto"`` prefers ``decision_function``: attackers' log odds keep their order in
             the far tail, where ``predict_proba`` rounds to exactly 1 (log odds above ~37) and
@@ -224,12 +228,18 @@ class MembershipRocDisplay:
         display : MembershipRocDisplay
             The display, drawn when ``plot=True``.
         """
+        name = type(estimator).__name__ if name is None else name
+        if not hasattr(estimator, "classes_") and hasattr(estimator, "transform"):
+            # a query: its column, turned the way it declares (a distance is negated)
+            score = membership_scores(estimator, X)
+            return cls.from_predictions(
+                y, score, target_fpr=target_fpr, name=name, ax=ax, plot=plot, **kwargs
+            )
         if response_method == "auto":
             response_method = ["decision_function", "predict_proba"]
         classes = np.asarray(estimator.classes_)
         m = encode_membership(y, classes)
         score, _ = _get_response_values_binary(estimator, X, response_method, pos_label=classes[1])
-        name = type(estimator).__name__ if name is None else name
         return cls.from_predictions(
             m, _finite_ranks(score), target_fpr=target_fpr, name=name, ax=ax, plot=plot, **kwargs
         )

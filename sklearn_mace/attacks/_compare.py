@@ -13,8 +13,8 @@ from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
 from .._validation import validate_membership
 from ..metrics import top_quantile_precision, tpr_at_fpr
-from ..metrics._paired import paired_test_columns
 from ..metrics._orientation import orientation_of
+from ..metrics._paired import paired_test_columns
 from ._deprecated import _stack
 
 __all__ = ["compare_attacks"]

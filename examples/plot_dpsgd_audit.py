@@ -136,12 +136,12 @@ for name, (net, spent) in models.items():
             "model": name,
             "train / test acc.": f"{accuracy(net, members):.2f} / {accuracy(net, nonmembers):.2f}",
             "accountant ε": spent,
-            "certified ε (−loss)": by_loss.epsilon,
-            "certified ε (log-odds)": by_log_odds.epsilon,
-            "certified ε (KDE, loss)": kde.epsilon_,
+            "certified ε (−loss)": by_loss.epsilon_lower_bound,
+            "certified ε (log-odds)": by_log_odds.epsilon_lower_bound,
+            "certified ε (KDE, loss)": kde.epsilon_lower_bound_,
             "p-value (no leak)": kde.p_value_,
             "held-out advantage": held_out,
-            "U_N (estimate)": kde.advantage_,
+            "U_N (estimate)": kde.advantage_estimate_,
         }
     )
 table = pd.DataFrame(rows).set_index("model")

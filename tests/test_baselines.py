@@ -2,25 +2,16 @@
 and the reference formulas (domias 0.0.5 ``baselines.py``); the deprecated stacked-row
 attacks they replace."""
 
-import warnings
 
 import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
-from scipy.stats import rankdata
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_mace.attacks import (
-    GANLeaksAttack,
-    LOGANAttack,
-    MonteCarloAttack,
-    SyntheticDensityAttack,
-    stack_synthetic_reference,
-)
 from sklearn_mace.datasets import make_planted_leak
-from sklearn_mace.queries import GANLeaksQuery, LOGANQuery, MonteCarloQuery, SyntheticDensityQuery
+from sklearn_mace.queries import GANLeaksQuery, LOGANQuery, MonteCarloQuery
 from sklearn_mace.report._attacks import ATTACKS, attack_scores
 from tests._query_models import synthetic_of_width, with_check_width
 
@@ -126,7 +117,7 @@ def test_mc_of_a_perfect_copy_release_is_maximally_leaky(rng):
     members, non_members = rng.normal(size=(60, 3)), rng.normal(size=(40, 3))
     X, m = np.vstack([members, non_members]), np.r_[np.ones(60), np.zeros(40)]
     query = MonteCarloQuery(members, weighting="count").fit(X)
-    assert query.epsilon_ == 0.0
+    assert query.radius_ == 0.0
     score = query.transform(X)[:, 0]
     np.testing.assert_allclose(score, m / 60)
     X, m = X[20:], m[20:]
@@ -155,57 +146,3 @@ def test_battery_attacks_are_linear_in_the_synthetic_rows(monkeypatch, leaky):
     for name in ("MC (Hilprecht)", "GAN-leaks CAL"):
         attack_scores(ATTACKS[name], synthetic, reference, X, 0)
     assert seen and set(seen) == {len(X)}
-
-
-# ---------------------------------------------------------------- deprecated attacks
-
-
-def _quiet(factory):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        return factory()
-
-
-@pytest.mark.parametrize(
-    "factory",
-    [
-        SyntheticDensityAttack,
-        MonteCarloAttack,
-        GANLeaksAttack,
-        LOGANAttack,
-        lambda: stack_synthetic_reference([[0.0]], [[1.0]]),
-    ],
-)
-def test_old_attacks_are_deprecated(factory):
-    with pytest.warns(FutureWarning, match="deprecated.*removed in the next release"):
-        factory()
-
-
-@pytest.mark.parametrize(
-    ("old", "new"),
-    [
-        (
-            lambda: SyntheticDensityAttack(device="cpu"),
-            lambda syn, ref, X: SyntheticDensityQuery(syn, device="cpu"),
-        ),
-        (
-            lambda: MonteCarloAttack(radius=1.0, device="cpu"),
-            lambda syn, ref, X: MonteCarloQuery(syn, epsilon=1.0, weighting="count"),
-        ),
-        (lambda: GANLeaksAttack(device="cpu"), lambda syn, ref, X: GANLeaksQuery(syn)),
-        (
-            lambda: GANLeaksAttack(calibrated=True, device="cpu"),
-            lambda syn, ref, X: GANLeaksQuery(syn, ref, metric="euclidean"),
-        ),
-        (
-            lambda: LOGANAttack(LogisticRegression()),
-            lambda syn, ref, X: LOGANQuery(syn, ref, classifier=LogisticRegression()),
-        ),
-    ],
-)
-def test_old_attack_ranks_equal_the_new_query(old, new, leaky):
-    X, _, synthetic, reference = leaky
-    attack = _quiet(old)
-    _quiet(lambda: attack.fit_synthetic_reference(synthetic, reference))
-    Q = new(synthetic, reference, X).fit_transform(X)[:, 0]
-    np.testing.assert_array_equal(rankdata(attack.decision_function(X)), rankdata(Q))

@@ -388,7 +388,7 @@ def test_three_class_log_ratios_feed_the_advantage_estimator(bandwidth):
     assert Q.shape == (y.size, 5) and np.isfinite(Q).all()
     params = {"bandwidth": bandwidth, "feature_map": None, "cv": 3, "random_state": 0}
     estimator = KDEAdvantageEstimator(**params).fit(Q[:, :2], m)
-    assert 0 <= estimator.advantage_lower_bound_ <= estimator.advantage_ <= 1
+    assert 0 <= estimator.advantage_lower_bound_ <= estimator.advantage_estimate_ <= 1
     if bandwidth == "scott":
         with pytest.raises(ValueError, match="singular"):
             KDEAdvantageEstimator(**params).fit(Q[:, 2:], m)

@@ -15,7 +15,7 @@ members from non-members, never on a plug-in estimate.
 import numpy as np
 
 from ..estimation import KDEAdvantageEstimator
-from ..metrics import audit_epsilon, epsilon_lower_bound
+from ..metrics import audit_epsilon, epsilon_from_advantage
 from ..queries import DOMIASQuery, GANLeaksQuery, MonteCarloQuery, NearestSyntheticDistance
 
 __all__ = ["ATTACKS", "certify_scores", "mace_nearest_distance", "nearest_distance"]
@@ -29,7 +29,7 @@ ATTACKS = {
         DOMIASQuery(synthetic, reference, bandwidth="cv", random_state=random_state)
     ),
     "MC (Hilprecht)": lambda synthetic, reference, random_state: MonteCarloQuery(
-        synthetic, weighting="count", epsilon="median"
+        synthetic, weighting="count", radius="median"
     ),
     "GAN-leaks CAL": lambda synthetic, reference, random_state: GANLeaksQuery(synthetic, reference),
 }
@@ -75,8 +75,8 @@ def certify_scores(m, score, *, prior, delta, confidence, random_state):
         random_state=random_state,
     )
     return {
-        "epsilon_at_least": result.epsilon,
-        "advantage_at_least": result.advantage_lower,
+        "epsilon_at_least": result.epsilon_lower_bound,
+        "advantage_at_least": result.advantage_lower_bound,
         "threshold": result.threshold,
         "fpr": result.fpr,
         "fnr": result.fnr,
@@ -107,17 +107,17 @@ def mace_nearest_distance(distance, m, *, prior, confidence, delta=0.0, random_s
     estimator = KDEAdvantageEstimator(
         prior=prior, confidence=confidence, random_state=random_state
     ).fit(Q, m)
-    lower, upper = estimator.advantage_interval_
+    lower, upper = estimator.advantage_estimate_interval_
     bound = estimator.advantage_lower_bound_
     return {
         "optimal_advantage_at_least": bound,
-        "optimal_epsilon_at_least": epsilon_lower_bound(bound, estimator.prior_, delta=delta),
+        "optimal_epsilon_at_least": epsilon_from_advantage(bound, estimator.prior_, delta=delta),
         "p_value": estimator.p_value_,
-        "advantage_estimate": estimator.advantage_,
+        "advantage_estimate": estimator.advantage_estimate_,
         "estimate_lower": lower,
         "estimate_upper": upper,
-        "epsilon_estimate": epsilon_lower_bound(
-            min(estimator.advantage_, 1.0), estimator.prior_, delta=delta
+        "epsilon_estimate": epsilon_from_advantage(
+            min(estimator.advantage_estimate_, 1.0), estimator.prior_, delta=delta
         ),
         "score": estimator.crossfit_decision_,
         "risk": estimator.crossfit_risk_,

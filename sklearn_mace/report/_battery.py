@@ -488,8 +488,8 @@ def exact_copy_certificate(m, copied, *, prior, delta, confidence):
         threshold=1.0,
     )
     return {
-        "epsilon_at_least": result.epsilon,
-        "advantage_at_least": result.advantage_lower,
+        "epsilon_at_least": result.epsilon_lower_bound,
+        "advantage_at_least": result.advantage_lower_bound,
         "threshold": result.threshold,
         "fpr": result.fpr,
         "fnr": result.fnr,

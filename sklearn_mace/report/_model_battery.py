@@ -185,7 +185,7 @@ def _epsilon_audit(score, m, *, prior, confidence, seed):
     """The certified ε lower bound of an attack's held-out scores (larger = member)."""
     return audit_epsilon(
         score[m == 1], score[m == 0], confidence=confidence, prior=prior, random_state=seed
-    ).epsilon
+    ).epsilon_lower_bound
 
 
 def _row(model, analysis, m, score, *, prior, confidence, seed, **extra):
@@ -239,7 +239,7 @@ def _mace(query, m, *, prior, confidence, seed):
         Q, m
     )
     return {
-        "advantage": estimator.advantage_,
+        "advantage": estimator.advantage_estimate_,
         "lower": estimator.advantage_lower_bound_,
         "p_value": estimator.p_value_,
         "score": estimator.crossfit_decision_,

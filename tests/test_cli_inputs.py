@@ -365,12 +365,12 @@ def test_a_failed_write_leaves_the_previous_report_intact(result, tmp_path, monk
 def test_stale_files_of_an_earlier_run_are_replaced_and_user_files_kept(result, tmp_path):
     out = tmp_path / "report"
     (out / "figures").mkdir(parents=True)
-    (out / "summary.csv").write_text("release\nold\n")
+    (out / "summary.csv").write_text("subject\nold\n")
     (out / "figures" / "roc_old_release.png").write_bytes(b"old")
     (out / "figures" / "my_notes.txt").write_text("keep")
     (out / "README.txt").write_text("keep")
     paths = write_report(result, out)
-    assert set(pd.read_csv(out / "summary.csv")["release"]) == {"leaky"}
+    assert set(pd.read_csv(out / "summary.csv")["subject"]) == {"leaky"}
     assert not (out / "figures" / "roc_old_release.png").exists()
     assert (out / "figures" / "my_notes.txt").read_text() == "keep"
     assert (out / "README.txt").read_text() == "keep"

@@ -78,7 +78,7 @@ outputs = (
 )
 attacked = np.r_[members, non_members]
 records = np.column_stack([X[attacked], y[attacked]])
-Q_target = ClassifierQuery(target, outputs).fit_transform(records)
+Q_target = ClassifierQuery(target, outputs=outputs).fit_transform(records)
 m_target = np.r_[np.ones(members.size, int), np.zeros(non_members.size, int)]
 
 # Two shadow forests, each trained like the target on 300 records of the disjoint pool.

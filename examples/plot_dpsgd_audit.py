@@ -122,7 +122,7 @@ def accuracy(net, rows):
 m = np.r_[np.ones(len(members), dtype=int), np.zeros(len(nonmembers), dtype=int)]
 rows = []
 for name, (net, spent) in models.items():
-    Q = ClassifierQuery(net, ("loss", "true_label_log_odds"), device="cpu").fit_transform(
+    Q = ClassifierQuery(net, outputs=("loss", "true_label_log_odds"), device="cpu").fit_transform(
         np.r_[members, nonmembers]
     )
     by_loss = audit_epsilon(-Q[m == 1, 0], -Q[m == 0, 0], delta=DELTA, random_state=SEED)

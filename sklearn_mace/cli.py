@@ -46,7 +46,8 @@ def _number(flag, low, high, *, closed_low=False, closed_high=False, integer=Fal
     return parse
 
 
-def _integer(flag, allowed, text):
+def _integer(allowed, text):
+    """``int(text)`` when it parses and ``allowed`` accepts it, else None."""
     try:
         return int(text) if allowed(int(text)) else None
     except ValueError:
@@ -54,14 +55,14 @@ def _integer(flag, allowed, text):
 
 
 def _positive_int(text):
-    value = _integer("--max-categories", lambda v: v >= 1, text)
+    value = _integer(lambda v: v >= 1, text)
     if value is None:
         raise argparse.ArgumentTypeError(f"--max-categories must be an integer >= 1; got {text!r}")
     return value
 
 
 def _random_state(text):
-    value = _integer("--random-state", lambda v: 0 <= v < 2**32, text)
+    value = _integer(lambda v: 0 <= v < 2**32, text)
     if value is None:
         raise argparse.ArgumentTypeError(
             f"--random-state must be an integer in [0, 2**32 - 1]; got {text!r}"
@@ -70,7 +71,7 @@ def _random_state(text):
 
 
 def _n_jobs(text):
-    value = _integer("--n-jobs", lambda v: v != 0, text)
+    value = _integer(lambda v: v != 0, text)
     if value is None:
         raise argparse.ArgumentTypeError(
             f"--n-jobs must be a non-zero integer (-1: all cores); got {text!r}"

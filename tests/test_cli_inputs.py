@@ -351,10 +351,10 @@ def test_a_failed_write_leaves_the_previous_report_intact(result, tmp_path, monk
     write_report(result, out)
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
 
-    def fail(fig):
+    def fail(fig, name, caption):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("sklearn_mace.report._html._png_bytes", fail)
+    monkeypatch.setattr("sklearn_mace.report._writer.embed_figure", fail)
     with pytest.raises(OSError, match="No space left"):
         write_report(result, out)
     after = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}

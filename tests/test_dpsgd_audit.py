@@ -51,7 +51,7 @@ def digits():
 def _query(model, members, nonmembers):
     records = np.r_[members, nonmembers]
     m = np.r_[np.ones(len(members), dtype=int), np.zeros(len(nonmembers), dtype=int)]
-    Q = ClassifierQuery(model.module, OUTPUTS, device="cpu").fit_transform(records)
+    Q = ClassifierQuery(model.module, outputs=OUTPUTS, device="cpu").fit_transform(records)
     return Q, m
 
 

@@ -4,12 +4,11 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context, clone
+from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import StratifiedKFold, train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import QuantileTransformer
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..attacks import BayesOptimalMIA
@@ -17,6 +16,7 @@ from ..base import AttackerMixin, check_prior, resolve_prior
 from ..density._grid import kde_grid_axes
 from ..density._kde import gaussian_log_kernel_sum
 from ..metrics import epsilon_from_advantage
+from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._torch import TorchDevice
 from ._certify import certified_advantage, crossfit_p_value
 from ._crossfit import (
@@ -476,13 +476,13 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
 
     def __init__(
         self,
+        *,
         bandwidth="cv",
         discrete=False,
         bins=None,
         prior=None,
         confidence=0.95,
         random_state=None,
-        *,
         feature_map="normal_scores",
         cv=5,
         max_crossfit_samples=5_000,

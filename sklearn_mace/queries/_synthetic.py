@@ -5,12 +5,12 @@ import importlib.util
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from ..utils._chunks import DEFAULT_CHUNK_BYTES
 from ..utils._neighbors import count_within_radius, nearest_sq_distances, sq_distance_blocks
+from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._torch import TorchDevice, resolve_device, to_numpy
 from ._base import QueryFeatureNamesMixin
 

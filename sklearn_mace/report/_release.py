@@ -38,6 +38,7 @@ from ._engine import (
 )
 from ._io import AuditInputError
 from ._release_inputs import (
+    EXACT_NAME,
     check_max_categories,
     check_options,
     copy_counts,
@@ -52,7 +53,6 @@ __all__ = ["ANALYSES", "ReleaseAudit", "audit"]
 QUERY = "nearest-synthetic distance"
 DISTANCE = "nearest-synthetic distances"
 MACE_FIT = "MACE fit (nearest-synthetic distance)"
-EXACT_NAME = "Exact copy (verbatim in the release)"
 DISCLOSURE_NAME = "attribute inference and linkability"
 SIZE_FRACTIONS = (0.1, 0.25, 0.5)  # figure points; the whole release is the Bayes-rule row
 

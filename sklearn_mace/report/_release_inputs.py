@@ -31,6 +31,7 @@ __all__ = ["check_options", "copy_counts", "prepare_release_inputs", "row_keys"]
 MIN_TARGETS = 10  # per class: fewer leaves 5-fold cross-validation folds without a class
 NEAR_COPY_DISTANCE = 0.1  # encoded space: standard deviations; a differing category is 1
 MAX_DISCLOSURE_RECORDS = 500  # targets, and controls, attacked (anonymeter's default n_attacks)
+EXACT_NAME = "Exact copy (verbatim in the release)"
 COPY_FACTS = (
     "member_targets",
     "nonmember_targets",

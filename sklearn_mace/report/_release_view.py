@@ -9,8 +9,7 @@ from ..metrics import AdvantageDisplay
 from ._figures import figure, legend_below, note
 from ._format import fmt, table
 from ._present import Presentation
-from ._release import EXACT_NAME, MACE_BAYES
-from ._release_inputs import MAX_DISCLOSURE_RECORDS, NEAR_COPY_DISTANCE
+from ._release_inputs import EXACT_NAME, MAX_DISCLOSURE_RECORDS, NEAR_COPY_DISTANCE
 
 __all__ = ["ReleasePresentation"]
 
@@ -31,7 +30,7 @@ def _size_points(subject):
     """``(rows, U_N, low, high, certified advantage)`` per published size, smallest first."""
     points = []
     for result in subject.claims:
-        if result.figure or result.name == MACE_BAYES.name:
+        if result.figure or result.name == subject.ranking:  # the whole release
             e = result.scores.estimates
             rows = e.get("synthetic_rows", subject.facts.get("synthetic_rows"))
             points.append(

@@ -49,6 +49,14 @@ CLAIM_COLUMNS = (
 )
 
 
+def _named(items, name):
+    """The item called ``name``; ``KeyError`` when there is none."""
+    found = [item for item in items if item.name == name]
+    if not found:
+        raise KeyError(name)
+    return found[0]
+
+
 @dataclass
 class AnalysisResult:
     """One analysis on one subject: its scores, its certified claim, or why it failed.
@@ -101,6 +109,7 @@ class AnalysisResult:
         Returns
         -------
         flags : ndarray of bool
+            One per target record, in the targets' order.
         """
         return np.asarray(self.scores.score) >= self.claim.threshold
 
@@ -124,6 +133,7 @@ class AnalysisResult:
         Returns
         -------
         row : dict
+            Column name -> value (``docs/design.md``, "summary.csv and records.csv").
         """
         c, e = self.claim, ({} if self.scores is None else self.scores.estimates)
         row = {
@@ -190,11 +200,9 @@ class SubjectResult:
         Returns
         -------
         result : AnalysisResult
+            Its scores, claim and metrics, or the reason it failed.
         """
-        for result in self.analyses:
-            if result.name == name:
-                return result
-        raise KeyError(name)
+        return _named(self.analyses, name)
 
     @property
     def n_claims(self):
@@ -264,6 +272,7 @@ class SubjectResult:
         Returns
         -------
         exposed : ndarray of bool
+            One per target record, in the targets' order.
         """
         source = self.exposure_source
         return np.zeros(n_targets, dtype=bool) if source is None else source.flags()
@@ -274,6 +283,7 @@ class SubjectResult:
         Returns
         -------
         result : AnalysisResult or None
+            The analysis whose held-out scores rank the records and give their risk.
         """
         for result in self.claims:
             if result.name == self.ranking:
@@ -364,11 +374,9 @@ class AuditResult:
         Returns
         -------
         subject : SubjectResult
+            Its analyses, claims and facts.
         """
-        for subject in self.subjects:
-            if subject.name == name:
-                return subject
-        raise KeyError(name)
+        return _named(self.subjects, name)
 
     def verdict(self, subject):
         """The verdict on one subject, from its certified claims only.
@@ -389,17 +397,18 @@ class AuditResult:
         return "mid" if subject.certified_leak else "low"
 
     def headline(self, subject):
-        """The verdict in words.
+        """The card's first line: :meth:`verdict` in words.
 
         Parameters
         ----------
         subject : SubjectResult
-            One of ``subjects``.
+            The release or model whose verdict is spelled out.
 
         Returns
         -------
         headline : str
-            E.g. ``"leakage certified above ε = 1"``.
+            ``"leakage certified above ε = 1"``, ``"leakage certified"`` or
+            ``"no leakage certified"`` (:data:`VERDICTS`).
         """
         return VERDICTS[self.verdict(subject)].format(epsilon=self.claimed_epsilon)
 
@@ -422,7 +431,11 @@ class AuditResult:
         for subject in self.subjects:
             for result in subject.analyses:
                 row = {"subject": subject.name, **result.row()}
-                row.update(claim_confidence=subject.claim_confidence, n_claims=subject.n_claims)
+                row.update(
+                    claim_confidence=subject.claim_confidence,
+                    n_claims=subject.n_claims,
+                    delta=self.delta,
+                )
                 row.update(subject.facts)
                 rows.append(row)
         return pd.DataFrame(rows)

@@ -48,6 +48,7 @@ def _table(records, path):
     return path
 
 
+@pytest.mark.slow  # DP-SGD training and the audit of 800 records: about a minute on 2 cores
 def test_audit_model_with_delta_certifies_nothing_above_the_accountant(tmp_path):
     members, non_members = digits_membership_split(400, 400, random_state=0)
     model = train_dpsgd_mlp(members, epsilon=1.0, delta=DELTA, random_state=0)

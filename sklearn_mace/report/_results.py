@@ -455,7 +455,7 @@ class AuditResult:
         t, n = self.targets, len(self.targets.membership)
         ranking = subject.ranking_result()
         score = np.full(n, np.nan) if ranking is None else ranking.scores.score
-        risk = np.full(n, np.nan) if ranking is None or ranking.scores.risk is None else None
+        risk = None if ranking is None else ranking.scores.risk
         frame = pd.DataFrame(
             {
                 "subject": subject.name,
@@ -463,7 +463,7 @@ class AuditResult:
                 "row": t.row,
                 "member": t.membership.astype(int),
                 **({} if t.group_by is None else {t.group_by: t.group}),
-                "risk_estimate": ranking.scores.risk if risk is None else risk,
+                "risk_estimate": np.full(n, np.nan) if risk is None else risk,
                 "posterior_points_to": _posterior_points_to(score),
                 "exposed": subject.exposed(n),
                 **subject.record_columns,

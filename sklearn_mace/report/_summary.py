@@ -81,6 +81,10 @@ def print_summary(result, paths, file=None):
         f"together at {result.confidence:.0%} (Bonferroni: {each})",
         file=file,
     )
+    trivial = abs(2 * result.prior - 1)
+    print(
+        f"(adv. ≥: certified advantage at the prior; trivial |2p − 1| = {trivial:.3f})", file=file
+    )
     for line in _table_lines(result.summary):
         print(line, file=file)
     for subject in result.subjects:

@@ -87,7 +87,7 @@ def release_card_claims(kind, seeds):
 RELEASE_SETTINGS = ["gaussian", "lognormal-8", "pareto-20", "discrete-2"]
 
 
-@pytest.mark.parametrize("kind", ["gaussian", "lognormal-8", "discrete-2"])
+@pytest.mark.parametrize("kind", ["gaussian", "discrete-2"])
 def test_null_release_cards_rarely_claim(kind):
     flags = release_card_claims(kind, range(2))
     assert flags.sum() <= max_claims(2), flags  # a smoke check; the slow test has the power
@@ -149,7 +149,7 @@ def model_card_claims(kind, seeds):
 MODEL_SETTINGS = ["logistic", "forest", "prior-0.25"]
 
 
-@pytest.mark.parametrize("kind", MODEL_SETTINGS)
+@pytest.mark.parametrize("kind", ["logistic", "prior-0.25"])
 def test_null_model_cards_rarely_claim(kind):
     flags = model_card_claims(kind, range(2))
     assert flags.sum() <= max_claims(2), flags  # a smoke check; the slow test has the power

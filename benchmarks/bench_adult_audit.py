@@ -168,11 +168,8 @@ def summarize(summary, printed, names):
     """Per release: strongest certified ε and its analysis, copies, verdict, failures."""
     rows = []
     for name in names:
-        block = summary[summary["release"] == name]
-        claims = dict(zip(block["analysis"], block["epsilon_at_least"], strict=True))
-        mace = block[block["analysis"].str.startswith("MACE")]
-        if len(mace) and np.isfinite(mace["optimal_epsilon_at_least"].iloc[0]):
-            claims["MACE advantage bound"] = mace["optimal_epsilon_at_least"].iloc[0]
+        block = summary[summary["subject"] == name]
+        claims = dict(zip(block["analysis"], block["epsilon_lower_bound"], strict=True))
         claims = {k: v for k, v in claims.items() if np.isfinite(v)}
         best = max(claims, key=claims.get) if claims else "—"
         copies = block[block["analysis"].str.startswith("Exact copy")]

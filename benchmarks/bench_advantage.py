@@ -109,7 +109,7 @@ def mace_u_n(Q, m, n_mc=10_000, random_state=None):
         n_mc_samples=n_mc,
         random_state=random_state,
     )
-    return SimpleNamespace(advantage_=advantage, integration_=method, classifier_=mia)
+    return SimpleNamespace(advantage_estimate_=advantage, integration_=method, classifier_=mia)
 
 
 def same_mc_points(estimator, n_mc, random_state):
@@ -227,7 +227,7 @@ def main():
         ours_s, est = best_time(lambda Q=Q, m=m: mace_u_n(Q, m), args.repeats)
         print(
             f"{1:>2} {n:>9} {'ours (bin+FFT grid)':<22} {ours_s:9.3f} {1.0:8.1f} "
-            f"{est.advantage_:10.6f} {'':>12}  {est.integration_}"
+            f"{est.advantage_estimate_:10.6f} {'':>12}  {est.integration_}"
         )
         X, Y = Q[m == 1], Q[m == 0]
         H = [np.atleast_2d(gaussian_kde(Z.T).covariance) for Z in (X, Y)]
@@ -242,7 +242,16 @@ def main():
             )
             if note == "measured":
                 measured[name + " 1d"] = (seconds / (n * nodes), n)
-            _row(1, n, name, seconds, ours_s, value, est.advantage_, f"{note}, {nodes} nodes")
+            _row(
+                1,
+                n,
+                name,
+                seconds,
+                ours_s,
+                value,
+                est.advantage_estimate_,
+                f"{note}, {nodes} nodes",
+            )
 
     for n in sizes_8d:
         Q, m = experiment_2(n, 8, rng)
@@ -252,7 +261,7 @@ def main():
         )
         print(
             f"{8:>2} {n:>9} {'ours (exact, torch)':<22} {ours_s:9.3f} {1.0:8.1f} "
-            f"{est.advantage_:10.6f} {'':>12}  {est.integration_}, M={n_mc}"
+            f"{est.advantage_estimate_:10.6f} {'':>12}  {est.integration_}, M={n_mc}"
         )
         samples = same_mc_points(est, n_mc, 0)
         X, Y = Q[m == 1], Q[m == 0]
@@ -273,7 +282,7 @@ def main():
                 seconds,
                 ours_s,
                 value,
-                est.advantage_,
+                est.advantage_estimate_,
                 f"{note}, relative |Δ|",
                 relative=True,
             )

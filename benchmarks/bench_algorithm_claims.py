@@ -78,7 +78,7 @@ def audit_once(recipe, relation, n_runs, seed, population, target, featurizer=CO
     ).fit(population)
     count = audit.run_features_[0][:, 0]
     member = audit.run_membership_ == 1
-    raw = audit_epsilon(count[member], count[~member], random_state=seed).epsilon
+    raw = audit_epsilon(count[member], count[~member], random_state=seed).epsilon_lower_bound
     return audit.epsilon_lower_bounds_[0], raw
 
 

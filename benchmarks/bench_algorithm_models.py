@@ -84,7 +84,7 @@ def main():
         ).fit(records)
         result = audit.audits_[0]
         print(
-            f"{name:>28} {seed:4d} {result.epsilon:6.3f} {audit.auc_[0]:6.3f} "
+            f"{name:>28} {seed:4d} {result.epsilon_lower_bound:6.3f} {audit.auc_[0]:6.3f} "
             f"{1 - result.fnr:6.3f} {result.fpr:6.3f} {time.perf_counter() - start:7.0f}",
             flush=True,
         )

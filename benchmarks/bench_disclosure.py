@@ -187,7 +187,7 @@ def releases(members, pool, n_release, rng):
 def ours(members, control, tables, secrets, seed):
     rows, start = [], time.perf_counter()
     for name, release in tables.items():
-        attribute = AttributeInferenceRisk(secrets, random_state=seed).fit(release)
+        attribute = AttributeInferenceRisk(secrets=secrets, random_state=seed).fit(release)
         result = attribute.evaluate(members, control)
         for secret, row in result.iterrows():
             rows.append(dict(release=name, analysis="inference", target=secret, **row))

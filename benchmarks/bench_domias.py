@@ -138,8 +138,8 @@ def run(name, data, bnaf_epochs, random_state):
         "attack",
         "auc",
         "accuracy_median",
-        "tpr_at_1%_fpr",
-        "precision_top_10%",
+        "tpr_at_1pct_fpr",
+        "precision_top_10pct",
         "fit+score s",
         "time / ref KDE",
     ]

@@ -247,7 +247,11 @@ def baseline_table(X, y, template, records, targets, n_shadow, n_jobs):
     ):
         scored = []
         for target, member in targets:
-            query = ClassifierQuery(target) if outputs is None else ClassifierQuery(target, outputs)
+            query = (
+                ClassifierQuery(target)
+                if outputs is None
+                else ClassifierQuery(target, outputs=outputs)
+            )
             scored.append((attack.decision_function(query.fit_transform(records)), member))
         rows[name] = _pooled(scored)
 

@@ -38,7 +38,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn_mace.attacks import BayesOptimalMIA, BTTAttack, ShadowModelAttack, ShadowModels
 from sklearn_mace.density import clopper_pearson_interval
 from sklearn_mace.estimation import KDEAdvantageEstimator
-from sklearn_mace.metrics import epsilon_lower_bound
+from sklearn_mace.metrics import epsilon_from_advantage
 from sklearn_mace.queries import ClassifierQuery
 
 SEED = 0
@@ -78,7 +78,7 @@ outputs = (
 )
 attacked = np.r_[members, non_members]
 records = np.column_stack([X[attacked], y[attacked]])
-Q_target = ClassifierQuery(target, outputs).fit_transform(records)
+Q_target = ClassifierQuery(target, outputs=outputs).fit_transform(records)
 m_target = np.r_[np.ones(members.size, int), np.zeros(non_members.size, int)]
 
 # Two shadow forests, each trained like the target on 300 records of the disjoint pool.
@@ -166,21 +166,21 @@ for name, reported in predictions.items():
             ),
             "recall": show(*interval(true_positive, m_target.sum())),
             "advantage": show(*advantage),
-            "ε ≥": f"{epsilon_lower_bound(max(advantage[0], 0.0)):.2f}",
+            "ε ≥": f"{epsilon_from_advantage(max(advantage[0], 0.0)):.2f}",
             "expected acc.": (
                 f"{attack.expected_accuracy_:.3f}" if isinstance(attack, BTTAttack) else ""
             ),
         }
     )
-low, high = optimal.advantage_interval_
+low, high = optimal.advantage_estimate_interval_
 rows.append(
     {
         "attack": "optimal, U_N (confidence, KDE)",
-        "accuracy": show((1 + optimal.advantage_) / 2, (1 + low) / 2, (1 + high) / 2),
+        "accuracy": show((1 + optimal.advantage_estimate_) / 2, (1 + low) / 2, (1 + high) / 2),
         "precision": "",
         "recall": "",
-        "advantage": show(optimal.advantage_, low, high),
-        "ε ≥": f"{optimal.epsilon_:.2f}",
+        "advantage": show(optimal.advantage_estimate_, low, high),
+        "ε ≥": f"{optimal.epsilon_lower_bound_:.2f}",
         "expected acc.": "",
     }
 )
@@ -213,7 +213,12 @@ estimates = []
 for name, reported in predictions.items():
     estimates.append((name, *interval(np.sum(reported == m_target), m_target.size)))
 estimates.append(
-    ("optimal, U_N (McDiarmid)", (1 + optimal.advantage_) / 2, (1 + low) / 2, (1 + high) / 2)
+    (
+        "optimal, U_N (McDiarmid)",
+        (1 + optimal.advantage_estimate_) / 2,
+        (1 + low) / 2,
+        (1 + high) / 2,
+    )
 )
 names, values, lows, highs = zip(*estimates, strict=True)
 errors = [np.subtract(values, lows), np.subtract(highs, values)]

@@ -122,7 +122,7 @@ def accuracy(net, rows):
 m = np.r_[np.ones(len(members), dtype=int), np.zeros(len(nonmembers), dtype=int)]
 rows = []
 for name, (net, spent) in models.items():
-    Q = ClassifierQuery(net, ("loss", "true_label_log_odds"), device="cpu").fit_transform(
+    Q = ClassifierQuery(net, outputs=("loss", "true_label_log_odds"), device="cpu").fit_transform(
         np.r_[members, nonmembers]
     )
     by_loss = audit_epsilon(-Q[m == 1, 0], -Q[m == 0, 0], delta=DELTA, random_state=SEED)
@@ -136,12 +136,12 @@ for name, (net, spent) in models.items():
             "model": name,
             "train / test acc.": f"{accuracy(net, members):.2f} / {accuracy(net, nonmembers):.2f}",
             "accountant ε": spent,
-            "certified ε (−loss)": by_loss.epsilon,
-            "certified ε (log-odds)": by_log_odds.epsilon,
-            "certified ε (KDE, loss)": kde.epsilon_,
+            "certified ε (−loss)": by_loss.epsilon_lower_bound,
+            "certified ε (log-odds)": by_log_odds.epsilon_lower_bound,
+            "certified ε (KDE, loss)": kde.epsilon_lower_bound_,
             "p-value (no leak)": kde.p_value_,
             "held-out advantage": held_out,
-            "U_N (estimate)": kde.advantage_,
+            "U_N (estimate)": kde.advantage_estimate_,
         }
     )
 table = pd.DataFrame(rows).set_index("model")

@@ -69,8 +69,8 @@ for name, query in queries.items():
         (
             name,
             est.n_features_in_,
-            est.advantage_,
-            est.advantage_interval_,
+            est.advantage_estimate_,
+            est.advantage_estimate_interval_,
             held_out.mean(),
             held_out.std(),
         )

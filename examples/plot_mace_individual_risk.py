@@ -57,8 +57,8 @@ advantage = KDEAdvantageEstimator(random_state=SEED).fit(Q, m)
 
 print(
     f"\nJS-GAN on {len(train)} digits, {is_corrupted.sum()} of them with a white box; "
-    f"query D(z); population U_N = {advantage.advantage_:.3f} "
-    f"[{advantage.advantage_interval_[0]:.3f}, {advantage.advantage_interval_[1]:.3f}]"
+    f"query D(z); population U_N = {advantage.advantage_estimate_:.3f} "
+    "[{:.3f}, {:.3f}]".format(*advantage.advantage_estimate_interval_)
 )
 print(
     f"{'training images':<16} {'n':>4} {'mean risk':>10} {'mean 95% interval':>20} "

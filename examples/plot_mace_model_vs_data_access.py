@@ -79,8 +79,8 @@ for name, query in queries.items():
     held_out = cross_val_score(KDEAdvantageEstimator(random_state=SEED), Q, m, cv=cv)
     results[name] = dict(
         Q=Q[:, 0],
-        U=est.advantage_,
-        interval=est.advantage_interval_,
+        U=est.advantage_estimate_,
+        interval=est.advantage_estimate_interval_,
         held_out=held_out.mean(),
         heuristic=membership_advantage(m, heuristics[name](Q[:, 0])),
     )

@@ -51,7 +51,14 @@ for name, query in queries.items():
     est = KDEAdvantageEstimator(random_state=SEED).fit(Q, m)
     held_out = cross_val_score(KDEAdvantageEstimator(random_state=SEED), Q, m, cv=cv)
     rows.append(
-        (name, Q.shape[1], est.advantage_, est.advantage_interval_, held_out.mean(), held_out.std())
+        (
+            name,
+            Q.shape[1],
+            est.advantage_estimate_,
+            est.advantage_estimate_interval_,
+            held_out.mean(),
+            held_out.std(),
+        )
     )
 
 print(

@@ -42,11 +42,11 @@ for size in SIZES:
     for draw in range(N_DRAWS):
         synthetic = gan.sample(size, random_state=1000 * draw + size)
         Q = NearestSyntheticDistance(synthetic).fit_transform(records)
-        values.append(KDEAdvantageEstimator(random_state=SEED).fit(Q, m).advantage_)
+        values.append(KDEAdvantageEstimator(random_state=SEED).fit(Q, m).advantage_estimate_)
     results.append((size, np.mean(values), np.std(values)))
 
 half_width = KDEAdvantageEstimator().fit(Q, m)
-lo, hi = half_width.advantage_interval_
+lo, hi = half_width.advantage_estimate_interval_
 print(
     f"\nJS-GAN on {is_member.sum()} digits; query: nearest-synthetic distance; "
     f"{m.sum()} members vs {(1 - m).sum()} non-members"

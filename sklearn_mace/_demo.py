@@ -67,6 +67,21 @@ def make_demo_tables(random_state=0):
     return members, non_members, reference, releases
 
 
+def write_demo_inputs(folder, random_state=0):
+    """Write the demo's tables as CSV under ``folder``; returns them as DataFrames."""
+    members, non_members, reference, releases = make_demo_tables(random_state)
+    folder.mkdir(parents=True, exist_ok=True)
+    tables = {
+        "members": members,
+        "non_members": non_members,
+        "reference": reference,
+        **{f"synthetic_{k}": v for k, v in releases.items()},
+    }
+    for name, frame in tables.items():
+        frame.to_csv(folder / f"{name}.csv", index=False)
+    return members, non_members, reference, releases
+
+
 def run_demo(out="mace-output/demo", random_state=0, verbose=True):
     """Audit the two demo releases, write the report under ``out`` and print the summary."""
     from pathlib import Path
@@ -75,17 +90,8 @@ def run_demo(out="mace-output/demo", random_state=0, verbose=True):
     from .report._summary import print_summary
 
     out = Path(out)
-    members, non_members, reference, releases = make_demo_tables(random_state)
     inputs = out / "inputs"
-    inputs.mkdir(parents=True, exist_ok=True)
-    tables = {
-        "members": members,
-        "non_members": non_members,
-        "reference": reference,
-        **{f"synthetic_{k}": v for k, v in releases.items()},
-    }
-    for name, frame in tables.items():
-        frame.to_csv(inputs / f"{name}.csv", index=False)
+    members, non_members, reference, releases = write_demo_inputs(inputs, random_state)
     print(
         "sklearn-mace demo: breast cancer, a leaky (overfit 100-component mixture) and a "
         "safer (3-component mixture) synthetic release"

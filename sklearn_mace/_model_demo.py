@@ -85,10 +85,9 @@ def run_model_demo(
     ``sizes`` (members, hold-out, population rows) exists so that the tests can run a smaller
     copy of the demo; the command line always uses the default.
     """
-    from .report import AuditInputError
-    from .report._model_battery import audit_model
-    from .report._model_html import print_model_summary, write_model_report
-    from .report._model_io import MODELS_EXTRA, load_estimator, load_model
+    from .report import AuditInputError, audit_model, load_model, write_report
+    from .report._model_io import MODELS_EXTRA, load_estimator
+    from .report._summary import print_summary
 
     try:
         import skl2onnx  # noqa: F401
@@ -123,8 +122,7 @@ def run_model_demo(
         random_state=random_state,
         verbose=verbose,
     )
-    paths = write_model_report(result, out)
-    print_model_summary(result, paths)
+    print_summary(result, write_report(result, out))
     print(
         f"the same from files: sklearn-mace audit-model --model overfit={files['overfit']} "
         f"regularised={files['regularised']} --shadow-estimator "

@@ -10,10 +10,9 @@ from numbers import Integral, Real
 import numpy as np
 from imblearn.base import BaseSampler
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, validate_params
-from sklearn.utils.validation import _num_samples
 
 from ._validation import check_prior, validate_membership
+from .utils._sklearn_compat import Interval, _num_samples, validate_params
 
 __all__ = ["PriorSampler", "membership_experiment"]
 

@@ -52,9 +52,13 @@ def test_u_n_two_gaussians_at_p_half_is_total_variation(rng):
     Q, m = two_gaussians(rng, 40_000, 40_000)
     est = KDEAdvantageEstimator(device="cpu").fit(Q, m)
     assert est.integration_ == "grid"
-    assert est.advantage_ == pytest.approx(2 * norm.cdf(0.5) - 1, abs=0.012)
-    assert est.advantage_interval_[0] <= 2 * norm.cdf(0.5) - 1 <= est.advantage_interval_[1]
-    assert est.baseline_advantage_ == pytest.approx(0.0, abs=1e-12)
+    assert est.advantage_estimate_ == pytest.approx(2 * norm.cdf(0.5) - 1, abs=0.012)
+    assert (
+        est.advantage_estimate_interval_[0]
+        <= 2 * norm.cdf(0.5) - 1
+        <= est.advantage_estimate_interval_[1]
+    )
+    assert est.trivial_advantage_ == pytest.approx(0.0, abs=1e-12)
 
 
 def test_u_n_two_gaussians_at_p_0_3_by_numerical_integration(rng):
@@ -65,18 +69,18 @@ def test_u_n_two_gaussians_at_p_0_3_by_numerical_integration(rng):
     Q, m = two_gaussians(rng, 24_000, 56_000)
     est = KDEAdvantageEstimator(device="cpu").fit(Q, m)
     assert est.prior_ == pytest.approx(0.3)
-    assert est.advantage_ == pytest.approx(truth, abs=0.012)
-    assert est.baseline_advantage_ == pytest.approx(0.4)
+    assert est.advantage_estimate_ == pytest.approx(truth, abs=0.012)
+    assert est.trivial_advantage_ == pytest.approx(0.4)
 
 
 def test_u_n_prior_decoupled_from_a_balanced_sample(rng):
     # A balanced sample reporting at p = 0.3 estimates the same integral as above.
     Q, m = two_gaussians(rng, 40_000, 40_000)
     est = KDEAdvantageEstimator(prior=0.3, device="cpu").fit(Q, m)
-    assert est.advantage_ == pytest.approx(optimal_advantage_two_gaussians(0.3), abs=0.012)
+    assert est.advantage_estimate_ == pytest.approx(optimal_advantage_two_gaussians(0.3), abs=0.012)
     # McDiarmid with N₁ ≠ pN: sqrt(2 (p²/N₁ + (1−p)²/N₂) log(2/δ)).
     half = np.sqrt(2 * (0.09 / 40_000 + 0.49 / 40_000) * np.log(2 / 0.05))
-    assert est.advantage_interval_[1] - est.advantage_ == pytest.approx(half)
+    assert est.advantage_estimate_interval_[1] - est.advantage_estimate_ == pytest.approx(half)
 
 
 def test_mcdiarmid_half_width_is_the_paper_formula_under_experiment_2():
@@ -94,8 +98,8 @@ def test_w_n_randomized_response_is_tanh_and_recovers_epsilon(eps, rng):
     Q, m = randomized_response(rng, 80_000, eps)
     est = KDEAdvantageEstimator(discrete=True, prior=0.5).fit(Q, m)
     assert est.integration_ == "histogram"
-    assert est.advantage_ == pytest.approx(np.tanh(eps / 2), abs=0.015)
-    assert est.epsilon_ == pytest.approx(eps, abs=0.08)
+    assert est.advantage_estimate_ == pytest.approx(np.tanh(eps / 2), abs=0.015)
+    assert est.epsilon_lower_bound_ == pytest.approx(eps, abs=0.08)
 
 
 def test_w_n_with_bins_matches_the_binned_truth(rng):
@@ -106,7 +110,7 @@ def test_w_n_with_bins_matches_the_binned_truth(rng):
     truth = np.abs(0.5 * np.diff(norm.cdf(edges - 1)) - 0.5 * np.diff(norm.cdf(edges))).sum()
     Q, m = two_gaussians(rng, 30_000, 30_000)
     est = KDEAdvantageEstimator(bins=[edges]).fit(Q, m)
-    assert est.advantage_ == pytest.approx(truth, abs=0.02)
+    assert est.advantage_estimate_ == pytest.approx(truth, abs=0.02)
 
 
 def test_monte_carlo_agrees_with_the_grid_on_the_same_u_n(rng):
@@ -119,7 +123,9 @@ def test_monte_carlo_agrees_with_the_grid_on_the_same_u_n(rng):
     ).fit(Q, m)
     assert grid.integration_ == "grid" and mc.integration_ == "monte_carlo"
     assert 0 < mc.mc_standard_error_ < 0.5 / np.sqrt(20_000)
-    assert abs(mc.advantage_ - grid.advantage_) <= 4 * mc.mc_standard_error_ + 1e-4
+    assert (
+        abs(mc.advantage_estimate_ - grid.advantage_estimate_) <= 4 * mc.mc_standard_error_ + 1e-4
+    )
 
 
 def test_monte_carlo_in_3d_against_closed_form(rng):
@@ -131,7 +137,7 @@ def test_monte_carlo_in_3d_against_closed_form(rng):
         bandwidth="scott", feature_map=None, random_state=0, n_mc_samples=5000, device="cpu"
     ).fit(Q, m)
     assert est.integration_ == "monte_carlo"
-    assert est.advantage_ == pytest.approx(2 * norm.cdf(0.5) - 1, abs=0.035)
+    assert est.advantage_estimate_ == pytest.approx(2 * norm.cdf(0.5) - 1, abs=0.035)
 
 
 def test_score_is_held_out_advantage_not_u_n(rng):
@@ -143,7 +149,7 @@ def test_score_is_held_out_advantage_not_u_n(rng):
     Q, m = two_gaussians(rng, 2000, 2000)
     Q_test, m_test = two_gaussians(rng, 2000, 2000)
     spiky = KDEAdvantageEstimator(bandwidth=1e-3, device="cpu").fit(Q, m)
-    assert spiky.advantage_ > 2 * norm.cdf(0.5) - 1 + 0.1
+    assert spiky.advantage_estimate_ > 2 * norm.cdf(0.5) - 1 + 0.1
     assert spiky.score(Q_test, m_test) <= 2 * norm.cdf(0.5) - 1 + 0.03
     search = GridSearchCV(KDEAdvantageEstimator(device="cpu"), {"bandwidth": [1e-3, 0.3]}, cv=3)
     search.fit(Q, m)
@@ -160,7 +166,7 @@ def test_individual_risks_of_fitted_records(rng):
     np.testing.assert_allclose(est.individual_risk_, est.individual_risk(Q))
     # Thm 1.2: Adv_p = E|f_p(z)|; the in-sample mean of the risks estimates it too. Over
     # 12 seeds it was below U_N by 0.010 ± 0.0024 (max 0.014): 0.025 is that plus 6 SD.
-    assert est.individual_risk_.mean() == pytest.approx(est.advantage_, abs=0.025)
+    assert est.individual_risk_.mean() == pytest.approx(est.advantage_estimate_, abs=0.025)
     risk, lower, upper = est.individual_risk(Q[:5], return_interval=True)
     assert np.all((lower <= risk) & (risk <= upper))
 
@@ -169,7 +175,11 @@ def _mcdiarmid_coverage(rng, reps):
     truth, hits = 2 * norm.cdf(0.5) - 1, 0
     for _ in range(reps):
         Q, m = two_gaussians(rng, 1000, 1000)
-        lo, hi = KDEAdvantageEstimator(device="cpu", confidence=0.9).fit(Q, m).advantage_interval_
+        lo, hi = (
+            KDEAdvantageEstimator(device="cpu", confidence=0.9)
+            .fit(Q, m)
+            .advantage_estimate_interval_
+        )
         hits += lo <= truth <= hi
     return hits / reps
 
@@ -192,7 +202,11 @@ def test_w_n_interval_coverage_randomized_response(rng):
     truth, hits = np.tanh(0.5), 0
     for _ in range(200):
         Q, m = randomized_response(rng, 500, 1.0)
-        lo, hi = KDEAdvantageEstimator(discrete=True, confidence=0.9).fit(Q, m).advantage_interval_
+        lo, hi = (
+            KDEAdvantageEstimator(discrete=True, confidence=0.9)
+            .fit(Q, m)
+            .advantage_estimate_interval_
+        )
         hits += lo <= truth <= hi
     assert hits / 200 >= 0.9 - 0.03
 

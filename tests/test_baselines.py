@@ -1,28 +1,29 @@
 """DOMIAS §4 baselines as queries (GAN-leaks, LOGAN, MC) against hand-computable examples
-and the reference formulas (domias 0.0.5 ``baselines.py``); the deprecated stacked-row
-attacks they replace."""
+and the reference formulas (domias 0.0.5 ``baselines.py``), as the synthetic-data audit runs
+them."""
 
-import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
-from scipy.stats import rankdata
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_mace.attacks import (
-    GANLeaksAttack,
-    LOGANAttack,
-    MonteCarloAttack,
-    SyntheticDensityAttack,
-    stack_synthetic_reference,
-)
 from sklearn_mace.datasets import make_planted_leak
-from sklearn_mace.queries import GANLeaksQuery, LOGANQuery, MonteCarloQuery, SyntheticDensityQuery
-from sklearn_mace.report._attacks import ATTACKS, attack_scores
+from sklearn_mace.queries import GANLeaksQuery, LOGANQuery, MonteCarloQuery
+from sklearn_mace.report import _release
+from sklearn_mace.report._engine import Subject
 from tests._query_models import synthetic_of_width, with_check_width
+
+
+def _audit_scores(name, synthetic, reference, X):
+    """The scores of the synthetic-data audit's analysis ``name`` on the targets ``X``."""
+    engine = SimpleNamespace(inputs={"X_targets": X, "X_reference": reference})
+    (analysis,) = [a for a in _release.ANALYSES if a.name == name]
+    return analysis.compute(engine, Subject("release", {"synthetic": synthetic}), 0).score
+
 
 SYNTHETIC = np.array([[0.0, 0.0], [3.0, 4.0]])
 REFERENCE = np.array([[10.0, 10.0], [11.0, 11.0]])
@@ -101,7 +102,7 @@ def leaky():
 def test_mc_is_the_reference_formula(leaky):
     X, m, synthetic, reference = leaky
     expected = _reference_mc(X, synthetic)
-    ours = attack_scores(ATTACKS["MC (Hilprecht)"], synthetic, reference, X, 0)
+    ours = _audit_scores("MC (Hilprecht)", synthetic, reference, X)
     # 200 targets (even): ε² is a mean of two squared distances, equal to no row's own, so
     # the closed and the open ball agree on every row.
     np.testing.assert_allclose(ours, expected)
@@ -112,7 +113,7 @@ def test_gan_leaks_and_cal_are_the_reference_formulas(leaky):
     X, m, synthetic, reference = leaky
     ours0 = GANLeaksQuery(synthetic).fit_transform(X)[:, 0]
     np.testing.assert_allclose(np.exp(ours0), _reference_gan_leaks(X, synthetic), rtol=1e-9)
-    ours = attack_scores(ATTACKS["GAN-leaks CAL"], synthetic, reference, X, 0)
+    ours = _audit_scores("GAN-leaks CAL", synthetic, reference, X)
     expected = _reference_gan_leaks_cal(X, synthetic, reference)
     np.testing.assert_allclose(np.exp(ours), expected, rtol=1e-9)
     assert roc_auc_score(m, ours) == roc_auc_score(m, expected)
@@ -126,7 +127,7 @@ def test_mc_of_a_perfect_copy_release_is_maximally_leaky(rng):
     members, non_members = rng.normal(size=(60, 3)), rng.normal(size=(40, 3))
     X, m = np.vstack([members, non_members]), np.r_[np.ones(60), np.zeros(40)]
     query = MonteCarloQuery(members, weighting="count").fit(X)
-    assert query.epsilon_ == 0.0
+    assert query.radius_ == 0.0
     score = query.transform(X)[:, 0]
     np.testing.assert_allclose(score, m / 60)
     X, m = X[20:], m[20:]
@@ -153,59 +154,5 @@ def test_battery_attacks_are_linear_in_the_synthetic_rows(monkeypatch, leaky):
     for name in ("nearest_sq_distances", "count_within_radius"):
         monkeypatch.setattr(synthetic_module, name, spy(getattr(synthetic_module, name)))
     for name in ("MC (Hilprecht)", "GAN-leaks CAL"):
-        attack_scores(ATTACKS[name], synthetic, reference, X, 0)
+        _audit_scores(name, synthetic, reference, X)
     assert seen and set(seen) == {len(X)}
-
-
-# ---------------------------------------------------------------- deprecated attacks
-
-
-def _quiet(factory):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        return factory()
-
-
-@pytest.mark.parametrize(
-    "factory",
-    [
-        SyntheticDensityAttack,
-        MonteCarloAttack,
-        GANLeaksAttack,
-        LOGANAttack,
-        lambda: stack_synthetic_reference([[0.0]], [[1.0]]),
-    ],
-)
-def test_old_attacks_are_deprecated(factory):
-    with pytest.warns(FutureWarning, match="deprecated.*removed in the next release"):
-        factory()
-
-
-@pytest.mark.parametrize(
-    ("old", "new"),
-    [
-        (
-            lambda: SyntheticDensityAttack(device="cpu"),
-            lambda syn, ref, X: SyntheticDensityQuery(syn, device="cpu"),
-        ),
-        (
-            lambda: MonteCarloAttack(radius=1.0, device="cpu"),
-            lambda syn, ref, X: MonteCarloQuery(syn, epsilon=1.0, weighting="count"),
-        ),
-        (lambda: GANLeaksAttack(device="cpu"), lambda syn, ref, X: GANLeaksQuery(syn)),
-        (
-            lambda: GANLeaksAttack(calibrated=True, device="cpu"),
-            lambda syn, ref, X: GANLeaksQuery(syn, ref, metric="euclidean"),
-        ),
-        (
-            lambda: LOGANAttack(LogisticRegression()),
-            lambda syn, ref, X: LOGANQuery(syn, ref, classifier=LogisticRegression()),
-        ),
-    ],
-)
-def test_old_attack_ranks_equal_the_new_query(old, new, leaky):
-    X, _, synthetic, reference = leaky
-    attack = _quiet(old)
-    _quiet(lambda: attack.fit_synthetic_reference(synthetic, reference))
-    Q = new(synthetic, reference, X).fit_transform(X)[:, 0]
-    np.testing.assert_array_equal(rankdata(attack.decision_function(X)), rankdata(Q))

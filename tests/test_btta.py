@@ -388,7 +388,7 @@ def test_agrees_with_bayes_optimal_histogram_attack(partition, rng):
     np.testing.assert_array_equal(mace.predict(Q_new[:, columns]), btta.predict(Q_new))
     # MACE Thm 5: W_N = sum |p r - (1-p) q| over the cells = 2 * (Bayes accuracy) - 1,
     # the advantage of (C)BTTA's expected accuracy under the same fitted statistics.
-    w_n = KDEAdvantageEstimator(discrete=True, prior=0.3).fit(Q[:, columns], m).advantage_
+    w_n = KDEAdvantageEstimator(discrete=True, prior=0.3).fit(Q[:, columns], m).advantage_estimate_
     assert w_n == pytest.approx(2 * btta.expected_accuracy_ - 1, abs=1e-12)
 
 

@@ -19,7 +19,7 @@ from sklearn.neural_network import MLPClassifier
 from sklearn_mace import KDEAdvantageEstimator
 from sklearn_mace.estimation import certified_advantage, crossfit_p_value
 from sklearn_mace.estimation._certify import one_sided_clopper_pearson_lower
-from sklearn_mace.metrics import epsilon_lower_bound
+from sklearn_mace.metrics import epsilon_from_advantage
 
 ALPHA = 0.05
 
@@ -102,9 +102,11 @@ def _null_claims(rng, kind, d, n, runs):
     for seed in range(runs):
         Q, m = null_query(rng, kind, n, d)
         est = fit(Q, m, seed)
-        claims += est.advantage_lower_bound_ > est.baseline_advantage_
+        claims += est.advantage_lower_bound_ > est.trivial_advantage_
         small_p += est.p_value_ <= ALPHA
-        assert est.epsilon_ == 0.0 or est.advantage_lower_bound_ > est.baseline_advantage_
+        assert (
+            est.epsilon_lower_bound_ == 0.0 or est.advantage_lower_bound_ > est.trivial_advantage_
+        )
     return claims, small_p
 
 
@@ -150,7 +152,7 @@ def test_null_at_a_low_prior_certifies_only_the_trivial_advantage(rng):
     Q, m = null_query(rng, "lognormal", 300, 2)
     est = fit(Q, m, 0, prior=0.05)
     assert est.advantage_lower_bound_ == pytest.approx(0.9)
-    assert est.epsilon_ == 0.0
+    assert est.epsilon_lower_bound_ == 0.0
 
 
 def test_u_n_bias_on_null_data_meets_its_targets(rng):
@@ -159,7 +161,9 @@ def test_u_n_bias_on_null_data_meets_its_targets(rng):
     # measured over 6 seeds: mean 0.017 / 0.026 / 0.045, per-seed SD 0.008 / 0.004 / 0.018 at
     # d = 1 / 2 / 8, so the targets are > 3 SDs of a 3-seed mean away.
     for d, target in [(1, 0.05), (2, 0.05), (8, 0.15)]:
-        values = [fit(*null_query(rng, "gaussian", 500, d), seed).advantage_ for seed in range(3)]
+        values = [
+            fit(*null_query(rng, "gaussian", 500, d), seed).advantage_estimate_ for seed in range(3)
+        ]
         assert np.mean(values) <= target, (d, values)
 
 
@@ -190,7 +194,7 @@ def test_randomized_response_bound_is_below_the_truth_and_tight(eps):
     assert runs - below <= allowed_claims(runs)
     Q, m = randomized_response(np.random.default_rng(99), 4000, eps)
     est = fit(Q, m, 0, discrete=True)
-    assert eps / 2 <= est.epsilon_ <= eps
+    assert eps / 2 <= est.epsilon_lower_bound_ <= eps
     assert est.p_value_ < 1e-6
 
 
@@ -240,7 +244,7 @@ def test_monotone_maps_of_the_query_give_the_same_numbers(rng):
     for mapped in (np.exp(3 * Q), Q**3, np.c_[np.exp(Q[:, 0]), -Q[:, 1]]):
         est = fit(mapped, m, 0)
         # the quantile map interpolates in the query's own units: rounding moves U_N ~1e-5
-        assert est.advantage_ == pytest.approx(reference.advantage_, abs=1e-4)
+        assert est.advantage_estimate_ == pytest.approx(reference.advantage_estimate_, abs=1e-4)
         assert est.advantage_lower_bound_ == pytest.approx(reference.advantage_lower_bound_)
 
 
@@ -262,10 +266,10 @@ def test_overfit_classifier_loss_sqrt_and_log_agree_and_are_not_inflated():
     # square root and its log (truth ≈ 0.12: the best loss threshold reaches 0.12-0.13).
     loss, m = _overfit_losses()
     fits = [fit(q[:, None], m, 0) for q in (loss, np.sqrt(loss), np.log(loss))]
-    values = [f.advantage_ for f in fits]
+    values = [f.advantage_estimate_ for f in fits]
     assert max(values) - min(values) <= 0.06 and max(values) <= 0.20, values
     assert all(f.advantage_lower_bound_ <= 0.2 for f in fits)
-    assert all(f.epsilon_ <= epsilon_lower_bound(0.2) for f in fits)
+    assert all(f.epsilon_lower_bound_ <= epsilon_from_advantage(0.2) for f in fits)
 
 
 # --- individual risks: in-sample ones are inflated, held-out ones are not -------------------
@@ -303,5 +307,9 @@ def test_a_fixed_bandwidth_and_histograms_are_certified_by_cross_fitting_them(rn
     for params in ({"bandwidth": "scott", "feature_map": None}, {"bins": 10}):
         est = fit(Q, m, 0, **params)
         assert 0.1 < est.advantage_lower_bound_ <= 2 * norm.cdf(0.5) - 1
-        assert est.epsilon_ == pytest.approx(epsilon_lower_bound(est.advantage_lower_bound_))
-        assert est.epsilon_estimate_ == pytest.approx(epsilon_lower_bound(est.advantage_))
+        assert est.epsilon_lower_bound_ == pytest.approx(
+            epsilon_from_advantage(est.advantage_lower_bound_)
+        )
+        assert est.epsilon_estimate_ == pytest.approx(
+            epsilon_from_advantage(est.advantage_estimate_)
+        )

@@ -66,7 +66,7 @@ def test_sklearn_outputs_match_direct_computation(iris_model):
         "loss",
         "proba",
     )
-    query = ClassifierQuery(model, outputs).fit(np.column_stack([X, y]))
+    query = ClassifierQuery(model, outputs=outputs).fit(np.column_stack([X, y]))
     Q = query.transform(np.column_stack([X, y]))
     proba = model.predict_proba(X)
     rows = np.arange(y.size)
@@ -113,16 +113,16 @@ def test_unknown_labels_warn_and_get_zero_confidence(iris_model):
     model, X, y = iris_model
     records = np.column_stack([X[:4], [0, 1, 7, 2.5]])
     with pytest.warns(UserWarning, match="2 of 4 true labels are not among"):
-        Q = ClassifierQuery(model, ("correct", "true_label_confidence", "loss")).fit_transform(
-            records
-        )
+        Q = ClassifierQuery(
+            model, outputs=("correct", "true_label_confidence", "loss")
+        ).fit_transform(records)
     np.testing.assert_array_equal(Q[2:, :2], 0)
     assert np.isfinite(Q[:, 2]).all()
 
 
 def test_clone_keeps_the_fitted_target(iris_model):
     model, X, y = iris_model
-    query = ClassifierQuery(model, ("correct",))
+    query = ClassifierQuery(model, outputs=("correct",))
     cloned = clone(query)
     assert cloned.model is model and cloned is not query
     cloned.fit_transform(np.column_stack([X, y]))
@@ -136,11 +136,11 @@ def test_bad_models_and_outputs(iris_model):
     with pytest.raises(TypeError, match="model must be"):
         ClassifierQuery(object()).fit(records)
     with pytest.raises(ValueError, match="unknown"):
-        ClassifierQuery(model, ("correct", "margin")).fit(records)
+        ClassifierQuery(model, outputs=("correct", "margin")).fit(records)
     with pytest.raises(ValueError, match="twice"):
-        ClassifierQuery(model, ("loss", "loss")).fit(records)
+        ClassifierQuery(model, outputs=("loss", "loss")).fit(records)
     with pytest.raises(ValueError, match="torch module"):
-        ClassifierQuery(model, ("activations",), layer="0").fit(records)
+        ClassifierQuery(model, outputs=("activations",), layer="0").fit(records)
     with pytest.raises(ValueError, match="at least 2"):
         ClassifierQuery(model).fit(y[:, None])
 
@@ -158,7 +158,7 @@ def test_torch_module_probabilities_and_activations():
     before = {k: v.clone() for k, v in net.state_dict().items()}
     X, y = load_iris(return_X_y=True)
     query = ClassifierQuery(
-        net, ("proba", "activations", "correct"), layer="1", batch_size=64, device="cpu"
+        net, outputs=("proba", "activations", "correct"), layer="1", batch_size=64, device="cpu"
     )
     Q = query.fit_transform(np.column_stack([X, y]))
     with torch.no_grad():
@@ -174,15 +174,15 @@ def test_torch_module_probabilities_and_activations():
     for key, value in net.state_dict().items():
         assert torch.equal(value, before[key])
     with pytest.raises(ValueError, match="not a sub-module"):
-        ClassifierQuery(net, ("activations",), layer="nope").fit(np.column_stack([X, y]))
+        ClassifierQuery(net, outputs=("activations",), layer="nope").fit(np.column_stack([X, y]))
     with pytest.raises(ValueError, match="layer="):
-        ClassifierQuery(net, ("activations",)).fit(np.column_stack([X, y]))
+        ClassifierQuery(net, outputs=("activations",)).fit(np.column_stack([X, y]))
 
 
 def test_torch_single_logit_is_binary():
     net = torch.nn.Linear(2, 1).double()
     X = np.array([[0.0, 0.0], [1.0, -1.0], [3.0, 2.0]])
-    query = ClassifierQuery(net, ("proba",), device="cpu")
+    query = ClassifierQuery(net, outputs=("proba",), device="cpu")
     Q = query.fit_transform(np.column_stack([X, [0, 1, 1]]))
     with torch.no_grad():
         positive = torch.sigmoid(net(torch.as_tensor(X))).numpy().ravel()
@@ -202,7 +202,7 @@ def test_skorch_net():
         train_split=None,
         verbose=0,
     ).fit(X, y)
-    query = ClassifierQuery(net, ("proba", "predicted_label", "activations"), layer="1")
+    query = ClassifierQuery(net, outputs=("proba", "predicted_label", "activations"), layer="1")
     Q = query.fit_transform(np.column_stack([X, y]))
     np.testing.assert_allclose(Q[:, :3], net.predict_proba(X), rtol=1e-6)
     np.testing.assert_array_equal(Q[:, 3], net.predict(X))
@@ -224,7 +224,9 @@ def test_torch_module_runs_in_eval_mode_and_each_submodule_mode_is_restored():
     net.train()
     net[0].eval()  # a mixed state: restored submodule by submodule, not from the parent's
     X, y = load_iris(return_X_y=True)
-    Q = ClassifierQuery(net, ("proba",), device="cpu").fit_transform(np.column_stack([X, y]))
+    Q = ClassifierQuery(net, outputs=("proba",), device="cpu").fit_transform(
+        np.column_stack([X, y])
+    )
     with torch.no_grad():
         proba = torch.softmax(net[0](torch.as_tensor(X)), dim=1).numpy()
     np.testing.assert_allclose(Q, proba, rtol=1e-12)  # dropout was off
@@ -251,7 +253,7 @@ class _Constant(torch.nn.Module):
 def test_non_finite_or_out_of_range_probabilities_are_errors(value, torch_output, what):
     # NaN logits, or "probabilities" above 1, used to flow silently into every output
     X, y = load_iris(return_X_y=True)
-    query = ClassifierQuery(_Constant(value), ("loss",), torch_output=torch_output)
+    query = ClassifierQuery(_Constant(value), outputs=("loss",), torch_output=torch_output)
     with pytest.raises(ValueError, match=f"{what} that are not finite numbers.*torch_output"):
         query.fit(np.column_stack([X, y]))
 
@@ -260,7 +262,7 @@ def test_device_auto_falls_back_to_cpu_in_place(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     net = _torch_net()
     X, y = load_iris(return_X_y=True)
-    query = ClassifierQuery(net, ("proba",)).fit(np.column_stack([X, y]))
+    query = ClassifierQuery(net, outputs=("proba",)).fit(np.column_stack([X, y]))
     assert query.device_ == torch.device("cpu")
     assert query.module_ is net  # already there: used as is, not copied
 
@@ -271,8 +273,8 @@ def test_cuda_uses_a_copy_and_matches_cpu():
     X, y = load_iris(return_X_y=True)
     records = np.column_stack([X, y])
     outputs = ("proba", "activations")
-    on_gpu = ClassifierQuery(net, outputs, layer="1", device="cuda").fit(records)
-    on_cpu = ClassifierQuery(net, outputs, layer="1", device="cpu").fit(records)
+    on_gpu = ClassifierQuery(net, outputs=outputs, layer="1", device="cuda").fit(records)
+    on_cpu = ClassifierQuery(net, outputs=outputs, layer="1", device="cpu").fit(records)
     assert next(net.parameters()).device.type == "cpu"  # the user's module is not moved
     np.testing.assert_allclose(on_gpu.transform(records), on_cpu.transform(records), rtol=1e-9)
 
@@ -317,7 +319,7 @@ def test_loss_of_a_confident_member_is_exact_not_rounded():
     logits = np.column_stack([np.zeros(3), np.log1p(-tails) - np.log(tails)])
     query = ClassifierQuery(
         _FixedLogits(logits),
-        ("loss", "true_label_log_odds", "true_label_confidence"),
+        outputs=("loss", "true_label_log_odds", "true_label_confidence"),
         device="cpu",
     )
     Q = query.fit_transform(_fixed_logit_records(logits, np.ones(3)))
@@ -336,7 +338,7 @@ def test_log_space_outputs_match_a_400_digit_reference(n_classes):
     logits = rng.normal(size=(40, n_classes)) * np.geomspace(0.1, 80, 40)[:, None]
     labels = rng.integers(0, n_classes, size=40)
     outputs = ("log_proba", "loss", "true_label_log_odds", "proba_log_ratios", "logits")
-    query = ClassifierQuery(_FixedLogits(logits), outputs, device="cpu")
+    query = ClassifierQuery(_FixedLogits(logits), outputs=outputs, device="cpu")
     Q = query.fit_transform(_fixed_logit_records(logits, labels))
     log_proba, loss, log_odds = _mp_reference(logits, labels)
     k = n_classes
@@ -351,7 +353,7 @@ def test_log_space_outputs_match_a_400_digit_reference(n_classes):
 def test_proba_log_ratios_are_a_bijection_of_the_probability_vector(iris_model):
     model, X, y = iris_model
     records = np.column_stack([X, y])
-    query = ClassifierQuery(model, ("proba_log_ratios", "proba")).fit(records)
+    query = ClassifierQuery(model, outputs=("proba_log_ratios", "proba")).fit(records)
     Q = query.transform(records)
     ratios, proba = Q[:, :2], Q[:, 2:]
     # the inverse map: p = softmax([r, 0])
@@ -384,11 +386,11 @@ def test_three_class_log_ratios_feed_the_advantage_estimator(bandwidth):
     model.fit(X[members], y[members])
     records = np.column_stack([X[order], y[order]])
     m = (np.arange(y.size) < 89).astype(int)
-    Q = ClassifierQuery(model, ("proba_log_ratios", "proba")).fit_transform(records)
+    Q = ClassifierQuery(model, outputs=("proba_log_ratios", "proba")).fit_transform(records)
     assert Q.shape == (y.size, 5) and np.isfinite(Q).all()
     params = {"bandwidth": bandwidth, "feature_map": None, "cv": 3, "random_state": 0}
     estimator = KDEAdvantageEstimator(**params).fit(Q[:, :2], m)
-    assert 0 <= estimator.advantage_lower_bound_ <= estimator.advantage_ <= 1
+    assert 0 <= estimator.advantage_lower_bound_ <= estimator.advantage_estimate_ <= 1
     if bandwidth == "scott":
         with pytest.raises(ValueError, match="singular"):
             KDEAdvantageEstimator(**params).fit(Q[:, 2:], m)
@@ -401,7 +403,7 @@ def test_sklearn_logits_come_from_decision_function_and_keep_the_tail():
     y = np.r_[np.zeros(100), np.ones(100), 0, 1]
     model = LogisticRegression(max_iter=1000).fit(X, y)
     records = np.column_stack([X, y])
-    query = ClassifierQuery(model, ("loss", "true_label_log_odds", "logits")).fit(records)
+    query = ClassifierQuery(model, outputs=("loss", "true_label_log_odds", "logits")).fit(records)
     Q = query.transform(records)
     z = model.decision_function(X)
     assert query.log_proba_source_ == "logits" and query.n_logits_ == 1
@@ -428,7 +430,7 @@ def test_mlp_logits_are_its_output_layer(in_pipeline):
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(X, y)
     records = np.column_stack([X, y])
-    query = ClassifierQuery(model, ("logits", "log_proba", "proba")).fit(records)
+    query = ClassifierQuery(model, outputs=("logits", "log_proba", "proba")).fit(records)
     Q = query.transform(records)
     assert query.log_proba_source_ == "logits"
     inputs = model[:-1].transform(X) if in_pipeline else X
@@ -448,15 +450,15 @@ def test_models_without_logits_use_their_log_proba_and_refuse_logits():
     ovr = SGDClassifier(loss="log_loss", random_state=0).fit(X, y)
     knn = KNeighborsClassifier(n_neighbors=1).fit(X[::2], y[::2])
     for model, source in ((ovr, "log_proba"), (knn, "proba")):
-        query = ClassifierQuery(model, ("log_proba", "loss")).fit(records)
+        query = ClassifierQuery(model, outputs=("log_proba", "loss")).fit(records)
         assert query.log_proba_source_ == source
         with pytest.raises(ValueError, match="'log_proba', or 'proba_log_ratios'"):
-            ClassifierQuery(model, ("logits",)).fit(records)
+            ClassifierQuery(model, outputs=("logits",)).fit(records)
     floor = np.log(np.finfo(float).tiny)
-    Q = ClassifierQuery(ovr, ("log_proba",)).fit_transform(records)
+    Q = ClassifierQuery(ovr, outputs=("log_proba",)).fit_transform(records)
     np.testing.assert_array_equal(Q, np.maximum(ovr.predict_log_proba(X), floor))
     # 1-NN probabilities are 0 or 1: a probability of exactly 0 is floored at log(tiny)
-    Q = ClassifierQuery(knn, ("loss", "true_label_log_odds")).fit_transform(records)
+    Q = ClassifierQuery(knn, outputs=("loss", "true_label_log_odds")).fit_transform(records)
     wrong = knn.predict(X) != y
     assert wrong.any()
     np.testing.assert_allclose(Q[wrong, 0], -floor)
@@ -467,7 +469,7 @@ def test_models_without_logits_use_their_log_proba_and_refuse_logits():
 def test_naive_bayes_logits_are_its_joint_log_likelihoods():
     X, y = load_iris(return_X_y=True)
     nb = GaussianNB().fit(X, y)
-    query = ClassifierQuery(nb, ("logits", "loss")).fit(np.column_stack([X, y]))
+    query = ClassifierQuery(nb, outputs=("logits", "loss")).fit(np.column_stack([X, y]))
     assert query.log_proba_source_ == "logits"
     Q = query.transform(np.column_stack([X, y]))
     joint = nb.predict_joint_log_proba(X)
@@ -483,13 +485,15 @@ def test_torch_probability_module_has_no_logits():
     X, y = load_iris(return_X_y=True)
     net = torch.nn.Sequential(_torch_net(), torch.nn.Softmax(dim=1))
     records = np.column_stack([X, y])
-    query = ClassifierQuery(net, ("log_proba",), torch_output="proba", device="cpu").fit(records)
+    query = ClassifierQuery(net, outputs=("log_proba",), torch_output="proba", device="cpu").fit(
+        records
+    )
     assert query.log_proba_source_ == "proba" and query.n_logits_ == 0
     with torch.no_grad():
         expected = torch.log_softmax(net[0](torch.as_tensor(X)), dim=1).numpy()
     np.testing.assert_allclose(query.transform(records), expected, rtol=1e-12)
     with pytest.raises(ValueError, match="outputs='logits' needs"):
-        ClassifierQuery(net, ("logits",), torch_output="proba", device="cpu").fit(records)
+        ClassifierQuery(net, outputs=("logits",), torch_output="proba", device="cpu").fit(records)
 
 
 def test_skorch_logits_are_its_forward_output():
@@ -504,7 +508,7 @@ def test_skorch_logits_are_its_forward_output():
         train_split=None,
         verbose=0,
     ).fit(X, y)
-    query = ClassifierQuery(net, ("logits", "loss"))
+    query = ClassifierQuery(net, outputs=("logits", "loss"))
     Q = query.fit_transform(np.column_stack([X, y]))
     assert query.log_proba_source_ == "logits"
     logits = net.forward(X, training=False)

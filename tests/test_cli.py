@@ -6,6 +6,7 @@ import pytest
 
 from sklearn_mace.cli import main
 from sklearn_mace.report import AuditInputError, audit, encode_tables
+from sklearn_mace.report._release import EXACT_NAME, MACE_BAYES, MACE_BEST
 from tests.audit_data import audit_tables
 
 RELEASES = ("leaky", "safe")
@@ -92,37 +93,46 @@ def test_writes_report_csvs_and_figures_only_under_out(audited):
 
 def test_summary_certifies_the_planted_leak_and_not_the_safe_release(audited):
     summary = pd.read_csv(audited["out"] / "summary.csv")
-    assert set(summary["release"]) == set(RELEASES)
-    assert len(summary) == 2 * 5  # MACE + DOMIAS + MC + GAN-leaks CAL + exact copy per release
+    assert set(summary["subject"]) == set(RELEASES)
+    # MACE's Bayes rule and best-ε threshold, DOMIAS, MC, GAN-leaks CAL, exact copy, and the
+    # three points of the release-size figure, per release
+    assert len(summary) == 2 * 9 and (summary["role"] == "figure").sum() == 2 * 3
     assert (summary["status"] == "ok").all()
+    assert (summary["n_claims"] == 9).all()
+    assert summary["claim_confidence"].to_numpy() == pytest.approx(1 - 0.05 / 9)
     # every analysis carries a certified ε with the operating point it rests on
-    assert np.isfinite(summary["epsilon_at_least"]).all()
-    assert (summary["epsilon_at_least"] >= 0).all()
+    assert np.isfinite(summary["epsilon_lower_bound"]).all()
+    assert (summary["epsilon_lower_bound"] >= 0).all()
     assert summary[["fpr_upper", "fnr_upper"]].stack().between(0, 1).all()
     assert (summary["fpr_upper"] >= summary["fpr"]).all()
     assert (summary["fnr_upper"] >= summary["fnr"]).all()
-    mace = summary[summary["analysis"].str.startswith("MACE")].set_index("release")
+    by = summary.set_index(["subject", "analysis"])
     trivial = abs(2 * 40 / 70 - 1)  # 40 members, 30 non-member targets (30 are the reference)
+    assert summary["trivial_advantage"].to_numpy() == pytest.approx(trivial)
     # leaky: members sit 0.05·√3 from a synthetic copy, hold-out rows about 1 away, so
     # members and non-members separate almost perfectly: leakage must be certified
-    assert mace.loc["leaky", "optimal_advantage_at_least"] > trivial + 0.3
-    assert mace.loc["leaky", "p_value"] < 1e-6
-    # a perfect separation of the 20 members and 15 non-members left for evaluation after
-    # the split certifies at most ε ≈ 1.1 at 99 % per claim; ask for half of that
-    assert summary.loc[summary["release"] == "leaky", "epsilon_at_least"].max() > 0.5
+    bayes = by.loc[("leaky", MACE_BAYES.name)]
+    assert bayes["threshold_strategy"] == "explicit"
+    assert bayes["advantage_lower_bound"] > trivial + 0.3
+    assert bayes["p_value"] < 1e-6
+    assert by.loc[("leaky", MACE_BEST.name), "threshold_strategy"] == "split"
+    assert by.loc[("leaky", EXACT_NAME), "threshold_strategy"] == "explicit"
+    # a perfect separation of 40 members and 30 non-members certifies at most ε ≈ 1.9 at
+    # 1 − 0.05/9 per claim (Bayes rule, all targets); ask for half of that
+    assert summary.loc[summary["subject"] == "leaky", "epsilon_lower_bound"].max() > 0.9
     # safe: the release is independent of the members (truth: no leak). All certified
     # claims hold together at 95 %, so this fails for at most 5 % of seeds; seed 0 is fixed
-    safe = summary[summary["release"] == "safe"]
-    assert (safe["epsilon_at_least"] == 0).all()
-    assert mace.loc["safe", "optimal_advantage_at_least"] == pytest.approx(trivial)
-    assert mace[["advantage_estimate", "estimate_lower", "estimate_upper"]].notna().all(axis=None)
-    domias = summary[summary["analysis"].str.startswith("DOMIAS")].set_index("release")
-    assert domias.loc["leaky", "auc"] > 0.9
+    safe = summary[summary["subject"] == "safe"]
+    assert (safe["epsilon_lower_bound"] == 0).all()
+    assert safe["advantage_lower_bound"].to_numpy() == pytest.approx(trivial)
+    estimates = ["advantage_estimate", "advantage_estimate_low", "advantage_estimate_high"]
+    assert by.loc[("safe", MACE_BAYES.name), estimates].notna().all()
+    assert by.loc[("leaky", "DOMIAS (KDE, cross-validated bandwidth)"), "auc"] > 0.9
     printed = audited["printed"]
-    assert "hold together at 95% (each at 99.17%)" in printed  # Bonferroni over 6 claims
+    assert "hold together at 95% (Bonferroni: 9 claims each at 99.44%)" in printed
     assert "leaky: [leakage certified" in printed and "safe: [no leakage certified]" in printed
-    assert "MACE optimal" in printed and "GAN-leaks CAL" in printed
-    assert f"{mace.loc['leaky', 'optimal_advantage_at_least']:.3f}" in printed
+    assert "MACE Bayes rule" in printed and "GAN-leaks CAL" in printed
+    assert f"{bayes['advantage_lower_bound']:.3f}" in printed
     assert "column 'record_id' dropped" in printed
 
 
@@ -134,29 +144,35 @@ def test_cards_lead_with_certified_claims(audited):
     assert safe.startswith("low") and "no leakage certified" in safe
     # a member is named only where leakage is certified
     assert "most exposed member: row" in leaky
-    assert "most exposed member: row" not in safe and "no member is named" in safe
+    assert "most exposed member: row" not in safe and "no record is named" in safe
     for card in (leaky, safe):
         assert "at least" in card and "p = " in card
-        assert "estimate, not certified: U_N" in card
+        assert "estimate, not certified" in card and "U_N = " in card
+        assert "the largest of the 9 certified numbers of this card" in card
 
 
 def test_records_rank_members_first_by_heldout_posterior(audited):
     records = pd.read_csv(audited["out"] / "records.csv")
     assert len(records) == 2 * 70
-    score = "score: MACE optimal (nearest-synthetic distance)"
-    for _, per_release in records.groupby("release"):
-        assert per_release["rank"].tolist() == list(range(1, 71))
-        assert per_release["member"].tolist() == [1] * 40 + [0] * 30
-        for _, block in per_release.groupby("member"):
+    # the same first columns as the model audit's records.csv (tests/test_audit_model.py)
+    core = ["subject", "rank", "source", "row", "member", "site", "risk_estimate"]
+    assert list(records.columns[:9]) == [*core, "posterior_points_to", "exposed"]
+    score = f"score: {MACE_BAYES.name}"
+    assert f"score: {MACE_BEST.name}" not in records  # the same scores: one column
+    for _, per_subject in records.groupby("subject"):
+        assert per_subject["rank"].tolist() == list(range(1, 71))
+        assert per_subject["member"].tolist() == [1] * 40 + [0] * 30
+        for _, block in per_subject.groupby(["member", "exposed"]):
             assert block[score].is_monotonic_decreasing
-        side = np.where(per_release[score] > 0, "member", "non-member")
-        assert (per_release["posterior_points_to"] == side).all()
+        side = np.where(per_subject[score] > 0, "member", "non-member")
+        assert (per_subject["posterior_points_to"] == side).all()
     assert set(records["site"]) == {"north", "south", "east"}
-    assert records["heldout_risk"].between(0, 1).all()
+    assert records["risk_estimate"].between(0, 1).all()
     assert "risk_lower" not in records.columns  # in-sample intervals are not shown
     # leaky: every member is a near-copy; the held-out posterior must call it a member
-    leaky = records[(records["release"] == "leaky") & (records["member"] == 1)]
+    leaky = records[(records["subject"] == "leaky") & (records["member"] == 1)]
     assert (leaky["posterior_points_to"] == "member").mean() > 0.9
+    assert not records.loc[records["subject"] == "safe", "exposed"].any()
 
 
 def test_same_random_state_same_claims():
@@ -167,7 +183,6 @@ def test_same_random_state_same_claims():
     )
     pd.testing.assert_frame_equal(first.summary, second.summary)
     pd.testing.assert_frame_equal(first.records, second.records)
-    pd.testing.assert_frame_equal(first.releases[0].size_curve, second.releases[0].size_curve)
 
 
 def test_releases_audited_in_parallel_give_the_serial_report():
@@ -260,8 +275,8 @@ def test_incomplete_inputs_and_bad_options(inputs, tmp_path, capsys):
     )
     _fails(
         capsys,
-        _args(inputs, tmp_path / "out", "--epsilon", "abc"),
-        "--epsilon must be a number",
+        _args(inputs, tmp_path / "out", "--claimed-epsilon", "abc"),
+        "--claimed-epsilon must be a number",
         tmp_path / "out",
     )
     _fails(
@@ -287,7 +302,7 @@ def test_incomplete_inputs_and_bad_options(inputs, tmp_path, capsys):
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        (dict(epsilon=-1.0), "epsilon must be >= 0"),
+        (dict(claimed_epsilon=-1.0), "claimed_epsilon must be >= 0"),
         (dict(max_categories=0), "max_categories must be an int >= 1"),
         (dict(confidence=1.0), "confidence must be in"),
         (dict(delta=-0.1), "delta must be a number in"),

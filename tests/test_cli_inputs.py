@@ -354,10 +354,10 @@ def test_a_failed_write_leaves_the_previous_report_intact(result, tmp_path, monk
     write_report(result, out)
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
 
-    def fail(fig):
+    def fail(fig, name, caption):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("sklearn_mace.report._html._png_bytes", fail)
+    monkeypatch.setattr("sklearn_mace.report._writer.embed_figure", fail)
     with pytest.raises(OSError, match="No space left"):
         write_report(result, out)
     after = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
@@ -368,12 +368,12 @@ def test_a_failed_write_leaves_the_previous_report_intact(result, tmp_path, monk
 def test_stale_files_of_an_earlier_run_are_replaced_and_user_files_kept(result, tmp_path):
     out = tmp_path / "report"
     (out / "figures").mkdir(parents=True)
-    (out / "summary.csv").write_text("release\nold\n")
+    (out / "summary.csv").write_text("subject\nold\n")
     (out / "figures" / "roc_old_release.png").write_bytes(b"old")
     (out / "figures" / "my_notes.txt").write_text("keep")
     (out / "README.txt").write_text("keep")
     paths = write_report(result, out)
-    assert set(pd.read_csv(out / "summary.csv")["release"]) == {"leaky"}
+    assert set(pd.read_csv(out / "summary.csv")["subject"]) == {"leaky"}
     assert not (out / "figures" / "roc_old_release.png").exists()
     assert (out / "figures" / "my_notes.txt").read_text() == "keep"
     assert (out / "README.txt").read_text() == "keep"

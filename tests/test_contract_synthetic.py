@@ -36,7 +36,7 @@ PIPELINE_XFAILS = {
 @parametrize_with_checks(
     [
         make_pipeline(GANLeaksQuery(S, device="cpu"), ThresholdAttack()),
-        make_pipeline(GANLeaksQuery(S, device="cpu"), ThresholdAttack(0.0, prior=0.3)),
+        make_pipeline(GANLeaksQuery(S, device="cpu"), ThresholdAttack(threshold=0.0, prior=0.3)),
     ],
     expected_failed_checks=lambda estimator: PIPELINE_XFAILS,
 )

@@ -17,7 +17,7 @@ from sklearn_mace.disclosure._rates import clopper_pearson, residual_risk
 
 
 @parametrize_with_checks(
-    [AttributeInferenceRisk(), AttributeInferenceRisk(0, n_neighbors=3), LinkabilityRisk()]
+    [AttributeInferenceRisk(), AttributeInferenceRisk(secrets=0, n_neighbors=3), LinkabilityRisk()]
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
@@ -143,7 +143,7 @@ def _independent_risks(seed, n=300):
     """Risks when the release, the targets and the control are independent draws."""
     rng = np.random.default_rng(seed)
     release, targets, control = population(n, rng), population(n, rng), population(n, rng)
-    inference = AttributeInferenceRisk(["age", "income", "sick"], random_state=seed)
+    inference = AttributeInferenceRisk(secrets=["age", "income", "sick"], random_state=seed)
     attribute = inference.fit(release).evaluate(targets, control)
     link = LinkabilityRisk(n_neighbors=5, random_state=seed).fit(release)
     linked = link.evaluate(targets, control)
@@ -187,14 +187,14 @@ def test_partial_copy_risk_tracks_the_copied_share(rng):
     """
     targets, control = population(400, rng), population(400, rng)
     release = pd.concat([targets.iloc[:200], population(200, rng)], ignore_index=True)
-    result = AttributeInferenceRisk("income", random_state=0).fit(release)
+    result = AttributeInferenceRisk(secrets="income", random_state=0).fit(release)
     assert result.evaluate(targets, control).loc["income", "risk"] == pytest.approx(0.5, abs=0.1)
 
 
 def test_numeric_tolerance_and_baseline_are_exact():
     release = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0], "secret": [100.0, 104.0, 110.0, 0.0]})
     targets = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0], "secret": [95.0, 110.0, 104.0, 0.0]})
-    risk = AttributeInferenceRisk("secret", known=["x"], tolerance=0.06).fit(release)
+    risk = AttributeInferenceRisk(secrets="secret", known=["x"], tolerance=0.06).fit(release)
     np.testing.assert_array_equal(risk.predict(targets), [100.0, 104.0, 110.0, 0.0])
     # |100−95| ≤ 5.7 yes, |104−110| ≤ 6.6 yes, |110−104| ≤ 6.24 yes, 0 exactly yes
     with pytest.warns(RuntimeWarning, match="Every control attack succeeded"):
@@ -208,27 +208,27 @@ def test_numeric_tolerance_and_baseline_are_exact():
 def test_categorical_guess_uses_the_neighbour_majority():
     release = pd.DataFrame({"x": [0.0, 0.1, 0.2, 5.0], "s": ["a", "b", "b", "a"]})
     query = pd.DataFrame({"x": [0.0], "s": ["?"]})
-    assert AttributeInferenceRisk("s", n_neighbors=1).fit(release).predict(query)[0] == "a"
-    assert AttributeInferenceRisk("s", n_neighbors=3).fit(release).predict(query)[0] == "b"
+    assert AttributeInferenceRisk(secrets="s", n_neighbors=1).fit(release).predict(query)[0] == "a"
+    assert AttributeInferenceRisk(secrets="s", n_neighbors=3).fit(release).predict(query)[0] == "b"
     # an unseen secret value is never guessed right; missing values are one category
-    result = AttributeInferenceRisk("s").fit(release).evaluate(query, query)
+    result = AttributeInferenceRisk(secrets="s").fit(release).evaluate(query, query)
     assert result.loc["s", "attack_rate"] == 0.0
     with_missing = pd.DataFrame({"x": [0.0, 1.0], "s": [None, "a"]})
-    fitted = AttributeInferenceRisk("s").fit(with_missing)
+    fitted = AttributeInferenceRisk(secrets="s").fit(with_missing)
     with pytest.warns(RuntimeWarning, match="Every control attack succeeded"):
         assert fitted.evaluate(with_missing, with_missing).loc["s", "attack_rate"] == 1.0
 
 
 def test_predict_shapes_and_names(rng):
     release = population(50, rng)
-    both = AttributeInferenceRisk(["sick", "income"], random_state=0).fit(release)
+    both = AttributeInferenceRisk(secrets=["sick", "income"], random_state=0).fit(release)
     assert both.predict(release).shape == (50, 2)
     assert both.secrets_ == ["sick", "income"]
     assert list(both.column_kinds_) == ["numeric", "categorical", "numeric", "numeric"] + [
         "categorical",
         "numeric",
     ]
-    linking = LinkabilityRisk(["age", "income"], random_state=0).fit(release)
+    linking = LinkabilityRisk(columns_a=["age", "income"], random_state=0).fit(release)
     assert linking.columns_b_ == ["education", "years", "sick", "hours"]
     assert linking.predict(release).dtype == bool
 
@@ -236,17 +236,23 @@ def test_predict_shapes_and_names(rng):
 @pytest.mark.parametrize(
     ("estimator", "message"),
     [
-        (AttributeInferenceRisk("salary"), "secrets: column 'salary' is not in the release"),
-        (AttributeInferenceRisk(9), "column position 9 is out of range"),
-        (AttributeInferenceRisk("age", known=["age", "sick"]), "known includes the secret"),
-        (AttributeInferenceRisk("age", known=[]), "The attacker knows no column"),
-        (AttributeInferenceRisk(["age", "age"]), "names a column twice"),
+        (
+            AttributeInferenceRisk(secrets="salary"),
+            "secrets: column 'salary' is not in the release",
+        ),
+        (AttributeInferenceRisk(secrets=9), "column position 9 is out of range"),
+        (AttributeInferenceRisk(secrets="age", known=["age", "sick"]), "known includes the secret"),
+        (AttributeInferenceRisk(secrets="age", known=[]), "The attacker knows no column"),
+        (AttributeInferenceRisk(secrets=["age", "age"]), "names a column twice"),
         (
             AttributeInferenceRisk(n_neighbors=99),
             "n_neighbors=99 exceeds the number of release rows \\(n_samples = 20\\)",
         ),
-        (LinkabilityRisk(["age"], ["age", "sick"]), "must be disjoint; both hold \\['age'\\]"),
-        (LinkabilityRisk(["zip"]), "columns_a: column 'zip' is not in the release"),
+        (
+            LinkabilityRisk(columns_a=["age"], columns_b=["age", "sick"]),
+            "must be disjoint; both hold \\['age'\\]",
+        ),
+        (LinkabilityRisk(columns_a=["zip"]), "columns_a: column 'zip' is not in the release"),
     ],
 )
 def test_bad_parameters_name_the_column(estimator, message, rng):
@@ -256,7 +262,7 @@ def test_bad_parameters_name_the_column(estimator, message, rng):
 
 def test_bad_tables_give_clear_errors(rng):
     release = population(30, rng)
-    fitted = AttributeInferenceRisk("sick").fit(release)
+    fitted = AttributeInferenceRisk(secrets="sick").fit(release)
     with pytest.raises(ValueError, match="0 sample"):
         fitted.evaluate(release.iloc[:0], release)
     with pytest.raises(ValueError, match="0 sample"):

@@ -81,7 +81,7 @@ def test_reference_rows_as_controls_get_a_warning(half_copy):
         hidden = linking.evaluate(members, controls)
     # and the leak is hidden: the linkability interval covers 0 (measured -0.014, 0.121)
     assert hidden["risk_low"].iloc[0] < 0 < hidden["risk_high"].iloc[0]
-    inference = AttributeInferenceRisk(["occupation"], random_state=0).fit(release)
+    inference = AttributeInferenceRisk(secrets=["occupation"], random_state=0).fit(release)
     some = pd.concat([non_members, reference[:500]], ignore_index=True)
     with pytest.warns(ControlCopyWarning, match=r"holds 500 of the 1000 control records"):
         inference.evaluate(members, some)

@@ -179,8 +179,11 @@ class _AdvantageIsParameter(BaseEstimator):
         self.bandwidth = bandwidth
 
     def fit(self, X, y):
-        self.advantage_ = 1.0 / (1.0 + self.bandwidth)
-        self.advantage_interval_ = (self.advantage_ - 0.1, self.advantage_ + 0.1)
+        self.advantage_estimate_ = 1.0 / (1.0 + self.bandwidth)
+        self.advantage_estimate_interval_ = (
+            self.advantage_estimate_ - 0.1,
+            self.advantage_estimate_ + 0.1,
+        )
         self.prior_ = 0.5
         return self
 
@@ -197,7 +200,7 @@ def test_advantage_from_estimator_refits_clones_per_value():
     )
     np.testing.assert_allclose(disp.advantage, [2 / 3, 0.5, 0.25])
     np.testing.assert_allclose(disp.upper - disp.lower, 0.2)
-    assert est.bandwidth == 7.0 and not hasattr(est, "advantage_")
+    assert est.bandwidth == 7.0 and not hasattr(est, "advantage_estimate_")
     assert disp.bound_ == pytest.approx(np.tanh(1.0))  # ε = 2 → 0.762 (MACE App. G)
     with pytest.raises(ValueError, match="not a parameter"):
         AdvantageDisplay.from_estimator(est, None, None, param_name="nope", param_range=[1])

@@ -16,7 +16,7 @@ from sklearn_mace.metrics import (
     OneRunAudit,
     advantage_bound,
     audit_epsilon,
-    epsilon_lower_bound,
+    epsilon_from_advantage,
     one_run_epsilon,
 )
 from sklearn_mace.metrics._audit import _best_threshold, _one_run_p_value
@@ -53,7 +53,7 @@ def _null_false_claims(strategy, draw, n_runs, n):
     for seed in range(n_runs):
         rng = np.random.default_rng(seed)
         audit = audit_epsilon(draw(rng, n), draw(rng, n), threshold=strategy, random_state=seed)
-        claims += audit.epsilon > 0 or audit.advantage_lower > 0
+        claims += audit.epsilon_lower_bound > 0 or audit.advantage_lower_bound > 0
     return claims
 
 
@@ -68,35 +68,43 @@ def test_explicit_zero_false_positives_matches_the_formula():
     fpr_upper = 1 - 0.025 ** (1 / 1000)
     fnr_upper = beta.ppf(0.975, 501, 500)
     assert isinstance(audit, EpsilonAudit) and audit.strategy == "explicit"
-    assert audit.epsilon == pytest.approx(np.log((1 - fnr_upper) / fpr_upper), abs=5e-4)
-    assert round(audit.epsilon, 2) == 4.85
+    assert audit.epsilon_lower_bound == pytest.approx(np.log((1 - fnr_upper) / fpr_upper), abs=5e-4)
+    assert round(audit.epsilon_lower_bound, 2) == 4.85
     assert (audit.fpr, audit.fnr) == (0.0, 0.5)
     assert audit.fpr_upper == pytest.approx(fpr_upper, rel=1e-9)
     assert audit.fnr_upper == pytest.approx(fnr_upper, rel=1e-9)
     assert (audit.n_members, audit.n_nonmembers, audit.threshold) == (1000, 1000, 1.0)
     # the advantage the same bounds certify at prior ½, and the ε it alone implies
     advantage = 1 - (fpr_upper + fnr_upper)
-    assert audit.advantage_lower == pytest.approx(advantage)
-    assert audit.epsilon_at_prior == pytest.approx(epsilon_lower_bound(advantage))
+    assert audit.advantage_lower_bound == pytest.approx(advantage)
+    assert audit.advantage_epsilon_lower_bound == pytest.approx(epsilon_from_advantage(advantage))
     # the data-chosen strategies pay for choosing, yet stay well above 3
     for strategy in STRATEGIES:
         chosen = audit_epsilon(members, nonmembers, threshold=strategy, random_state=0)
-        assert chosen.threshold == 1.0 and 3.0 < chosen.epsilon < audit.epsilon
+        assert (
+            chosen.threshold == 1.0 and 3.0 < chosen.epsilon_lower_bound < audit.epsilon_lower_bound
+        )
 
 
 def test_delta_and_prior_enter_as_stated():
     members, nonmembers = np.r_[np.ones(500), np.zeros(500)], np.zeros(1000)
     base = audit_epsilon(members, nonmembers, threshold=1.0)
     with_delta = audit_epsilon(members, nonmembers, threshold=1.0, delta=0.1, prior=0.2)
-    assert with_delta.epsilon == pytest.approx(np.log((1 - 0.1 - base.fnr_upper) / base.fpr_upper))
+    assert with_delta.epsilon_lower_bound == pytest.approx(
+        np.log((1 - 0.1 - base.fnr_upper) / base.fpr_upper)
+    )
     advantage = max(0.6, 1 - 2 * (0.2 * base.fnr_upper + 0.8 * base.fpr_upper))
-    assert with_delta.advantage_lower == pytest.approx(advantage)
-    assert with_delta.epsilon_at_prior == pytest.approx(epsilon_lower_bound(advantage, 0.2, 0.1))
+    assert with_delta.advantage_lower_bound == pytest.approx(advantage)
+    assert with_delta.advantage_epsilon_lower_bound == pytest.approx(
+        epsilon_from_advantage(advantage, 0.2, 0.1)
+    )
     # the mirrored constraint counts too: every member flagged (no false negative) at half
     # the non-members gives FNR + e^ε·FPR ≥ 1 its edge
     reverse = audit_epsilon(np.ones(1000), np.r_[np.ones(500), np.zeros(500)], threshold=1.0)
-    assert reverse.epsilon == pytest.approx(np.log((1 - reverse.fpr_upper) / reverse.fnr_upper))
-    assert reverse.epsilon > 3
+    assert reverse.epsilon_lower_bound == pytest.approx(
+        np.log((1 - reverse.fpr_upper) / reverse.fnr_upper)
+    )
+    assert reverse.epsilon_lower_bound > 3
 
 
 def test_epsilon_at_prior_never_exceeds_epsilon(rng):
@@ -106,8 +114,11 @@ def test_epsilon_at_prior_never_exceeds_epsilon(rng):
             audit = audit_epsilon(
                 rng.normal(mu, 1, 300), rng.normal(0, 1, 300), prior=prior, threshold="bonferroni"
             )
-            assert audit.epsilon_at_prior <= audit.epsilon + 1e-12
-            assert audit.advantage_lower <= advantage_bound(audit.epsilon, prior) + 1e-12
+            assert audit.advantage_epsilon_lower_bound <= audit.epsilon_lower_bound + 1e-12
+            assert (
+                audit.advantage_lower_bound
+                <= advantage_bound(audit.epsilon_lower_bound, prior) + 1e-12
+            )
 
 
 def test_bonferroni_is_more_conservative_than_explicit_at_its_threshold(rng):
@@ -116,13 +127,16 @@ def test_bonferroni_is_more_conservative_than_explicit_at_its_threshold(rng):
     explicit = audit_epsilon(members, nonmembers, threshold=bonf.threshold)
     assert (bonf.fpr, bonf.fnr) == (explicit.fpr, explicit.fnr)
     assert bonf.fpr_upper > explicit.fpr_upper and bonf.fnr_upper > explicit.fnr_upper
-    assert bonf.epsilon < explicit.epsilon
+    assert bonf.epsilon_lower_bound < explicit.epsilon_lower_bound
     # each bound is at α/(2n): here Beta⁻¹(1 − 0.05/2000; k + 1, n − k)
     k = round(bonf.fpr * 1000)
     assert bonf.fpr_upper == pytest.approx(beta.ppf(1 - 0.05 / 2000, k + 1, 1000 - k))
     # max_thresholds only narrows the search: never a larger bound than every threshold
     coarse = audit_epsilon(members, nonmembers, threshold="bonferroni", max_thresholds=20)
-    assert coarse.epsilon <= bonf.epsilon + 1e-12 and coarse.epsilon > 0.5 * bonf.epsilon
+    assert (
+        coarse.epsilon_lower_bound <= bonf.epsilon_lower_bound + 1e-12
+        and coarse.epsilon_lower_bound > 0.5 * bonf.epsilon_lower_bound
+    )
 
 
 @pytest.mark.parametrize("objective", ["epsilon", "advantage"])
@@ -179,7 +193,7 @@ def _rr_exceedances(strategy, epsilon, n_runs, n):
     for seed in range(n_runs):
         members, nonmembers = randomized_response(epsilon, n, np.random.default_rng(seed))
         audit = audit_epsilon(members, nonmembers, threshold=strategy, random_state=seed)
-        exceed += audit.epsilon > epsilon
+        exceed += audit.epsilon_lower_bound > epsilon
     return exceed
 
 
@@ -206,7 +220,7 @@ def test_randomized_response_bound_reaches_half_the_truth_at_4000_per_class(stra
     for seed in range(20):
         members, nonmembers = randomized_response(epsilon, 4000, np.random.default_rng(seed))
         audit = audit_epsilon(members, nonmembers, threshold=strategy, random_state=seed)
-        reached += audit.epsilon >= epsilon / 2
+        reached += audit.epsilon_lower_bound >= epsilon / 2
     assert reached >= 18
 
 
@@ -221,7 +235,9 @@ def test_laplace_mechanism_bound_stays_below_epsilon(strategy, epsilon, floor):
         members = 1 + rng.laplace(0, 1 / epsilon, 2000)
         nonmembers = rng.laplace(0, 1 / epsilon, 2000)
         bounds.append(
-            audit_epsilon(members, nonmembers, threshold=strategy, random_state=seed).epsilon
+            audit_epsilon(
+                members, nonmembers, threshold=strategy, random_state=seed
+            ).epsilon_lower_bound
         )
     bounds = np.array(bounds)
     assert (bounds > epsilon).sum() <= allowed_failures(100)
@@ -248,13 +264,13 @@ def _gaussian_coverage(strategy, mu, prior, n_runs, n, objective="advantage"):
             objective=objective,
             random_state=seed,
         )
-        advantage_ok += audit.advantage_lower <= truth
+        advantage_ok += audit.advantage_lower_bound <= truth
         # true error rates of the rule "member iff score ≥ t"
         rates_ok += (
             norm.sf(audit.threshold) <= audit.fpr_upper
             and norm.cdf(audit.threshold - mu) <= audit.fnr_upper
         )
-        lower.append(audit.advantage_lower)
+        lower.append(audit.advantage_lower_bound)
     return advantage_ok, rates_ok, float(np.mean(lower)), truth
 
 
@@ -328,7 +344,7 @@ def test_audit_epsilon_rejects_bad_input(kwargs, error, match):
 
 def test_single_rows_work_without_a_split():
     audit = audit_epsilon([2.0], [1.0], threshold="bonferroni")
-    assert audit.epsilon == 0.0 and audit.n_members == 1
+    assert audit.epsilon_lower_bound == 0.0 and audit.n_members == 1
 
 
 # --- one training run (Steinke, Nasr & Jagielski 2023) -----------------------------------
@@ -367,19 +383,19 @@ def test_one_run_pure_dp_bound_is_the_largest_rejected_epsilon():
     audit = one_run_epsilon(scores, included, n_positive_guesses=100)
     assert isinstance(audit, OneRunAudit)
     assert (audit.n_guesses, audit.n_correct, audit.n_canaries) == (100, 95, 1000)
-    assert binom.sf(94, 100, expit(audit.epsilon)) == pytest.approx(ALPHA, rel=1e-6)
+    assert binom.sf(94, 100, expit(audit.epsilon_lower_bound)) == pytest.approx(ALPHA, rel=1e-6)
     assert audit.p_value == pytest.approx(binom.sf(94, 100, 0.5))
     # "out" guesses count too: the bottom 100 hold 50 excluded canaries
     both = one_run_epsilon(scores, included, n_positive_guesses=100, n_negative_guesses=100)
     assert (both.n_guesses, both.n_correct) == (200, 145)
     # δ > 0 only weakens the claim, monotonically, and every reported ε is rejected at α
-    previous = audit.epsilon
+    previous = audit.epsilon_lower_bound
     for delta in (1e-7, 1e-5, 1e-4, 1e-3):
         weaker = one_run_epsilon(scores, included, n_positive_guesses=100, delta=delta)
-        assert weaker.epsilon <= previous + 1e-9
-        assert _one_run_p_value(weaker.epsilon, 1000, 100, 95, delta) <= ALPHA + 1e-9
-        previous = weaker.epsilon
-    assert previous < audit.epsilon
+        assert weaker.epsilon_lower_bound <= previous + 1e-9
+        assert _one_run_p_value(weaker.epsilon_lower_bound, 1000, 100, 95, delta) <= ALPHA + 1e-9
+        previous = weaker.epsilon_lower_bound
+    assert previous < audit.epsilon_lower_bound
 
 
 def test_one_run_chance_guesses_claim_nothing():
@@ -394,7 +410,7 @@ def test_one_run_chance_guesses_claim_nothing():
             n_negative_guesses=100,
             random_state=seed,
         )
-        claims += audit.epsilon > 0
+        claims += audit.epsilon_lower_bound > 0
     assert claims <= allowed_failures(100)
 
 
@@ -403,7 +419,9 @@ def test_one_run_ties_are_not_broken_by_position():
     # every member; the random one finds nothing
     included = np.r_[np.ones(500), np.zeros(500)].astype(bool)
     claims = sum(
-        one_run_epsilon(np.zeros(1000), included, n_positive_guesses=100, random_state=seed).epsilon
+        one_run_epsilon(
+            np.zeros(1000), included, n_positive_guesses=100, random_state=seed
+        ).epsilon_lower_bound
         > 0
         for seed in range(40)
     )
@@ -426,7 +444,7 @@ def test_one_run_randomized_response_is_valid_and_tight(epsilon):
         audit = one_run_epsilon(
             reports, included, n_positive_guesses=500, n_negative_guesses=500, random_state=seed
         )
-        exceed += audit.epsilon > epsilon
+        exceed += audit.epsilon_lower_bound > epsilon
     assert exceed <= allowed_failures(100)
     # many canaries: the guessing accuracy is ≈ expit(ε) within 1.645·sd, and
     # sd(logit) = 1/sqrt(m·q·(1 − q)) ≤ 0.009 at m = 1e5, so the bound is within 0.1 of ε
@@ -434,7 +452,7 @@ def test_one_run_randomized_response_is_valid_and_tight(epsilon):
     tight = one_run_epsilon(
         reports, included, n_positive_guesses=50_000, n_negative_guesses=50_000, random_state=0
     )
-    assert epsilon - 0.1 <= tight.epsilon <= epsilon
+    assert epsilon - 0.1 <= tight.epsilon_lower_bound <= epsilon
 
 
 @pytest.mark.parametrize(

@@ -236,7 +236,7 @@ def test_decision_contract(small_planted):
     # scores feed compare_attacks / tpr_at_fpr / the ROC display like any attacker
     table = compare_attacks({"LiRA": online}, records, member)
     assert table.loc[0, "auc"] == pytest.approx(roc_auc_score(member, decision))
-    assert table.loc[0, "tpr_at_1%_fpr"] == pytest.approx(tpr_at_fpr(member, decision))
+    assert table.loc[0, "tpr_at_1pct_fpr"] == pytest.approx(tpr_at_fpr(member, decision))
     # (response_method explicit: "auto" picks predict_proba, which rounds log odds above ~37
     # to a probability of exactly 1, and the ties change the low-FPR end of the curve)
     offline_01 = clone(offline).fit(records, member)

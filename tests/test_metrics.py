@@ -20,7 +20,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn_mace.metrics import (
     GeneralizedMetric,
     advantage_bound,
-    epsilon_lower_bound,
+    epsilon_from_advantage,
     generalized_metric_scorer,
     get_scorer,
     get_scorer_names,
@@ -100,9 +100,11 @@ def test_bound_is_tighter_than_thm_1_4_away_from_half():
     # once e^ε exceeds the prior odds, the symmetric vertex takes over: 1 − 2/(1 + e^ε)
     assert advantage_bound(3.0, 0.1) == pytest.approx(np.tanh(1.5))
     # so beating the majority guess at all certifies ε ≥ log 9, for any δ
-    assert epsilon_lower_bound(0.8, 0.1) == 0.0
-    assert epsilon_lower_bound(0.8 + 1e-9, 0.1) == pytest.approx(np.log(9), abs=1e-6)
-    assert epsilon_lower_bound(1 - 1.8 * 0.1 + 1e-9, 0.1, 0.1) == pytest.approx(np.log(9), abs=1e-6)
+    assert epsilon_from_advantage(0.8, 0.1) == 0.0
+    assert epsilon_from_advantage(0.8 + 1e-9, 0.1) == pytest.approx(np.log(9), abs=1e-6)
+    assert epsilon_from_advantage(1 - 1.8 * 0.1 + 1e-9, 0.1, 0.1) == pytest.approx(
+        np.log(9), abs=1e-6
+    )
 
 
 @settings(max_examples=150, deadline=None)
@@ -158,7 +160,7 @@ def test_bound_is_monotone_in_epsilon_and_delta(eps, deltas, prior):
 def test_epsilon_lower_bound_inverts_the_bound(epsilon, prior, delta):
     # Exact inverse above the ε = 0 level; 1e-6 covers log's conditioning as 1 − adv → 1e-7.
     bound = advantage_bound(epsilon, prior, delta)
-    recovered = epsilon_lower_bound(bound, prior, delta)
+    recovered = epsilon_from_advantage(bound, prior, delta)
     if bound > advantage_bound(0.0, prior, delta) + 1e-9:
         assert recovered == pytest.approx(epsilon, abs=1e-6)
     else:  # within 1e-9 of the trivial advantage: "no claim" or the exact inverse
@@ -175,7 +177,7 @@ def test_epsilon_lower_bound_inverts_the_bound(epsilon, prior, delta):
 def test_epsilon_lower_bound_is_the_smallest_epsilon_reaching_the_advantage(
     advantage, prior, delta
 ):
-    eps = epsilon_lower_bound(advantage, prior, delta)
+    eps = epsilon_from_advantage(advantage, prior, delta)
     assert eps >= 0.0
     assert advantage_bound(eps, prior, delta) >= advantage - 1e-9  # reaches it
     if eps > 1e-6:  # and no smaller ε does
@@ -187,7 +189,7 @@ def test_epsilon_lower_bound_is_the_smallest_epsilon_reaching_the_advantage(
 def test_no_epsilon_is_implied_at_or_below_the_trivial_advantage(prior, fraction):
     trivial = abs(2 * prior - 1)
     assert advantage_bound(0.0, prior) == pytest.approx(trivial)
-    assert epsilon_lower_bound(fraction * trivial, prior) == 0.0
+    assert epsilon_from_advantage(fraction * trivial, prior) == 0.0
 
 
 def test_dp_functions_reject_bad_input():
@@ -200,22 +202,22 @@ def test_dp_functions_reject_bad_input():
     with pytest.raises(ValueError, match="prior"):
         individual_risk_bound(1.0, prior=0.0)
     with pytest.raises(ValueError, match=r"advantage must be in \[-1, 1\]"):
-        epsilon_lower_bound(1.5)
+        epsilon_from_advantage(1.5)
     with pytest.raises(ValueError, match="advantage"):
-        epsilon_lower_bound(np.nan)
+        epsilon_from_advantage(np.nan)
     for bad in (-0.1, 1.0, np.nan):
         with pytest.raises(ValueError, match=r"delta must be in \[0, 1\)"):
             advantage_bound(1.0, delta=bad)
         with pytest.raises(ValueError, match=r"delta must be in \[0, 1\)"):
-            epsilon_lower_bound(0.5, delta=bad)
+            epsilon_from_advantage(0.5, delta=bad)
     for bad in ("0.1", True, [0.1]):
         with pytest.raises(TypeError, match="delta must be a float"):
             advantage_bound(1.0, delta=bad)
-    assert epsilon_lower_bound(1.0) == np.inf
-    assert epsilon_lower_bound(1.0, delta=0.2) == np.inf
+    assert epsilon_from_advantage(1.0) == np.inf
+    assert epsilon_from_advantage(1.0, delta=0.2) == np.inf
     assert advantage_bound(np.inf, 0.3, 0.1) == 1.0
     np.testing.assert_allclose(advantage_bound([0.0, 1.0]), [0.0, np.tanh(0.5)])
-    np.testing.assert_allclose(epsilon_lower_bound([0.0, np.tanh(0.5)]), [0.0, 1.0])
+    np.testing.assert_allclose(epsilon_from_advantage([0.0, np.tanh(0.5)]), [0.0, 1.0])
 
 
 # --- Def. 1, low-FPR and high-precision metrics ------------------------------------------

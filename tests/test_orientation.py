@@ -72,7 +72,7 @@ def test_classifier_query_orientation_per_output():
     records = np.c_[X, y]
     m = np.r_[np.ones(100), np.zeros(100)]
     outputs = ["loss", "true_label_confidence", "correct", "true_label", "proba"]
-    query = ClassifierQuery(tree, outputs).fit(records)
+    query = ClassifierQuery(tree, outputs=outputs).fit(records)
     orientation = query.membership_orientation()
     assert orientation.tolist() == [-1, 1, 1, 0, 0, 0]
     assert orientation.shape[0] == query.transform(records).shape[1]

@@ -36,7 +36,7 @@ BACKENDS = [
         NearestSyntheticDistance(synthetic_of_width(3)),  # faiss when installed
         NearestSyntheticDistance(synthetic_of_width(3), k=2, metric="sqeuclidean"),
         MonteCarloQuery(synthetic_of_width(3)),
-        MonteCarloQuery(synthetic_of_width(3), epsilon=1.5, weighting="count"),
+        MonteCarloQuery(synthetic_of_width(3), radius=1.5, weighting="count"),
     ],
     expected_failed_checks=query_expected_failed_checks,
 )
@@ -133,11 +133,11 @@ def test_monte_carlo_query_is_eq1(weighting, rng):
     # The median heuristic on squared distances (the reference MC); 60 rows: ε² is the mean
     # of the two middle squared distances, not the square of the two middle distances' mean.
     eps = np.sqrt(np.median(cdist(X, synthetic, "sqeuclidean").min(axis=1)))
-    assert query.epsilon_ == pytest.approx(eps, rel=1e-12)
+    assert query.radius_ == pytest.approx(eps, rel=1e-12)
     np.testing.assert_allclose(
         Q[:, 0], _monte_carlo_truth(X, synthetic, eps, weighting), rtol=1e-9, atol=1e-12
     )
-    fixed = MonteCarloQuery(synthetic, epsilon=0.8, weighting=weighting).fit(X)
+    fixed = MonteCarloQuery(synthetic, radius=0.8, weighting=weighting).fit(X)
     np.testing.assert_allclose(
         fixed.transform(X)[:, 0], _monte_carlo_truth(X, synthetic, 0.8, weighting), rtol=1e-9
     )
@@ -145,7 +145,7 @@ def test_monte_carlo_query_is_eq1(weighting, rng):
 
 def test_monte_carlo_exact_copy_scores_finite():
     synthetic = np.array([[0.0, 0.0], [1.0, 1.0]])
-    Q = MonteCarloQuery(synthetic, epsilon=0.5).fit_transform([[0.0, 0.0], [5.0, 5.0]])
+    Q = MonteCarloQuery(synthetic, radius=0.5).fit_transform([[0.0, 0.0], [5.0, 5.0]])
     np.testing.assert_allclose(Q[:, 0], [-np.log(1e-12) / 2, 0.0])
 
 
@@ -155,7 +155,7 @@ def test_monte_carlo_copies_and_near_copies_get_exact_distances(rng):
     # ||x||^2 + ||g||^2 - 2 x.g expansion (which gave -log d of 17 to 28 for these copies).
     synthetic = rng.normal(loc=3.0, size=(200, 4))
     X = np.vstack([synthetic[:20], synthetic[20:40] + 1e-6, rng.normal(loc=3.0, size=(20, 4))])
-    Q = MonteCarloQuery(synthetic, epsilon=0.5, max_chunk_bytes=4_000).fit_transform(X)
+    Q = MonteCarloQuery(synthetic, radius=0.5, max_chunk_bytes=4_000).fit_transform(X)
     np.testing.assert_allclose(Q[:, 0], _monte_carlo_truth(X, synthetic, 0.5, "log"), rtol=1e-9)
 
 
@@ -226,7 +226,7 @@ def test_monte_carlo_median_of_copies_counts_the_copies():
     synthetic = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]])
     X = np.array([[0.0, 0.0], [1.0, 1.0], [7.0, 7.0]])
     query = MonteCarloQuery(synthetic, weighting="count").fit(X)
-    assert query.epsilon_ == 0.0
+    assert query.radius_ == 0.0
     np.testing.assert_allclose(query.transform(X)[:, 0], [1 / 3, 1 / 3, 0.0])
 
 
@@ -247,7 +247,7 @@ def test_queries_compose_with_the_mace_estimators_in_a_pipeline(rng):
         [("d", DiscriminatorQuery(RowMean())), ("nn", NearestSyntheticDistance(synthetic))]
     )
     audit = make_pipeline(hybrid, KDEAdvantageEstimator(random_state=0, device="cpu"))
-    assert audit.fit(X, m)[-1].advantage_ > 0.8
+    assert audit.fit(X, m)[-1].advantage_estimate_ > 0.8
     assert cross_val_score(audit, X, m, cv=3).mean() > 0.8
     attack = make_pipeline(NearestSyntheticDistance(synthetic), BayesOptimalMIA(device="cpu"))
     risk = attack.fit(X, m)[-1].individual_risk(attack[0].transform(X))

@@ -1,8 +1,9 @@
-"""The battery's bookkeeping on planted data: partial reports, copies counted, the exact-copy
-ε, records and cards that say what they mean."""
+"""The synthetic-data audit's bookkeeping on planted data: partial reports, copies counted,
+the exact-copy ε, records and cards that say what they mean."""
 
 import contextlib
 import io
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -10,30 +11,29 @@ import pytest
 from scipy.stats import beta, binom
 
 from sklearn_mace.cli import main
-from sklearn_mace.report import _battery, audit, write_report
-from sklearn_mace.report._battery import (
-    EXACT_NAME,
-    MACE_NAME,
-    N_CLAIMS,
-    exact_copy_certificate,
-    row_keys,
-)
+from sklearn_mace.metrics import audit_epsilon
+from sklearn_mace.report import _release, _release_inputs, audit, write_report
+from sklearn_mace.report._release import EXACT_NAME, MACE_BAYES, MACE_BEST
+from sklearn_mace.report._release_inputs import row_keys
 from tests.audit_data import audit_tables, population
 
 MC = "MC (Hilprecht)"
 
 
 @pytest.fixture(autouse=True)
-def _full_release_only(monkeypatch):
-    # the advantage-vs-size curve is a figure, not a claim: skip its refits to save time
-    monkeypatch.setattr(_battery, "SIZE_FRACTIONS", (1.0,))
+def _no_figure_points(monkeypatch):
+    # the release-size figure's points are claims of their own, checked in
+    # test_report_claims.py; here they would only add refits
+    monkeypatch.setattr(_release, "SIZE_FRACTIONS", ())
 
 
-def _raise(message):
-    def make_attack(synthetic, reference, random_state):
+def _failing(name, message):
+    """``_release.ANALYSES`` with the analysis ``name`` raising ``message``."""
+
+    def compute(engine, subject, seed):
         raise RuntimeError(message)
 
-    return make_attack
+    return [replace(a, compute=compute) if a.name == name else a for a in _release.ANALYSES]
 
 
 def _cards(page):
@@ -45,11 +45,11 @@ def _cards(page):
 
 # ----------------------------------------------------------------------------- failures
 def test_one_failing_analysis_gives_a_partial_report_and_exit_3(tmp_path, monkeypatch):
-    monkeypatch.setitem(_battery.ATTACKS, MC, _raise("planted failure"))
+    monkeypatch.setattr(_release, "ANALYSES", _failing(MC, "planted failure"))
     members, non_members, releases = audit_tables()
     folder = tmp_path / "inputs"
     folder.mkdir()
-    args = ["audit", "--quiet", "--out", str(tmp_path / "out")]
+    args = ["audit", "--quiet", "--no-disclosure", "--out", str(tmp_path / "out")]
     for role, frame in (("members", members), ("non-members", non_members)):
         frame.to_csv(folder / f"{role}.csv", index=False)
         args += [f"--{role}", str(folder / f"{role}.csv")]
@@ -61,15 +61,15 @@ def test_one_failing_analysis_gives_a_partial_report_and_exit_3(tmp_path, monkey
     with contextlib.redirect_stdout(printed):
         assert main(args) == 3
     summary = pd.read_csv(tmp_path / "out" / "summary.csv")
-    assert len(summary) == 2 * 5
+    assert len(summary) == 2 * 6
     failed = summary[summary["status"] == "failed"]
-    assert sorted(failed["release"]) == ["leaky", "safe"] and set(failed["analysis"]) == {MC}
+    assert sorted(failed["subject"]) == ["leaky", "safe"] and set(failed["analysis"]) == {MC}
     assert (failed["reason"] == "RuntimeError: planted failure").all()
-    assert failed[["epsilon_at_least", "auc"]].isna().all(axis=None)
+    assert failed[["epsilon_lower_bound", "auc"]].isna().all(axis=None)
     ok = summary[summary["status"] == "ok"]
-    assert np.isfinite(ok["epsilon_at_least"]).all() and ok["reason"].isna().all()
+    assert np.isfinite(ok["epsilon_lower_bound"]).all() and ok["reason"].isna().all()
     # the rest of the report is intact: the leak is still certified
-    assert ok.loc[ok["release"] == "leaky", "epsilon_at_least"].max() > 0.5
+    assert ok.loc[ok["subject"] == "leaky", "epsilon_lower_bound"].max() > 0.5
     page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     section = page.split("<h2>Failed analyses</h2>")[1].split("<h2>")[0]
     assert section.count("RuntimeError: planted failure") == 2
@@ -80,22 +80,20 @@ def test_one_failing_analysis_gives_a_partial_report_and_exit_3(tmp_path, monkey
     assert (tmp_path / "out" / "figures" / "roc_leaky.png").exists()
 
 
-def test_failures_are_exposed_and_keep_the_bonferroni_count(monkeypatch):
-    monkeypatch.setitem(_battery.ATTACKS, MC, _raise("boom"))
+def test_failures_keep_the_correction_and_the_other_numbers(monkeypatch):
     members, non_members, releases = audit_tables()
-    result = audit(members, non_members, releases, verbose=False)
-    assert result.partial
+    complete = audit(members, non_members, releases, disclosure=False, verbose=False)
+    monkeypatch.setattr(_release, "ANALYSES", _failing(MC, "boom"))
+    result = audit(members, non_members, releases, disclosure=False, verbose=False)
+    assert result.partial and not complete.partial and complete.failures.empty
     assert result.failures.to_dict("records") == [
-        {"release": "leaky", "analysis": MC, "reason": "RuntimeError: boom"},
-        {"release": "safe", "analysis": MC, "reason": "RuntimeError: boom"},
+        {"subject": "leaky", "analysis": MC, "reason": "RuntimeError: boom"},
+        {"subject": "safe", "analysis": MC, "reason": "RuntimeError: boom"},
     ]
     # failed claims still count in the correction: the others keep their stated confidence
-    assert N_CLAIMS == 6 and result.claim_confidence == pytest.approx(1 - 0.05 / 6)
+    assert {s.n_claims for s in result.subjects} == {6}
+    assert [s.claim_confidence for s in result.subjects] == pytest.approx([1 - 0.05 / 6] * 2)
     # the other analyses' numbers do not depend on the failure (seeds are drawn up front)
-    monkeypatch.undo()
-    monkeypatch.setattr(_battery, "SIZE_FRACTIONS", (1.0,))
-    complete = audit(members, non_members, releases, verbose=False)
-    assert not complete.partial and complete.failures.empty
     keep = complete.summary["analysis"] != MC
     pd.testing.assert_frame_equal(
         result.summary[keep].reset_index(drop=True), complete.summary[keep].reset_index(drop=True)
@@ -106,23 +104,29 @@ def test_mace_failing_still_writes_a_report(tmp_path, monkeypatch):
     def broken(*args, **kwargs):
         raise ValueError("no densities today")
 
-    monkeypatch.setattr(_battery, "mace_nearest_distance", broken)
+    monkeypatch.setattr(
+        _release, "mace_fit_step", lambda name, key, needs: _release.SharedStep(name, broken)
+    )
     members, non_members, releases = audit_tables()
-    result = audit(members, non_members, releases, verbose=False)
-    leaky = result.releases[0]
-    assert leaky.mace["status"] == "failed" and np.isnan(leaky.risk).all()
-    assert (leaky.posterior_points_to == "undecided").all()
-    assert leaky.strongest_analysis != MACE_NAME and leaky.certified_leak  # DOMIAS still sees it
+    result = audit(members, non_members, releases, disclosure=False, verbose=False)
+    leaky = result.subject("leaky")
+    reasons = dict(leaky.failures)
+    assert set(reasons) == {MACE_BAYES.name, MACE_BEST.name}
+    assert all("ValueError: no densities today" in r for r in reasons.values())
+    records = result.records
+    mine = records[records["subject"] == "leaky"]
+    assert mine["risk_estimate"].isna().all() and (mine["posterior_points_to"] == "undecided").all()
+    assert leaky.certified_leak  # DOMIAS and MC still see it
+    assert leaky.exposure_source.name not in reasons
     paths = write_report(result, tmp_path / "out")
     page = paths["report"].read_text(encoding="utf-8")
     assert "ValueError: no densities today" in page
-    assert "most exposed member: row" not in page  # no certified ranking to name one from
     assert len(pd.read_csv(paths["records"])) == 2 * 70
 
 
 def test_input_errors_still_stop_the_run():
     members, non_members, releases = audit_tables()
-    with pytest.raises(_battery.AuditInputError, match="Too few rows"):
+    with pytest.raises(_release_inputs.AuditInputError, match="Too few rows"):
         audit(members.head(5), non_members, releases, verbose=False)
 
 
@@ -139,29 +143,38 @@ def test_row_keys_compare_numbers_as_numbers():
     assert len(set(keys["a"])) == 3
 
 
-def test_exact_copy_certificate_is_the_clopper_pearson_bound():
+def _exact_copy_claim(m, copied, *, prior, confidence):
+    """The claim the engine makes for the exact-copy analysis: its fixed rule, all targets."""
+    (exact,) = [a for a in _release.ANALYSES if a.name == EXACT_NAME]
+    assert exact.threshold == 1.0  # "member iff verbatim", fixed before seeing any data
+    return audit_epsilon(
+        copied[m == 1], copied[m == 0], confidence=confidence, prior=prior, threshold=1.0
+    )
+
+
+def test_exact_copy_claim_is_the_clopper_pearson_bound():
     # k1 of n1 members copied, none of n0 non-members: ε = log((1 − FNR_u) / FPR_u) with the
     # exact one-sided bounds at α/2 each (explicit threshold: no split, no correction)
     n1, n0, k1, alpha = 1000, 1000, 500, 0.05
     m = np.r_[np.ones(n1, dtype=int), np.zeros(n0, dtype=int)]
     copied = np.r_[np.ones(k1), np.zeros(n1 - k1 + n0)]
-    row = exact_copy_certificate(m, copied, prior=0.5, delta=0.0, confidence=1 - alpha)
+    claim = _exact_copy_claim(m, copied, prior=0.5, confidence=1 - alpha)
     fpr_u = beta.ppf(1 - alpha / 2, 1, n0)  # 0 false positives
     fnr_u = beta.ppf(1 - alpha / 2, n1 - k1 + 1, k1)
-    assert row["fpr_upper"] == pytest.approx(fpr_u)
-    assert row["fnr_upper"] == pytest.approx(fnr_u)
-    assert row["epsilon_at_least"] == pytest.approx(np.log((1 - fnr_u) / fpr_u))
-    assert row["epsilon_at_least"] == pytest.approx(4.85, abs=0.01)
+    assert claim.fpr_upper == pytest.approx(fpr_u)
+    assert claim.fnr_upper == pytest.approx(fnr_u)
+    assert claim.epsilon_lower_bound == pytest.approx(np.log((1 - fnr_u) / fpr_u))
+    assert claim.epsilon_lower_bound == pytest.approx(4.85, abs=0.01)
     # nothing copied: no claim
-    nothing = exact_copy_certificate(m, np.zeros(n1 + n0), prior=0.5, delta=0.0, confidence=0.95)
-    assert nothing["epsilon_at_least"] == 0
+    nothing = _exact_copy_claim(m, np.zeros(n1 + n0), prior=0.5, confidence=0.95)
+    assert nothing.epsilon_lower_bound == 0
 
 
 @pytest.mark.parametrize("q", [0.02, 0.3, 0.9])
 def test_exact_copy_claims_nothing_when_copies_do_not_depend_on_membership(q):
     # Null: each target is in the release with probability q whatever its membership (a
     # discrete table, a generator that reproduces common rows by chance). The fixed-threshold
-    # certificate may claim ε > 0 in at most α = 5 % of runs; 300 runs allow up to the
+    # claim may certify ε > 0 in at most α = 5 % of runs; 300 runs allow up to the
     # binomial 0.999 quantile of Bin(300, 0.05), 28 claims (exact Clopper-Pearson bounds make
     # far fewer: 0, 1 and 0 claims at q = 0.02, 0.3, 0.9 when this test was written).
     rng = np.random.default_rng(int(q * 100))
@@ -169,8 +182,7 @@ def test_exact_copy_claims_nothing_when_copies_do_not_depend_on_membership(q):
     claims = 0
     for _ in range(300):
         copied = (rng.random(m.size) < q).astype(float)
-        row = exact_copy_certificate(m, copied, prior=0.4, delta=0.0, confidence=0.95)
-        claims += row["epsilon_at_least"] > 0
+        claims += _exact_copy_claim(m, copied, prior=0.4, confidence=0.95).epsilon_lower_bound > 0
     assert claims <= binom.ppf(0.999, 300, 0.05)
 
 
@@ -190,8 +202,8 @@ def _halfcopy(seed=0, n=1000):
 @pytest.fixture(scope="module")
 def halfcopy(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(_battery, "SIZE_FRACTIONS", (1.0,))
-        mp.setattr(_battery, "MAX_DISCLOSURE_RECORDS", 2000)  # every record: tight rates
+        mp.setattr(_release, "SIZE_FRACTIONS", ())
+        mp.setattr(_release_inputs, "MAX_DISCLOSURE_RECORDS", 2000)  # every record: tight rates
         members, non_members, reference, releases = _halfcopy()
         result = audit(members, non_members, releases, reference, verbose=False)
         out = tmp_path_factory.mktemp("halfcopy") / "out"
@@ -201,13 +213,15 @@ def halfcopy(tmp_path_factory):
 
 def test_halfcopy_reads_epsilon_well_above_one(halfcopy):
     result, paths = halfcopy
-    half, fresh = result.releases
-    # exact bound at 1 − 0.05/6 per claim: log((1 − 0.541) / 0.00546) ≈ 4.43
-    assert half.strongest_epsilon > 3 and half.strongest_analysis == EXACT_NAME
+    half, fresh = result.subjects
+    # exact bound at 1 − 0.05/6 per claim: log((1 − 0.541) / 0.00546) ≈ 4.43; MACE's Bayes
+    # rule on the distance (0 for a verbatim copy) is the same rule here, so it may tie
+    exact = half.analysis(EXACT_NAME).claim.epsilon_lower_bound
+    assert exact == pytest.approx(4.43, abs=0.01) and half.epsilon_lower_bound == exact
     assert result.verdict(half) == "high"
-    summary = pd.read_csv(paths["summary"]).set_index(["release", "analysis"])
+    summary = pd.read_csv(paths["summary"]).set_index(["subject", "analysis"])
     row = summary.loc[("halfcopy", EXACT_NAME)]
-    assert row["epsilon_at_least"] == pytest.approx(half.strongest_epsilon)
+    assert row["epsilon_lower_bound"] == pytest.approx(half.epsilon_lower_bound)
     assert (row["member_exact_copies"], row["nonmember_exact_copies"]) == (500, 0)
     assert (row["member_targets"], row["nonmember_targets"]) == (1000, 1000)
     # near copies include the exact ones; non-members have near neighbours only by chance
@@ -215,9 +229,8 @@ def test_halfcopy_reads_epsilon_well_above_one(halfcopy):
     # the fresh release: nothing copied, no claim from the exact-copy analysis
     row = summary.loc[("fresh", EXACT_NAME)]
     assert (row["member_exact_copies"], row["nonmember_exact_copies"]) == (0, 0)
-    assert row["epsilon_at_least"] == 0
+    assert row["epsilon_lower_bound"] == 0
     assert not fresh.certified_leak and result.verdict(fresh) == "low"
-    assert fresh.copies["member_exact_copies"] == 0
 
 
 def test_disclosure_risks_are_reported_for_every_release(halfcopy):
@@ -227,7 +240,8 @@ def test_disclosure_risks_are_reported_for_every_release(halfcopy):
     # column and for linkability. The fresh release is independent of the members: risk 0.
     # With 1000 targets and 2000 controls the risk's SD is at most ~0.035, so ±0.1 is ~3 SD.
     result, paths = halfcopy
-    table = result.disclosure.set_index(["release", "analysis", "target"])
+    disclosure = result.tables["disclosure"]
+    table = disclosure.set_index(["release", "analysis", "target"])
     half, fresh = table.loc["halfcopy"], table.loc["fresh"]
     secrets = set(half.loc["attribute inference"].index)
     assert secrets == {"age", "bmi", "glucose", "site"}
@@ -236,7 +250,7 @@ def test_disclosure_risks_are_reported_for_every_release(halfcopy):
     assert (half["risk_low"] > 0.3).all()
     np.testing.assert_allclose(fresh["risk"], 0.0, atol=0.1)
     written = pd.read_csv(paths["disclosure"])
-    assert len(written) == len(result.disclosure) == 10
+    assert len(written) == len(disclosure) == 10
     page = paths["report"].read_text(encoding="utf-8")
     assert "Beyond membership: attribute inference and linkability" in page
 
@@ -248,40 +262,39 @@ def test_perfect_copy_is_maximally_leaky_and_a_holdout_copy_is_named():
     members, non_members, reference, _ = _halfcopy(n=300)
     releases = {"copy": members.copy(), "holdout": non_members.copy()}
     result = audit(members, non_members, releases, reference, disclosure=False, verbose=False)
-    copy, holdout = result.releases
+    copy, holdout = result.subjects
     assert not result.partial
     # 300 of 300 members copied, 0 of 300 non-members: each Clopper-Pearson bound at
     # 1 − 0.05/12 is 1 − (0.05/12)^(1/300) ≈ 0.0181, so ε ≥ log(0.9819 / 0.0181) ≈ 3.99
-    assert copy.strongest_epsilon > 3.9
-    summary = result.summary.set_index(["release", "analysis"])
-    assert summary.loc[("copy", EXACT_NAME), "epsilon_at_least"] > 3.9
-    assert copy.copies["member_exact_copies"] == 300 and copy.copies["nonmember_exact_copies"] == 0
+    assert copy.epsilon_lower_bound > 3.9
+    assert copy.analysis(EXACT_NAME).claim.epsilon_lower_bound > 3.9
+    assert copy.facts["member_exact_copies"] == 300 and copy.facts["nonmember_exact_copies"] == 0
     assert result.verdict(copy) == "high"
-    assert holdout.copies["nonmember_exact_copies"] == 300
+    assert holdout.facts["nonmember_exact_copies"] == 300
     named = [n for n in result.notes if "'holdout' holds 300 hold-out" in n]
     assert len(named) == 1 and not any("'copy' holds" in n for n in result.notes)
 
 
 def test_disclosure_attacks_at_most_the_cap_of_records(monkeypatch):
-    monkeypatch.setattr(_battery, "MAX_DISCLOSURE_RECORDS", 25)
+    monkeypatch.setattr(_release_inputs, "MAX_DISCLOSURE_RECORDS", 25)
     members, non_members, releases = audit_tables(n_members=30, n_non_members=60)
     result = audit(members, non_members, releases, verbose=False)
-    assert set(result.disclosure["n_targets"]) == {25}
-    assert set(result.disclosure["n_control"]) == {25}
+    assert set(result.tables["disclosure"]["n_targets"]) == {25}
+    assert set(result.tables["disclosure"]["n_control"]) == {25}
     assert any("at most 25 each" in note for note in result.notes)
 
 
 def test_disclosure_can_be_switched_off_and_its_failure_is_partial(monkeypatch):
     members, non_members, releases = audit_tables(n_members=30, n_non_members=60)
     result = audit(members, non_members, releases, disclosure=False, verbose=False)
-    assert result.disclosure is None and not result.partial
+    assert "disclosure" not in result.tables and not result.partial
 
     def broken(*args, **kwargs):
         raise ValueError("planted failure")
 
     monkeypatch.setattr("sklearn_mace.disclosure.disclosure_summary", broken)
     result = audit(members, non_members, releases, verbose=False)
-    assert result.partial and result.disclosure is None
+    assert result.partial and "disclosure" not in result.tables
     assert "planted failure" in result.failures["reason"].iloc[-1]
 
 
@@ -290,58 +303,48 @@ def test_cards_count_copies_and_name_the_strongest_analysis(halfcopy):
     cards = _cards(paths["report"].read_text(encoding="utf-8"))
     half = " ".join(cards["halfcopy"].split())
     assert "500 of 1000 members appear verbatim in the release; 0 of 1000 non-members" in half
-    assert f"from {EXACT_NAME} at FPR ≤" in half
-    assert f"ε <b>at least {result.releases[0].strongest_epsilon:.2f}</b>" in half
+    assert f"from {result.subjects[0].epsilon_source.name} at FPR ≤" in half
+    assert f"ε <b>at least {result.subjects[0].epsilon_lower_bound:.2f}</b>" in half
     fresh = " ".join(cards["fresh"].split())
     assert "0 of 1000 members appear verbatim in the release; 0 of 1000 non-members" in fresh
-    assert "no analysis certifies ε > 0" in fresh
+    assert "no claim certifies ε > 0" in fresh
 
 
 # ----------------------------------------------------------------------------- records, cards
-def test_records_lead_with_members_by_heldout_risk(halfcopy):
+def test_records_lead_with_members_exposed_first(halfcopy):
     result, paths = halfcopy
     records = pd.read_csv(paths["records"])
-    for _, block in records.groupby("release", sort=False):
-        n_members = int(result.membership.sum())
-        # members first, whatever their risk: a non-member never leads the list
+    n_members = int(result.membership.sum())
+    for _, block in records.groupby("subject", sort=False):
+        # members first, whatever their score: a non-member never leads the list
         assert (block["member"].iloc[:n_members] == 1).all()
         assert (block["member"].iloc[n_members:] == 0).all()
         members = block.iloc[:n_members]
-        # members called "member" come first, by decreasing held-out risk
-        called = members["posterior_points_to"] == "member"
-        assert called.iloc[: called.sum()].all()
-        assert members["heldout_risk"][called].is_monotonic_decreasing
+        # exposed members first, then by the held-out posterior of MACE's Bayes rule
+        exposed = members["exposed"]
+        assert exposed.iloc[: exposed.sum()].all()
+        score = members[f"score: {MACE_BAYES.name}"]
+        assert score[exposed].is_monotonic_decreasing and score[~exposed].is_monotonic_decreasing
         assert set(block["posterior_points_to"]) <= {"member", "non-member", "undecided"}
-    verbatim = records[(records["release"] == "halfcopy") & records["verbatim_in_release"]]
+        side = np.where(block[f"score: {MACE_BAYES.name}"] > 0, "member", "non-member")
+        assert (block["posterior_points_to"] == side).all()
+    verbatim = records[(records["subject"] == "halfcopy") & records["verbatim_in_release"]]
     assert len(verbatim) == 500 and (verbatim["member"] == 1).all()
     assert (verbatim["nearest_synthetic_distance"] == 0).all()
+    # the halfcopy's exposure rule is the exact copy: exactly the verbatim members
+    halfcopy_members = records[(records["subject"] == "halfcopy") & (records["member"] == 1)]
+    assert (halfcopy_members["exposed"] == halfcopy_members["verbatim_in_release"]).all()
 
 
 def test_safe_cards_never_name_an_exposed_member(halfcopy):
     result, paths = halfcopy
     cards = _cards(paths["report"].read_text(encoding="utf-8"))
     assert "most exposed member: row" not in cards["fresh"]
-    assert "no member is named" in cards["fresh"]
-    # naming needs a certified ranking: MACE's own bound above the trivial |2p − 1|
-    for release in result.releases:
-        named = "most exposed member: row" in cards[release.name]
-        assert named <= result.ranking_certified(release)
-
-
-def test_certified_leak_from_another_analysis_names_no_member_without_mace(monkeypatch):
-    # a release flagged only by an analysis other than MACE: the MACE ranking is not
-    # certified, so no member is named even though the card is not green
-    members, non_members, releases = audit_tables()
-    result = audit(members, non_members, {"leaky": releases["leaky"]}, verbose=False)
-    (release,) = result.releases
-    release.summary.loc[release.summary["analysis"] == MACE_NAME, "optimal_advantage_at_least"] = (
-        abs(2 * result.prior - 1)
-    )
-    from sklearn_mace.report._html import _card
-
-    card = _card(result, release)
-    assert result.verdict(release) != "low" and "most exposed member" not in card
-    assert "ranking of the records is not certified" in card
+    assert "no record is named: no claim certifies leakage" in cards["fresh"]
+    assert "most exposed member: row" in cards["halfcopy"]
+    for subject in result.subjects:  # a record is named only under a certified rule
+        named = "most exposed member: row" in cards[subject.name]
+        assert named <= (subject.exposure_source is not None)
 
 
 # ----------------------------------------------------------------------------- Adult benchmark

@@ -86,19 +86,20 @@ def test_images_load_and_key_numbers_appear(report, tmp_path):
     for img in seen["images"]:
         assert img["complete"] and img["width"] > 300 and img["height"] > 200, img
     text = seen["text"]
-    for release in result.releases:
-        mace = release.mace
+    summary = result.summary
+    for subject in result.subjects:
         # the card's headline: the certified bounds as rendered, the estimate beside them
-        assert result.headline(release) in text
-        assert f"at least {mace['optimal_advantage_at_least']:.3f}" in text
-        assert f"ε at least {release.strongest_epsilon:.2f}" in text
+        assert result.headline(subject) in text
+        assert f"ε at least {subject.epsilon_lower_bound:.2f}" in text
+        if subject.advantage_source is not None:
+            assert f"at least {subject.advantage_source.claim.advantage_lower_bound:.3f}" in text
+        e = subject.ranking_result().scores.estimates
         assert (
-            f"U_N = {mace['advantage_estimate']:.3f} [{mace['estimate_lower']:.3f}, "
-            f"{mace['estimate_upper']:.3f}]"
+            f"U_N = {e['advantage_estimate']:.3f} [{e['advantage_estimate_low']:.3f}, "
+            f"{e['advantage_estimate_high']:.3f}]"
         ) in text
-        for auc, epsilon in zip(
-            release.summary["auc"], release.summary["epsilon_at_least"], strict=True
-        ):
+        mine = summary[summary["subject"] == subject.name]
+        for auc, epsilon in zip(mine["auc"], mine["epsilon_lower_bound"], strict=True):
             assert f"{auc:.3f}" in text and f"{epsilon:.3f}" in text
     assert "How to read the numbers" in text and "record_id" in text
 

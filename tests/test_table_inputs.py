@@ -105,7 +105,7 @@ def _domias_epsilon(arrays, n):
     m = np.r_[np.ones(n), np.zeros(n)]
     query = DOMIASQuery(arrays["synthetic 'fresh'"], arrays["reference"], device="cpu")
     score = query.fit_transform(X)[:, 0]
-    return audit_epsilon(score[m == 1], score[m == 0], random_state=0).epsilon
+    return audit_epsilon(score[m == 1], score[m == 0], random_state=0).epsilon_lower_bound
 
 
 def test_a_row_id_is_dropped_with_a_warning_and_its_fake_leak_disappears():

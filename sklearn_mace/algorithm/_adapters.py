@@ -16,10 +16,11 @@ import contextlib
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..utils._sklearn_compat import Interval, _fit_context
 
 __all__ = ["CTGANGenerator", "SDVGenerator", "SmartNoiseGenerator"]
 

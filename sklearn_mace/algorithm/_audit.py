@@ -18,14 +18,14 @@ from numbers import Integral, Real
 
 import numpy as np
 from joblib import hash as joblib_hash
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import check_array, check_random_state
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..metrics._audit import _best_threshold, audit_epsilon
+from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 from ._featurize import ReleaseFeatures
 from ._runs import (
     FORMAT_VERSION,
@@ -523,7 +523,7 @@ default="knn_distance"
         self.certify_mask_ = ~fit_part
         self.run_scores_ = scores
         self.per_target_confidence_ = 1.0 - alpha_k
-        self.epsilon_lower_bounds_ = np.array([audit.epsilon for audit in self.audits_])
+        self.epsilon_lower_bounds_ = np.array([audit.epsilon_lower_bound for audit in self.audits_])
         self.auc_ = np.array([_auc(fpr, tpr) for fpr, tpr in self.roc_curves_])
         self.contradicted_ = (
             None
@@ -612,7 +612,7 @@ default="knn_distance"
                     "target_index": int(self.target_indices_[j]),
                     "target_record": "(" + ", ".join(f"{v:g}" for v in self.targets_[j]) + ")",
                     "claimed_epsilon": self.claimed_epsilon,
-                    "epsilon_lower_bound": audit.epsilon,
+                    "epsilon_lower_bound": audit.epsilon_lower_bound,
                     "contradicted": None
                     if self.contradicted_ is None
                     else bool(self.contradicted_[j]),

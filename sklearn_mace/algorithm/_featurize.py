@@ -11,12 +11,12 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import logsumexp
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_array
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils._chunks import chunk_rows
+from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 
 __all__ = ["ReleaseFeatures"]
 

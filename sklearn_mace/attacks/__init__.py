@@ -1,9 +1,8 @@
 """Membership-inference attacks as scikit-learn classifiers (``docs/design.md``).
 
-``GANLeaksAttack``, ``LOGANAttack``, ``MonteCarloAttack``, ``SyntheticDensityAttack``,
-``SyntheticDataAttack`` and ``stack_synthetic_reference`` are deprecated (the synthetic-data
-signals are query transformers now, see :mod:`sklearn_mace.queries`) and go in the next
-release.
+The synthetic-data signals (MC, GAN-leaks, LOGAN, the synthetic density) are query
+transformers, see :mod:`sklearn_mace.queries`, followed by a head such as
+:class:`ThresholdAttack`.
 """
 
 from .._lazy import attach
@@ -14,14 +13,6 @@ __getattr__, __dir__, __all__ = attach(
         "._bayes": ["BayesOptimalMIA"],
         "._btta": ["BTTAttack", "TakeTheTypicalAttack", "btta_expected_metrics"],
         "._compare": ["compare_attacks"],
-        "._deprecated": [
-            "GANLeaksAttack",
-            "LOGANAttack",
-            "MonteCarloAttack",
-            "SyntheticDataAttack",
-            "SyntheticDensityAttack",
-            "stack_synthetic_reference",
-        ],
         "._domias": ["DOMIASAttack"],
         "._generalized": ["GeneralizedMetricAttack"],
         "._lira": ["LiRAAttack", "logit_confidence"],

@@ -4,8 +4,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import expit, logit
-from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import AttackerMixin, resolve_prior
@@ -14,6 +13,7 @@ from ..density._histogram import histogram_edges
 from ..density._kde import BANDWIDTH_RULES
 from ..metrics import GeneralizedMetric
 from ..metrics._generalized import METRIC_NAMES
+from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._torch import TorchDevice
 
 __all__ = ["BayesOptimalMIA", "generalized_individual_risk", "resolve_metric"]
@@ -184,13 +184,13 @@ default="scott"
 
     def __init__(
         self,
+        *,
         density="kde",
         bandwidth="scott",
         bins="auto",
         prior=None,
         metric="accuracy",
         confidence=0.95,
-        *,
         device="auto",
         member_label=None,
     ):
@@ -238,8 +238,10 @@ default="scott"
                         f"density='kde' needs at least 2 {name} in y to fit a KDE; got "
                         f"{len(rows)}. Use density='histogram' for tiny samples."
                     )
-            self.member_density_ = GaussianKDE(self.bandwidth, device=self.device).fit(members)
-            self.nonmember_density_ = GaussianKDE(self.bandwidth, device=self.device).fit(
+            self.member_density_ = GaussianKDE(bandwidth=self.bandwidth, device=self.device).fit(
+                members
+            )
+            self.nonmember_density_ = GaussianKDE(bandwidth=self.bandwidth, device=self.device).fit(
                 nonmembers
             )
         else:

@@ -26,11 +26,11 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import AttackerMixin, check_prior, resolve_prior
+from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 
 __all__ = ["BTTAttack", "TakeTheTypicalAttack", "btta_expected_metrics"]
 
@@ -297,7 +297,7 @@ class BTTAttack(AttackerMixin, BaseEstimator):
         "member_label": "no_validation",
     }
 
-    def __init__(self, partition=None, n_bins=10, n_classes=None, prior=None, *, member_label=None):
+    def __init__(self, *, partition=None, n_bins=10, n_classes=None, prior=None, member_label=None):
         self.partition = partition
         self.n_bins = n_bins
         self.n_classes = n_classes
@@ -620,7 +620,7 @@ class TakeTheTypicalAttack(AttackerMixin, BaseEstimator):
         "member_label": "no_validation",
     }
 
-    def __init__(self, prior=None, *, member_label=None):
+    def __init__(self, *, prior=None, member_label=None):
         self.prior = prior
         self.member_label = member_label
 

@@ -15,13 +15,13 @@ from .._validation import validate_membership
 from ..metrics import top_quantile_precision, tpr_at_fpr
 from ..metrics._orientation import orientation_of
 from ..metrics._paired import paired_test_columns
-from ._deprecated import _stack
 
 __all__ = ["compare_attacks"]
 
 
 def _fpr_label(fpr):
-    return f"tpr_at_{100 * fpr:g}%_fpr"
+    """``tpr_at_1pct_fpr`` for 0.01: the name the scorers and the reports use."""
+    return f"tpr_at_{100 * fpr:g}pct_fpr"
 
 
 def _metrics(m, score, tau, fprs, top_qs):
@@ -33,7 +33,7 @@ def _metrics(m, score, tau, fprs, top_qs):
     for fpr in fprs:
         row[_fpr_label(fpr)] = tpr_at_fpr(m, score, fpr=fpr) if both else np.nan
     for q in top_qs:
-        row[f"precision_top_{100 * q:g}%"] = top_quantile_precision(m, score, q)
+        row[f"precision_top_{100 * q:g}pct"] = top_quantile_precision(m, score, q)
     return row
 
 
@@ -64,14 +64,10 @@ def _estimator_scores(estimator, X):
     return sign * Q[:, 0]
 
 
-def _attack_scores(attack, X, stacked):
+def _attack_scores(attack, X):
     """(scores, fit_time, score_time) of one attack; a joblib task, hence module-level."""
     fit_time = score_time = np.nan
-    if hasattr(attack, "fit_synthetic_reference") and stacked is not None:  # deprecated
-        start = time.perf_counter()
-        attack = clone(attack).fit(*stacked)
-        fit_time = time.perf_counter() - start
-    elif hasattr(attack, "fit") and not _is_fitted(attack):
+    if hasattr(attack, "fit") and not _is_fitted(attack):
         # Queries and unsupervised attackers fit on the records under attack (no labels):
         # MonteCarloQuery's median radius and the "median" cut are set on them.
         start = time.perf_counter()
@@ -90,8 +86,6 @@ def compare_attacks(
     X,
     membership,
     *,
-    synthetic=None,
-    reference=None,
     groups=None,
     fpr=(0.01, 0.001),
     top_q=(0.1,),
@@ -116,8 +110,6 @@ def compare_attacks(
           records under attack, as the reference attacks do); its score is
           ``decision_function(X)`` or the column of ``transform(X)`` turned the way the query
           declares (``membership_orientation()``: a distance, smaller = member, is negated);
-        * a deprecated attack on stacked rows (``GANLeaksAttack``, …): fitted on the
-          ``synthetic`` and ``reference`` rows when those are given;
         * a callable ``f(X) -> scores`` (e.g. the oracle of
           :func:`~sklearn_mace.datasets.make_planted_leak`);
         * an array of precomputed scores, one per row of ``X``.
@@ -127,9 +119,6 @@ def compare_attacks(
         Test records (members and non-members).
     membership : array-like of shape (n_samples,)
         1 (member) / 0 or -1 (non-member), or booleans.
-    synthetic, reference : array-like of shape (n, n_features), default=None
-        Rows to fit the deprecated stacked-row attacks on (the new ones take them in their
-        constructor).
     groups : array-like of shape (n_samples,), default=None
         Subgroup of each record; adds one row per attack and group.
     fpr : float or sequence of float, default=(0.01, 0.001)
@@ -155,8 +144,9 @@ def compare_attacks(
     -------
     table : pandas.DataFrame
         One row per attack (group ``"all"``) and per attack and subgroup, with columns
-        ``attack, group, n_samples, n_members, auc, accuracy_median, tpr_at_…_fpr,
-        precision_top_…%, fit_time, score_time`` (seconds). NaN marks a cell that does not
+        ``attack, group, n_samples, n_members, auc, accuracy_median, tpr_at_…pct_fpr``
+        (``tpr_at_1pct_fpr`` for 1 %, the scorers' name), ``precision_top_…pct``,
+        ``fit_time, score_time`` (seconds). NaN marks a cell that does not
         apply, never a failure: ``auc`` and ``tpr_at_…_fpr`` in a group that lacks members
         or non-members; ``fit_time`` where nothing was fitted (callables, precomputed
         scores, estimators used as fitted); ``score_time`` for precomputed scores. With
@@ -187,8 +177,6 @@ def compare_attacks(
     m = validate_membership(membership, input_name="membership")
     if len(m) != len(X):
         raise ValueError(f"membership has {len(m)} labels for {len(X)} rows of X.")
-    if (synthetic is None) != (reference is None):
-        raise ValueError("pass both synthetic and reference (to fit the attacks) or neither.")
     if groups is not None:
         groups = column_or_1d(groups)
         if len(groups) != len(X):
@@ -197,7 +185,6 @@ def compare_attacks(
     for value in (*fpr, *top_q):
         if not isinstance(value, Real) or not 0 < value <= 1:
             raise ValueError(f"fpr and top_q values must lie in (0, 1]; got {value!r}.")
-    stacked = None if synthetic is None else _stack(synthetic, reference)
 
     for name, attack in attacks.items():  # checked before any work is dispatched
         scorable = hasattr(attack, "decision_function") or hasattr(attack, "transform")
@@ -207,7 +194,7 @@ def compare_attacks(
                 "pass its scores or a callable f(X) -> scores."
             )
     results = Parallel(n_jobs=n_jobs)(
-        delayed(_attack_scores)(attack, X, stacked) for attack in attacks.values()
+        delayed(_attack_scores)(attack, X) for attack in attacks.values()
     )
 
     rows, tested = [], {}

@@ -3,8 +3,7 @@
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import AttackerMixin, ScoreCutMixin
@@ -12,6 +11,7 @@ from ..density._fit import DENSITY_OPTIONS
 from ..density._kde import BANDWIDTH_RULES
 from ..queries._domias import fit_domias_densities, log_density_ratio
 from ..queries._synthetic import validated_rows
+from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils._torch import TorchDevice
 from ._threshold import fit_labels_and_prior, score_cut
 

@@ -4,14 +4,14 @@ from numbers import Real
 
 import numpy as np
 from scipy.special import expit, logit
-from sklearn.base import BaseEstimator, _fit_context, clone
+from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import StratifiedKFold
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import AttackerMixin, resolve_prior
 from ..metrics import GeneralizedMetric
 from ..metrics._generalized import METRIC_NAMES
+from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 from ._bayes import BayesOptimalMIA, _threshold_log_odds, resolve_metric
 
 __all__ = ["GeneralizedMetricAttack"]
@@ -106,12 +106,12 @@ class GeneralizedMetricAttack(AttackerMixin, BaseEstimator):
 
     def __init__(
         self,
+        *,
         metric="am",
         estimator=None,
         threshold="auto",
         prior=None,
         random_state=None,
-        *,
         member_label=None,
     ):
         self.metric = metric

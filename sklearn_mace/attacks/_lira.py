@@ -13,14 +13,14 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.special import expit
 from scipy.stats import norm
-from sklearn.base import BaseEstimator, _fit_context, clone
+from sklearn.base import BaseEstimator, clone
 from sklearn.metrics import roc_curve
-from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from ..base import AttackerMixin, resolve_prior
 from ..queries import ClassifierQuery
+from ..utils._sklearn_compat import HasMethods, Interval, _fit_context
 from ._shadow import ShadowModels
 
 __all__ = ["LiRAAttack", "logit_confidence"]
@@ -67,7 +67,7 @@ def logit_confidence(model, records):
     >>> bool(np.all(phi > 0)), bool(np.isclose(phi[0], phi[3]))
     (True, True)
     """
-    query = ClassifierQuery(model, ("proba",)).fit(records[:1])
+    query = ClassifierQuery(model, outputs=("proba",)).fit(records[:1])
     proba = query.transform(records)
     true_class = records[:, -1][:, None] == np.asarray(query.classes_)[None, :]
     p_true = np.where(true_class, proba, 0.0).sum(axis=1)

@@ -12,15 +12,15 @@ from numbers import Integral, Real
 import numpy as np
 from joblib import Parallel, delayed
 from scipy.special import expit, logit
-from sklearn.base import BaseEstimator, _fit_context, clone
+from sklearn.base import BaseEstimator, clone
 from sklearn.neural_network import MLPClassifier
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
 from ..base import AttackerMixin, resolve_prior
 from ..queries._classifier import DEFAULT_OUTPUTS, ClassifierQuery
+from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 from ._btta import _log_odds
 
 __all__ = ["ShadowModelAttack", "ShadowModels"]
@@ -57,13 +57,13 @@ def _train_and_query(estimator, X, y, train, queried, seed, outputs, layer):
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model.fit(X[train], y[train])
-        query = ClassifierQuery(model, outputs, layer=layer)
+        query = ClassifierQuery(model, outputs=outputs, layer=layer)
         Q = query.fit_transform(records)
         names = list(query.get_feature_names_out())
         if "correct" in names:
             correct = Q[:, names.index("correct")]
         else:
-            correct = ClassifierQuery(model, ("correct",)).fit_transform(records)[:, 0]
+            correct = ClassifierQuery(model, outputs=("correct",)).fit_transform(records)[:, 0]
     return model, Q, np.asarray(names, dtype=object), correct
 
 

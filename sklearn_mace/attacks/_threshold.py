@@ -3,12 +3,12 @@
 from numbers import Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_prior, resolve_prior
 from ..base import AttackerMixin, ScoreCutMixin
+from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 
 __all__ = ["ThresholdAttack", "fit_labels_and_prior", "score_cut"]
 
@@ -85,7 +85,7 @@ class ThresholdAttack(AttackerMixin, ScoreCutMixin, BaseEstimator):
         "member_label": "no_validation",
     }
 
-    def __init__(self, threshold="median", *, prior=None, member_label=None):
+    def __init__(self, *, threshold="median", prior=None, member_label=None):
         self.threshold = threshold
         self.prior = prior
         self.member_label = member_label

@@ -6,7 +6,8 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.datasets import load_digits
 from sklearn.utils import Bunch, check_random_state
-from sklearn.utils._param_validation import Interval, validate_params
+
+from ..utils._sklearn_compat import Interval, validate_params
 
 __all__ = ["add_white_box", "load_digit_images", "load_mnist_images", "split_members"]
 

@@ -16,9 +16,9 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.special import logsumexp
 from sklearn.utils import Bunch, check_random_state
-from sklearn.utils._param_validation import Interval, validate_params
 
 from ..density._kde import gaussian_log_kernel_sum
+from ..utils._sklearn_compat import Interval, validate_params
 
 __all__ = ["make_planted_leak"]
 

@@ -21,13 +21,13 @@ from numbers import Integral
 
 import numpy as np
 from scipy.linalg import cholesky, solve_triangular
-from sklearn.base import BaseEstimator, DensityMixin, _fit_context
+from sklearn.base import BaseEstimator, DensityMixin
 from sklearn.model_selection import KFold
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils._neighbors import sq_distance_blocks
+from ..utils._sklearn_compat import Interval, _fit_context
 from ..utils._torch import TorchDevice, to_numpy
 from ._covariance import regularized_covariance
 from ._kde import BANDWIDTH_RULES, GaussianKDE
@@ -168,7 +168,7 @@ class CVBandwidthKDE(DensityMixin, BaseEstimator):
         self.bandwidth_factor_ = float(CV_BANDWIDTH_FACTORS[one_standard_error_choice(ll)])
         self.bandwidth_ = self.bandwidth_factor_ * BANDWIDTH_RULES["scott"](n, d)
         kernel = self.bandwidth_**2 * self.covariance_
-        self.kde_ = GaussianKDE(kernel, device=self.device).fit(X)
+        self.kde_ = GaussianKDE(bandwidth=kernel, device=self.device).fit(X)
         return self
 
     def score_samples(self, X):

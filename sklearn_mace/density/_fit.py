@@ -53,7 +53,7 @@ def fit_log_density(
     """
     try:
         if density == "gaussian" and role == "reference":
-            return GaussianPrior(population_mean, population_cov).fit(X)
+            return GaussianPrior(mean=population_mean, covariance=population_cov).fit(X)
         if density in ("kde", "gaussian"):
             if len(X) < 2:
                 raise ValueError(f"a KDE needs at least 2 rows; got {len(X)}.")
@@ -61,7 +61,7 @@ def fit_log_density(
                 return CVBandwidthKDE(cv=cv, device=device, random_state=random_state).fit(X)
             if isinstance(bandwidth, str):
                 bandwidth = _rule_kernel(X, bandwidth)
-            return GaussianKDE(bandwidth, device=device).fit(X)
+            return GaussianKDE(bandwidth=bandwidth, device=device).fit(X)
         if density == "bnaf":
             from ._bnaf import BNAFDensity
 

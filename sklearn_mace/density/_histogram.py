@@ -10,11 +10,11 @@ from numbers import Integral
 
 import numpy as np
 from scipy.stats import beta
-from sklearn.base import BaseEstimator, DensityMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import BaseEstimator, DensityMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_prior
+from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 
 __all__ = ["HistogramDensity", "clopper_pearson_interval", "histogram_edges"]
 
@@ -202,7 +202,7 @@ class HistogramDensity(DensityMixin, BaseEstimator):
         ],
     }
 
-    def __init__(self, bins="auto"):
+    def __init__(self, *, bins="auto"):
         self.bins = bins
 
     @_fit_context(prefer_skip_nested_validation=True)

@@ -10,13 +10,13 @@ from numbers import Real
 import numpy as np
 from scipy.linalg import LinAlgError, cholesky, solve_triangular
 from scipy.stats import norm
-from sklearn.base import BaseEstimator, DensityMixin, _fit_context
+from sklearn.base import BaseEstimator, DensityMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_prior
 from ..utils._chunks import DEFAULT_CHUNK_BYTES, row_chunks
+from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._threads import pass_threads
 from ..utils._torch import TorchDevice, resolve_device, to_numpy, to_tensor
 from ._grid import binned_gaussian_kde
@@ -235,7 +235,7 @@ or {"scott", "silverman"}, default="scott"
         "device": [str, TorchDevice],
     }
 
-    def __init__(self, bandwidth="scott", *, device="auto"):
+    def __init__(self, *, bandwidth="scott", device="auto"):
         self.bandwidth = bandwidth
         self.device = device
 

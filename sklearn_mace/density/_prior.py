@@ -2,9 +2,10 @@
 
 import numpy as np
 from scipy.linalg import LinAlgError, cholesky, solve_triangular
-from sklearn.base import BaseEstimator, DensityMixin, _fit_context
+from sklearn.base import BaseEstimator, DensityMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..utils._sklearn_compat import _fit_context
 from ._covariance import constant_columns, regularized_covariance
 
 __all__ = ["GaussianPrior"]
@@ -52,7 +53,7 @@ class GaussianPrior(DensityMixin, BaseEstimator):
 
     _parameter_constraints = {"mean": ["array-like", None], "covariance": ["array-like", None]}
 
-    def __init__(self, mean=None, covariance=None):
+    def __init__(self, *, mean=None, covariance=None):
         self.mean = mean
         self.covariance = covariance
 

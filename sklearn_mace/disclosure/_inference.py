@@ -4,9 +4,8 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval
 
+from ..utils._sklearn_compat import Interval, _fit_context
 from ._base import ReleaseMixin
 from ._mixed import NUMERIC
 from ._rates import RESULT_COLUMNS, risk_row
@@ -89,7 +88,7 @@ class AttributeInferenceRisk(ReleaseMixin):
     >>> from sklearn_mace.disclosure import AttributeInferenceRisk
     >>> targets = pd.DataFrame({"age": [25.0, 40.0, 61.0, 33.0], "sick": ["y", "n", "y", "n"]})
     >>> control = pd.DataFrame({"age": [26.0, 39.0, 60.0, 34.0], "sick": ["n", "y", "n", "y"]})
-    >>> risk = AttributeInferenceRisk("sick", random_state=0).fit(targets)  # a copy
+    >>> risk = AttributeInferenceRisk(secrets="sick", random_state=0).fit(targets)  # a copy
     >>> risk.predict(control)
     array(['y', 'n', 'y', 'n'], dtype=object)
     >>> result = risk.evaluate(targets, control)
@@ -108,8 +107,8 @@ class AttributeInferenceRisk(ReleaseMixin):
 
     def __init__(
         self,
-        secrets=None,
         *,
+        secrets=None,
         known=None,
         n_neighbors=1,
         tolerance=0.05,

@@ -4,9 +4,8 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval
 
+from ..utils._sklearn_compat import Interval, _fit_context
 from ._base import ReleaseMixin
 from ._rates import RESULT_COLUMNS, risk_row
 
@@ -102,7 +101,7 @@ class LinkabilityRisk(ReleaseMixin):
     }
 
     def __init__(
-        self, columns_a=None, columns_b=None, *, n_neighbors=1, confidence=0.95, random_state=None
+        self, *, columns_a=None, columns_b=None, n_neighbors=1, confidence=0.95, random_state=None
     ):
         self.columns_a = columns_a
         self.columns_b = columns_b

@@ -121,7 +121,7 @@ def disclosure_summary(
     for name, release in releases.items():
         release = _aligned(f"synthetic {name!r}", release, columns)
         inference = AttributeInferenceRisk(
-            secrets,
+            secrets=secrets,
             n_neighbors=n_neighbors,
             tolerance=tolerance,
             confidence=confidence,
@@ -130,7 +130,11 @@ def disclosure_summary(
         attribute = inference.evaluate(members, control).reset_index(names="target")
         attribute.insert(0, "analysis", "attribute inference")
         linking = LinkabilityRisk(
-            *views, n_neighbors=n_neighbors, confidence=confidence, random_state=rng.randint(2**31)
+            columns_a=views[0],
+            columns_b=views[1],
+            n_neighbors=n_neighbors,
+            confidence=confidence,
+            random_state=rng.randint(2**31),
         ).fit(release)
         link = linking.evaluate(members, control)
         link.insert(0, "target", link.pop("columns_a") + " | " + link.pop("columns_b"))

@@ -4,19 +4,19 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context, clone
+from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import StratifiedKFold, train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import QuantileTransformer
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..attacks import BayesOptimalMIA
 from ..base import AttackerMixin, check_prior, resolve_prior
 from ..density._grid import kde_grid_axes
 from ..density._kde import gaussian_log_kernel_sum
-from ..metrics import epsilon_lower_bound
+from ..metrics import epsilon_from_advantage
+from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._threads import pass_threads
 from ..utils._torch import TorchDevice
 from ._certify import certified_advantage, crossfit_p_value
@@ -298,16 +298,16 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
     advantage of the best attacker who sees the query ``Q`` (MACE Def. 2, Lemma 1):
 
     * **certified** — ``advantage_lower_bound_``, a ``confidence`` lower bound on
-      ``Adv_p``; ``epsilon_``, the ε it implies; ``p_value_``, an exact test of "the query
-      leaks nothing". They come from the plug-in Bayes classifier *cross-fitted* (fitted on
-      ``cv − 1`` folds, with its bandwidth selected on those folds only, predicting the
+      ``Adv_p``; ``epsilon_lower_bound_``, the ε it implies; ``p_value_``, an exact test of
+      "the query leaks nothing". They come from the plug-in Bayes classifier *cross-fitted*
+      (fitted on ``cv − 1`` folds, with its bandwidth selected on those folds only, predicting the
       held-out fold) and exact Clopper–Pearson bounds on its pooled held-out TPR and TNR
       (see :func:`~sklearn_mace.estimation.certified_advantage`). Any classifier's
       advantage is at most the optimal one, so the bound is conservative whatever the
       bandwidth: a poor classifier certifies less, never too much.
-    * **estimated** — ``advantage_``, MACE's ``U_N`` (Thm 6, Gaussian KDEs) or ``W_N``
+    * **estimated** — ``advantage_estimate_``, MACE's ``U_N`` (Thm 6, Gaussian KDEs) or ``W_N``
       (Thm 5, discrete or binned queries), with the McDiarmid interval
-      ``advantage_interval_`` (Thm 5.2/6.2), and ``epsilon_estimate_``. The interval covers
+      ``advantage_estimate_interval_`` (Thm 5.2/6.2), and ``epsilon_estimate_``. The interval covers
       the sampling spread of ``U_N`` around its own mean, not its bias: ``U_N`` averages
       ``|f̂|``, which picks up the KDEs' noise, so it reads above the truth when little
       leaks. Never read it as "at least".
@@ -398,23 +398,25 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
         Approximate: p-value of "the query carries no membership information"
         (:func:`~sklearn_mace.estimation.crossfit_p_value`; it treats the cross-fitted
         folds as independent and rejected a null 4-D Pareto query in 17 % of runs at 5 %).
-    epsilon_ : float
+    epsilon_lower_bound_ : float
         Certified: the smallest ε of ε-DP consistent with ``advantage_lower_bound_``
-        (:func:`~sklearn_mace.metrics.epsilon_lower_bound`); 0 at or below ``|2p − 1|``.
-    advantage_ : float
+        (:func:`~sklearn_mace.metrics.epsilon_from_advantage`); 0 at or below ``|2p − 1|``.
+        For members against fresh records it refutes substitute-one DP; an add/remove-one
+        ε implies substitute-one 2ε (see :func:`~sklearn_mace.metrics.audit_epsilon`).
+    advantage_estimate_ : float
         Estimated: U_N or W_N at ``prior_`` (includes the trivial ``|2p − 1|``).
-    advantage_interval_ : tuple of float
-        ``advantage_ ∓`` the McDiarmid half-width (:func:`mcdiarmid_half_width`), clipped to
-        [0, 1]: sampling spread only, not the bias.
+    advantage_estimate_interval_ : tuple of float
+        ``advantage_estimate_ ∓`` the McDiarmid half-width (:func:`mcdiarmid_half_width`),
+        clipped to [0, 1]: sampling spread only, not the bias.
     epsilon_estimate_ : float
-        Estimated: the ε implied by ``advantage_`` (not a bound).
+        Estimated: the ε implied by ``advantage_estimate_`` (not a bound).
     crossfit_decision_ : ndarray of shape (n_samples,)
         Held-out log posterior odds of every fitted record: each scored by a classifier
         that did not see it. An honest attack score for ROC curves and the ε auditor.
     crossfit_risk_ : ndarray of shape (n_samples,)
         Held-out individual risk ``|f̂_p|`` of every fitted record (Thm 1.1), from
         ``crossfit_decision_``; rank records by this, not by ``individual_risk_``.
-    baseline_advantage_ : float
+    trivial_advantage_ : float
         ``|2p − 1|``, what always guessing the majority achieves.
     individual_risk_ : ndarray of shape (n_samples,)
         In-sample ``|f̂_p|`` of each fitted record (each record is inside its own KDE, so
@@ -425,7 +427,7 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
     integration_ : str
         ``"grid"``, ``"monte_carlo"`` or ``"histogram"`` (W_N).
     mc_standard_error_ : float
-        Monte Carlo standard error of ``advantage_`` (0 unless Monte Carlo was used).
+        Monte Carlo standard error of ``advantage_estimate_`` (0 unless Monte Carlo was used).
     classifier_ : BayesOptimalMIA
         The plug-in Bayes classifier, on the transformed (and sphered) query.
     transformer_ : Pipeline or None
@@ -478,13 +480,13 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
 
     def __init__(
         self,
+        *,
         bandwidth="cv",
         discrete=False,
         bins=None,
         prior=None,
         confidence=0.95,
         random_state=None,
-        *,
         feature_map="normal_scores",
         cv=5,
         max_crossfit_samples=5_000,
@@ -522,7 +524,7 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
         Returns
         -------
         self : KDEAdvantageEstimator
-            The fitted estimator, with ``advantage_`` and its interval.
+            The fitted estimator, with ``advantage_estimate_`` and its interval.
         """
         X, y = validate_data(self, X, y, dtype=np.float64)
         m = self._fit_membership_labels(y)
@@ -596,17 +598,17 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
         self.crossfit_risk_ = np.abs(np.tanh(log_odds / 2))
         self.advantage_lower_bound_, _, _ = certified_advantage(m, guess, p, self.confidence)
         self.p_value_ = crossfit_p_value(m, guess, folds) if np.unique(folds).size > 1 else 1.0
-        self.epsilon_ = epsilon_lower_bound(self.advantage_lower_bound_, p)
-        self.baseline_advantage_ = abs(2 * p - 1)
+        self.epsilon_lower_bound_ = epsilon_from_advantage(self.advantage_lower_bound_, p)
+        self.trivial_advantage_ = abs(2 * p - 1)
 
     def _estimate(self, features, m, binned):
         p = self.prior_
         r, q = self.classifier_.member_density_, self.classifier_.nonmember_density_
         if binned:
-            self.advantage_ = histogram_advantage(r, q, p)
+            self.advantage_estimate_ = histogram_advantage(r, q, p)
             self.integration_, self.mc_standard_error_ = "histogram", 0.0
         else:
-            self.advantage_, self.integration_, self.mc_standard_error_ = kde_advantage(
+            self.advantage_estimate_, self.integration_, self.mc_standard_error_ = kde_advantage(
                 r,
                 q,
                 p,
@@ -615,11 +617,11 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
                 random_state=self.random_state,
             )
         half_width = mcdiarmid_half_width(int(m.sum()), int((1 - m).sum()), p, self.confidence)
-        self.advantage_interval_ = (
-            max(self.advantage_ - half_width, 0.0),
-            min(self.advantage_ + half_width, 1.0),
+        self.advantage_estimate_interval_ = (
+            max(self.advantage_estimate_ - half_width, 0.0),
+            min(self.advantage_estimate_ + half_width, 1.0),
         )
-        self.epsilon_estimate_ = epsilon_lower_bound(min(self.advantage_, 1.0), p)
+        self.epsilon_estimate_ = epsilon_from_advantage(min(self.advantage_estimate_, 1.0), p)
 
     def _features(self, X):
         check_is_fitted(self)

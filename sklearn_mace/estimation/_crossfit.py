@@ -43,7 +43,7 @@ class Sphering(TransformerMixin, BaseEstimator):
     map is affine and injective on the data's span, so it changes no advantage.
     """
 
-    def __init__(self, rtol=1e-9):
+    def __init__(self, *, rtol=1e-9):
         self.rtol = rtol
 
     def fit(self, X, y=None):

@@ -26,13 +26,13 @@ def max_query_advantage(X, y, column_groups, *, estimator=None):
         The queries; a list is named by position (``0``, ``1``, …).
     estimator : KDEAdvantageEstimator, default=None
         Cloned for each group (``None``: ``KDEAdvantageEstimator()``); anything with
-        ``fit`` and ``advantage_`` works.
+        ``fit`` and ``advantage_estimate_`` works.
 
     Returns
     -------
     result : Bunch
         ``advantage`` (the maximum), ``best_query`` (its name), ``advantages`` (dict
-        name -> advantage), ``intervals`` (dict name -> ``advantage_interval_`` or None)
+        name -> advantage), ``intervals`` (dict name -> ``advantage_estimate_interval_`` or None)
         and ``estimators`` (dict name -> fitted estimator).
 
     Examples
@@ -65,8 +65,8 @@ def max_query_advantage(X, y, column_groups, *, estimator=None):
                 f"got {columns.tolist()!r}."
             )
         fitted[name] = clone(base).fit(X[:, columns], y)
-        advantages[name] = float(fitted[name].advantage_)
-        intervals[name] = getattr(fitted[name], "advantage_interval_", None)
+        advantages[name] = float(fitted[name].advantage_estimate_)
+        intervals[name] = getattr(fitted[name], "advantage_estimate_interval_", None)
     best = max(advantages, key=advantages.get)
     return Bunch(
         advantage=advantages[best],

@@ -13,12 +13,12 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import trange
 
+from ..utils._sklearn_compat import Interval, _fit_context
 from ..utils._torch import resolve_device, to_numpy
 
 __all__ = ["JSGAN", "PrivGAN", "WGANGP", "make_discriminator", "make_generator"]

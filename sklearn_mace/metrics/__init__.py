@@ -6,7 +6,7 @@ __getattr__, __dir__, __all__ = attach(
     __name__,
     {
         "._audit": ["EpsilonAudit", "OneRunAudit", "audit_epsilon", "one_run_epsilon"],
-        "._dp": ["advantage_bound", "epsilon_lower_bound", "individual_risk_bound"],
+        "._dp": ["advantage_bound", "epsilon_from_advantage", "individual_risk_bound"],
         "._generalized": ["GeneralizedMetric"],
         "._membership": ["membership_advantage", "top_quantile_precision", "tpr_at_fpr"],
         "._orientation": ["membership_scores"],

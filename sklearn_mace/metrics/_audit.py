@@ -18,7 +18,7 @@ from scipy.special import expit, logit
 from scipy.stats import beta, binom, norm
 from sklearn.utils import check_random_state
 
-from ._dp import _check_delta, epsilon_lower_bound
+from ._dp import _check_delta, epsilon_from_advantage
 
 __all__ = ["EpsilonAudit", "OneRunAudit", "audit_epsilon", "one_run_epsilon"]
 
@@ -29,7 +29,7 @@ class EpsilonAudit:
 
     Attributes
     ----------
-    epsilon : float
+    epsilon_lower_bound : float
         (1 − α) lower confidence bound on the ε of any (ε, δ)-DP guarantee the scored
         mechanism could have, ``α = 1 − confidence``; 0 when nothing is shown.
     threshold : float
@@ -40,12 +40,12 @@ class EpsilonAudit:
     fpr_upper, fnr_upper : float
         One-sided Clopper–Pearson upper bounds on the true FPR and FNR, each at level α/2
         (for ``strategy="bonferroni"``: α/(2·n_nonmembers) and α/(2·n_members)).
-    advantage_lower : float
+    advantage_lower_bound : float
         Certified membership advantage of this rule at ``prior``:
         ``max(|2p − 1|, 1 − 2·(p·fnr_upper + (1 − p)·fpr_upper))`` (MACE Def. 1).
-    epsilon_at_prior : float
-        ``epsilon_lower_bound(advantage_lower, prior, delta)``: the ε implied by the
-        certified advantage alone; never above ``epsilon``, which uses both error rates.
+    advantage_epsilon_lower_bound : float
+        ``epsilon_from_advantage(advantage_lower_bound, prior, delta)``: the ε implied by the
+        certified advantage alone; never above ``epsilon_lower_bound``, which uses both error rates.
     strategy : {"split", "bonferroni", "explicit"}
     n_members, n_nonmembers : int
         Rows the bound was computed on (with ``"split"``, the second part only).
@@ -53,14 +53,14 @@ class EpsilonAudit:
         As given.
     """
 
-    epsilon: float
+    epsilon_lower_bound: float
     threshold: float
     fpr: float
     fnr: float
     fpr_upper: float
     fnr_upper: float
-    advantage_lower: float
-    epsilon_at_prior: float
+    advantage_lower_bound: float
+    advantage_epsilon_lower_bound: float
     strategy: str
     n_members: int
     n_nonmembers: int
@@ -75,7 +75,7 @@ class OneRunAudit:
 
     Attributes
     ----------
-    epsilon : float
+    epsilon_lower_bound : float
         (1 − α) lower confidence bound on ε; 0 when nothing is shown.
     p_value : float
         p-value of "the mechanism is (0, δ)-DP" (for δ = 0: leaks nothing about the canaries).
@@ -89,7 +89,7 @@ class OneRunAudit:
         As given.
     """
 
-    epsilon: float
+    epsilon_lower_bound: float
     p_value: float
     n_guesses: int
     n_correct: int
@@ -190,14 +190,14 @@ def _result(
     epsilon = float(_epsilon_from_error_bounds(fpr_upper, fnr_upper, delta))
     advantage = max(abs(2 * prior - 1), 1.0 - 2.0 * (prior * fnr_upper + (1 - prior) * fpr_upper))
     return EpsilonAudit(
-        epsilon=epsilon,
+        epsilon_lower_bound=epsilon,
         threshold=float(threshold),
         fpr=float(fp[0] / n0),
         fnr=float(fn[0] / n1),
         fpr_upper=fpr_upper,
         fnr_upper=fnr_upper,
-        advantage_lower=float(advantage),
-        epsilon_at_prior=float(epsilon_lower_bound(advantage, prior, delta)),
+        advantage_lower_bound=float(advantage),
+        advantage_epsilon_lower_bound=float(epsilon_from_advantage(advantage, prior, delta)),
         strategy=strategy,
         n_members=int(n1),
         n_nonmembers=int(n0),
@@ -308,13 +308,24 @@ def audit_epsilon(
     live: a threshold that flags half the members and no non-member certifies a large ε.
 
     The same bounds certify the rule's membership advantage at ``prior`` (MACE Def. 1),
-    reported with the ε it implies (:func:`~sklearn_mace.metrics.epsilon_lower_bound`).
+    reported with the ε it implies (:func:`~sklearn_mace.metrics.epsilon_from_advantage`).
 
     The Clopper–Pearson bounds treat each score as an independent draw from its class's
     score distribution: exact for repeated training runs with one canary each (Jagielski et
     al.), and for a fixed release in MACE's experiment (a random training record vs a fresh
     one). For many members of one training run, :func:`one_run_epsilon` with randomized
     canaries is the audit whose guarantee needs no such assumption.
+
+    **Which neighbour relation the bound refutes.** It refutes DP for the neighbouring
+    datasets that the two score samples come from. Members of one training set against
+    fresh records of the population (MACE's experiment, the audits of
+    :mod:`sklearn_mace.report`) is the *substitute-one* relation: the datasets differ in
+    one record replaced by another. With one canary trained in or left out (Jagielski et
+    al.) it is *add/remove-one*. Guarantees of DP-SGD accountants (opacus) and DP
+    synthesizers (smartnoise) are usually stated for add/remove-one; an (ε, δ) guarantee
+    there implies (2ε, (1 + e^ε)·δ) for substitute-one (group privacy over the two
+    changes), so a certified substitute-one bound ``E`` at δ = 0 refutes a pure
+    add/remove-one ε below ``E/2``, and nothing above it.
 
     Threshold strategies (as in jax_privacy's ``CanaryScoreAuditor``):
 
@@ -346,7 +357,7 @@ def audit_epsilon(
     threshold : {"split", "bonferroni"} or float, default="split"
         How the threshold is chosen (above).
     prior : float in (0, 1), default=0.5
-        Membership prior for ``advantage_lower`` and ``epsilon_at_prior``.
+        Membership prior for ``advantage_lower_bound`` and ``advantage_epsilon_lower_bound``.
     split_fraction : float in (0, 1), default=0.5
         Fraction of each class used to choose the threshold with ``"split"``.
     max_thresholds : int >= 2, default=None
@@ -363,7 +374,7 @@ def audit_epsilon(
     Returns
     -------
     audit : EpsilonAudit
-        ``epsilon`` first, then the operating point and its bounds.
+        ``epsilon_lower_bound`` first, then the operating point and its bounds.
 
     See Also
     --------
@@ -385,9 +396,9 @@ def audit_epsilon(
     >>> members = np.r_[np.ones(500), np.zeros(500)]
     >>> nonmembers = np.zeros(1000)
     >>> audit = audit_epsilon(members, nonmembers, threshold=1.0)
-    >>> round(audit.epsilon, 2), audit.fpr, audit.fnr
+    >>> round(audit.epsilon_lower_bound, 2), audit.fpr, audit.fnr
     (4.85, 0.0, 0.5)
-    >>> audit_epsilon(members, nonmembers, random_state=0).epsilon > 3
+    >>> audit_epsilon(members, nonmembers, random_state=0).epsilon_lower_bound > 3
     True
     """
     members = _check_scores(member_scores, "member_scores")
@@ -490,6 +501,10 @@ def one_run_epsilon(
     Ties in the scores are broken at random (``random_state``), never by position, so
     canaries listed in membership order cannot leak through the ranking.
 
+    Each canary is either in the training run or not, so the bound refutes *add/remove-one*
+    (ε, δ)-DP, the relation DP-SGD accountants state (see :func:`audit_epsilon` for the
+    substitute-one relation of member-vs-fresh-record audits).
+
     Parameters
     ----------
     scores : array-like of shape (m,)
@@ -511,7 +526,7 @@ def one_run_epsilon(
     Returns
     -------
     audit : OneRunAudit
-        ``epsilon``, the p-value of "(0, δ)-DP", and the guess counts.
+        ``epsilon_lower_bound``, the p-value of "(0, δ)-DP", and the guess counts.
 
     See Also
     --------
@@ -526,7 +541,7 @@ def one_run_epsilon(
     >>> scores = np.arange(1000.0)[::-1]
     >>> included = np.r_[np.ones(95), np.zeros(5), np.arange(900) % 2].astype(bool)
     >>> audit = one_run_epsilon(scores, included, n_positive_guesses=100)
-    >>> audit.n_correct, round(audit.epsilon, 2)
+    >>> audit.n_correct, round(audit.epsilon_lower_bound, 2)
     (95, 2.17)
     """
     values = _check_scores(scores, "scores")
@@ -562,7 +577,7 @@ def one_run_epsilon(
     eps_pure = float(logit(q_low)) if q_low > 0.5 else 0.0
     epsilon = eps_pure if delta == 0.0 else _largest_rejected(m, r, v, delta, alpha, eps_pure)
     return OneRunAudit(
-        epsilon=max(epsilon, 0.0),
+        epsilon_lower_bound=max(epsilon, 0.0),
         p_value=p_value,
         n_guesses=r,
         n_correct=v,

@@ -10,7 +10,7 @@ Two bounds, for two different quantities:
   *individual risk* ``|f_p(z)|`` of every record under pure ε-DP (the posterior log-odds move
   by at most ε). As an advantage bound it is loose when the prior is not ½.
 
-:func:`epsilon_lower_bound` inverts :func:`advantage_bound`.
+:func:`epsilon_from_advantage` inverts :func:`advantage_bound`.
 """
 
 from numbers import Real
@@ -19,7 +19,7 @@ import numpy as np
 
 from .._validation import check_prior
 
-__all__ = ["advantage_bound", "epsilon_lower_bound", "individual_risk_bound"]
+__all__ = ["advantage_bound", "epsilon_from_advantage", "individual_risk_bound"]
 
 
 def _check_delta(delta):
@@ -77,7 +77,7 @@ def advantage_bound(epsilon, prior=0.5, delta=0.0):
 
     See Also
     --------
-    epsilon_lower_bound : its inverse.
+    epsilon_from_advantage : its inverse.
     individual_risk_bound : MACE Thm 1.4, the bound on each record's risk ``|f_p|``.
 
     References
@@ -104,7 +104,7 @@ def advantage_bound(epsilon, prior=0.5, delta=0.0):
     return _scalar_or_array(bound)
 
 
-def epsilon_lower_bound(advantage, prior=0.5, delta=0.0):
+def epsilon_from_advantage(advantage, prior=0.5, delta=0.0):
     """Smallest ε whose (ε, δ) bound reaches ``advantage``: (ε', δ)-DP fails for every ε' < ε.
 
     The exact inverse of :func:`advantage_bound`. An advantage at or below
@@ -123,7 +123,10 @@ def epsilon_lower_bound(advantage, prior=0.5, delta=0.0):
     ε' < ε, but nothing says it is (ε, δ)-DP. It is as trustworthy as the advantage given
     to it: pass a certified lower confidence bound on the advantage, not a plug-in estimate,
     to obtain an ε that holds at that confidence. A plug-in estimate biased upwards (MACE's
-    ``U_N`` on null data) turns into a large spurious ε, most of all at ``p ≠ ½``.
+    ``U_N`` on null data) turns into a large spurious ε, most of all at ``p ≠ ½``. The ε is
+    for the neighbour relation of the experiment behind the advantage: substitute-one for
+    MACE's member-vs-fresh-record experiment (see :func:`audit_epsilon` for how to read it
+    against an add/remove-one guarantee: pure add/remove-one ε implies substitute-one 2ε).
 
     Parameters
     ----------
@@ -145,12 +148,12 @@ def epsilon_lower_bound(advantage, prior=0.5, delta=0.0):
 
     Examples
     --------
-    >>> from sklearn_mace.metrics import epsilon_lower_bound
-    >>> round(epsilon_lower_bound(0.46211715726000974), 6)  # 2·artanh(tanh(1/2))
+    >>> from sklearn_mace.metrics import epsilon_from_advantage
+    >>> round(epsilon_from_advantage(0.46211715726000974), 6)  # 2·artanh(tanh(1/2))
     1.0
-    >>> epsilon_lower_bound(0.8, prior=0.1)  # the trivial advantage implies nothing
+    >>> epsilon_from_advantage(0.8, prior=0.1)  # the trivial advantage implies nothing
     0.0
-    >>> epsilon_lower_bound(1.0)
+    >>> epsilon_from_advantage(1.0)
     inf
     """
     p = check_prior(prior)

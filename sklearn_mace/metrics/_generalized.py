@@ -69,7 +69,18 @@ class GeneralizedMetric:
     """
 
     def __init__(
-        self, a0=0.0, a11=0.0, a10=0.0, a01=0.0, a00=0.0, b0=0.0, b11=0.0, b10=0.0, b01=0.0, b00=0.0
+        self,
+        *,
+        a0=0.0,
+        a11=0.0,
+        a10=0.0,
+        a01=0.0,
+        a00=0.0,
+        b0=0.0,
+        b11=0.0,
+        b10=0.0,
+        b01=0.0,
+        b00=0.0,
     ):
         given = (a0, a11, a10, a01, a00, b0, b11, b10, b01, b00)
         values = dict(zip(_COEFFICIENTS, given, strict=True))

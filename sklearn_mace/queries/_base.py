@@ -11,11 +11,11 @@ import copy
 from numbers import Integral
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
+from ..utils._sklearn_compat import Interval, _fit_context
 from ..utils._torch import TorchDevice, resolve_device, to_numpy
 
 __all__ = [

@@ -11,14 +11,14 @@ larger = more likely a member.
 """
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils._neighbors import nearest_sq_distances
+from ..utils._sklearn_compat import HasMethods, StrOptions, _fit_context
 from ..utils._torch import TorchDevice
 from ._base import QueryFeatureNamesMixin
 from ._synthetic import validated_rows

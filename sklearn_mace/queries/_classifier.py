@@ -5,10 +5,10 @@ from numbers import Integral
 from typing import NamedTuple
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._torch import TorchDevice, resolve_device, to_numpy
 from ._base import as_module, evaluate_in_batches, module_on
 from ._class_scores import (
@@ -266,8 +266,8 @@ class ClassifierQuery(TransformerMixin, BaseEstimator):
     def __init__(
         self,
         model,
-        outputs=DEFAULT_OUTPUTS,
         *,
+        outputs=DEFAULT_OUTPUTS,
         label_column=-1,
         layer=None,
         torch_output="logits",

@@ -1,8 +1,8 @@
 """Queries against released discriminators: D(z) (MACE Eq. 3) and privGAN's Eqs. 5–6."""
 
 import torch
-from sklearn.utils._param_validation import StrOptions
 
+from ..utils._sklearn_compat import StrOptions
 from ._base import TorchQueryMixin, as_module
 
 __all__ = ["DiscriminatorQuery", "MultiDiscriminatorQuery"]

@@ -6,13 +6,13 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..density._covariance import constant_columns
 from ..density._fit import DENSITY_OPTIONS, fit_log_density
 from ..density._kde import BANDWIDTH_RULES
+from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils._torch import TorchDevice
 from ._base import QueryFeatureNamesMixin
 from ._synthetic import validated_rows

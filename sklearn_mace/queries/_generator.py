@@ -5,9 +5,9 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
 from tqdm.auto import tqdm
 
+from ..utils._sklearn_compat import Interval
 from ..utils._torch import resolve_device, to_numpy
 from ._base import TorchQueryMixin, as_module, evaluation_mode, module_dtype, module_on
 

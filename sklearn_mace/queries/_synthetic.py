@@ -5,12 +5,12 @@ import importlib.util
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from ..utils._chunks import DEFAULT_CHUNK_BYTES
 from ..utils._neighbors import count_within_radius, nearest_sq_distances, sq_distance_blocks
+from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._torch import TorchDevice, resolve_device, to_numpy
 from ._base import QueryFeatureNamesMixin
 
@@ -209,15 +209,15 @@ class MonteCarloQuery(_SyntheticQueryMixin):
     ----------
     synthetic : array-like of shape (n_synthetic, n_features)
         The synthetic records ``g_1, …, g_n``.
-    epsilon : float >= 0 or "median", default="median"
-        Radius of the ball. ``"median"`` (Hilprecht et al.'s median heuristic, Eq. 4 there):
-        ``ε² = median`` over the records given to ``fit`` (the targets) of their squared
-        distance to the nearest synthetic record — the only thing ``fit`` learns, and the
-        reference definition of DOMIAS's ``MC`` baseline (``domias`` 0.0.5
-        ``baselines.MC``; for an odd number of records it is the median distance). A median
-        of 0 is valid: at least half of the targets are exact copies of synthetic records (a
-        perfect-copy release, maximally leaky), and the ball of radius 0 counts the exact
-        copies of each record.
+    radius : float >= 0 or "median", default="median"
+        Radius of the ball (the papers' ε; no DP ε). ``"median"`` (Hilprecht et al.'s
+        median heuristic, Eq. 4 there): ``radius² = median`` over the records given to
+        ``fit`` (the targets) of their squared distance to the nearest synthetic record —
+        the only thing ``fit`` learns, and the reference definition of DOMIAS's ``MC``
+        baseline (``domias`` 0.0.5 ``baselines.MC``; for an odd number of records it is the
+        median distance). A median of 0 is valid: at least half of the targets are exact
+        copies of synthetic records (a perfect-copy release, maximally leaky), and the ball
+        of radius 0 counts the exact copies of each record.
     weighting : {"log", "count"}, default="log"
         ``"log"``: Eq. 1 (distances are floored at ``min_distance`` so that an exact copy
         scores a large finite value rather than infinity); ``"count"``: the fraction of
@@ -232,7 +232,7 @@ class MonteCarloQuery(_SyntheticQueryMixin):
 
     Attributes
     ----------
-    epsilon_ : float
+    radius_ : float
         The radius used.
     n_features_in_ : int
         Features seen in ``fit``.
@@ -247,14 +247,14 @@ class MonteCarloQuery(_SyntheticQueryMixin):
     >>> import numpy as np
     >>> from sklearn_mace.queries import MonteCarloQuery
     >>> synthetic = np.array([[0.0], [0.5], [3.0]])
-    >>> MonteCarloQuery(synthetic, epsilon=1.0, weighting="count").fit_transform([[0.0], [3.0]])
+    >>> MonteCarloQuery(synthetic, radius=1.0, weighting="count").fit_transform([[0.0], [3.0]])
     array([[0.66666667],
            [0.33333333]])
     """
 
     _parameter_constraints = {
         "synthetic": ["array-like"],
-        "epsilon": [Interval(Real, 0, None, closed="left"), StrOptions({"median"})],
+        "radius": [Interval(Real, 0, None, closed="left"), StrOptions({"median"})],
         "weighting": [StrOptions({"log", "count"})],
         "min_distance": [Interval(Real, 0, None, closed="neither")],
         "device": [str, TorchDevice],
@@ -265,14 +265,14 @@ class MonteCarloQuery(_SyntheticQueryMixin):
         self,
         synthetic,
         *,
-        epsilon="median",
+        radius="median",
         weighting="log",
         min_distance=1e-12,
         device="auto",
         max_chunk_bytes=DEFAULT_CHUNK_BYTES,
     ):
         self.synthetic = synthetic
-        self.epsilon = epsilon
+        self.radius = radius
         self.weighting = weighting
         self.min_distance = min_distance
         self.device = device
@@ -280,7 +280,7 @@ class MonteCarloQuery(_SyntheticQueryMixin):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Validate ``X`` and ``synthetic``; set ``epsilon_`` (the median heuristic on ``X``).
+        """Validate ``X`` and ``synthetic``; set ``radius_`` (the median heuristic on ``X``).
 
         Parameters
         ----------
@@ -296,15 +296,15 @@ class MonteCarloQuery(_SyntheticQueryMixin):
         """
         X = validate_data(self, X, dtype=np.float64)
         synthetic = self._validated_synthetic(X.shape[1])
-        if self.epsilon == "median":
+        if self.radius == "median":
             sq = nearest_sq_distances(
                 X, synthetic, device=self.device, max_chunk_bytes=self.max_chunk_bytes
             )
             # ε² is the median squared distance (the reference's ``np.median(min_dist)`` on
             # squared distances); 0 when most records are copies: the ball counts copies.
-            self.epsilon_ = float(np.sqrt(np.median(sq)))
+            self.radius_ = float(np.sqrt(np.median(sq)))
         else:
-            self.epsilon_ = float(self.epsilon)
+            self.radius_ = float(self.radius)
         self._n_features_out = 1
         return self
 
@@ -319,7 +319,7 @@ class MonteCarloQuery(_SyntheticQueryMixin):
         Returns
         -------
         Q : ndarray of shape (n_samples, 1), float64
-            The (weighted) share of synthetic records within ``epsilon_`` of each record.
+            The (weighted) share of synthetic records within ``radius_`` of each record.
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
@@ -328,7 +328,7 @@ class MonteCarloQuery(_SyntheticQueryMixin):
             counts = count_within_radius(
                 X,
                 synthetic,
-                self.epsilon_,
+                self.radius_,
                 device=self.device,
                 max_chunk_bytes=self.max_chunk_bytes,
             )
@@ -345,7 +345,7 @@ class MonteCarloQuery(_SyntheticQueryMixin):
         import torch
 
         out = np.empty((len(X), 1))
-        eps_sq, floor_sq = self.epsilon_**2, self.min_distance**2
+        eps_sq, floor_sq = self.radius_**2, self.min_distance**2
         blocks = sq_distance_blocks(
             X, synthetic, device=self.device, max_chunk_bytes=self.max_chunk_bytes
         )

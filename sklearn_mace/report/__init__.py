@@ -1,13 +1,21 @@
-"""The audit: default battery, report writer (HTML, CSV, PNG) and input handling."""
+"""The audits — of synthetic releases and of trained models — and their reports.
+
+Both audits run through one engine (``_engine.py``) under one set of claim rules
+(``docs/design.md``, "The report layer"): :func:`audit` and :func:`audit_model` return an
+:class:`AuditResult`, and :func:`write_report` writes either to a folder (HTML, CSV, PNG).
+"""
 
 from .._lazy import attach
 
 __getattr__, __dir__, __all__ = attach(
     __name__,
     {
-        "._battery": ["AuditResult", "ReleaseResult", "audit"],
         "._encode": ["encode_tables"],
-        "._html": ["write_report"],
         "._io": ["AuditInputError", "AuditInputWarning", "read_table"],
+        "._model": ["audit_model"],
+        "._model_queries": ["load_model"],
+        "._release": ["audit"],
+        "._results": ["AnalysisResult", "AuditResult", "SubjectResult"],
+        "._writer": ["write_report"],
     },
 )

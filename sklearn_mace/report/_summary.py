@@ -1,59 +1,96 @@
-"""The summary that ``sklearn-mace audit`` (and its demo) prints: certified claims first."""
+"""The summary both CLIs print: every claim, then each subject's verdict with its sources."""
 
 import sys
 
+from ._format import fmt, fmt_p
+
 __all__ = ["print_summary"]
+
+HEADER = ("subject", "analysis", "ε ≥", "adv. ≥", "FPR ≤", "FNR ≤", "AUC", "TPR@1%", "TPR@0.1%")
+
+
+def _rows(summary):
+    return [
+        (
+            row["subject"],
+            row["analysis"] + (" (figure)" if row["role"] == "figure" else ""),
+            *(
+                (fmt(row["epsilon_lower_bound"], 2), fmt(row["advantage_lower_bound"]))
+                if row["status"] == "ok"
+                else ("failed", "")
+            ),
+            fmt(row["fpr_upper"]),
+            fmt(row["fnr_upper"]),
+            fmt(row["auc"]),
+            fmt(row["tpr_at_1pct_fpr"]),
+            fmt(row["tpr_at_0.1pct_fpr"]),
+        )
+        for _, row in summary.iterrows()
+    ]
+
+
+def _table_lines(summary):
+    rows = [HEADER, *_rows(summary)]
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(HEADER))]
+    return [
+        "  ".join(
+            str(v).ljust(w) if i < 2 else str(v).rjust(w)
+            for i, (v, w) in enumerate(zip(r, widths, strict=True))
+        )
+        for r in rows
+    ]
+
+
+def verdict_line(result, subject):
+    """One subject's verdict with the sources of its headline numbers."""
+    eps, eps_source = subject.epsilon_lower_bound, subject.epsilon_source
+    adv_source = subject.advantage_source
+    trivial = abs(2 * result.prior - 1)
+    where = "" if eps_source is None else f" ({eps_source.name})"
+    advantage = (
+        f"no advantage above the trivial {trivial:.3f} certified"
+        if adv_source is None
+        else f"advantage at least {adv_source.claim.advantage_lower_bound:.3f} at prior "
+        f"{result.prior:.3g} (trivial {trivial:.3f}; {adv_source.name})"
+    )
+    line = (
+        f"{subject.name}: [{result.headline(subject)}] — ε at least {eps:.2f}{where} "
+        f"(substitute-one; add/remove-one: {eps / 2:.2f}), {advantage}"
+    )
+    ranking = subject.ranking_result()
+    e = {} if ranking is None else ranking.scores.estimates
+    if "advantage_estimate" in e:
+        line += (
+            f"; estimate U_N {e['advantage_estimate']:.3f} [{e['advantage_estimate_low']:.3f}, "
+            f"{e['advantage_estimate_high']:.3f}] (sampling spread only), p = "
+            f"{fmt_p(e['p_value'])} for no leak (uncorrected)"
+        )
+    return line
 
 
 def print_summary(result, paths, file=None):
-    """The printed summary: certified claims per analysis, then each release's verdict."""
+    """Print the claims of every subject, its verdict, the notes and where the report is."""
     file = sys.stdout if file is None else file
-    rows = [
-        (
-            row["release"],
-            row["analysis"],
-            f"{row['epsilon_at_least']:.2f}",
-            f"{row['fpr_upper']:.3f}",
-            f"{row['fnr_upper']:.3f}",
-            f"{row['auc']:.3f}",
-            f"{row['tpr_at_1pct_fpr']:.3f}",
-            f"{row['tpr_at_0.1pct_fpr']:.3f}",
-        )
-        for _, row in result.summary.iterrows()
-    ]
-    header = ("release", "analysis", "ε ≥", "at FPR ≤", "FNR ≤", "AUC", "TPR@1%FPR", "TPR@0.1%FPR")
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     n_mem = int(result.membership.sum())
+    p = result.presentation
+    levels = sorted({(s.n_claims, s.claim_confidence) for s in result.subjects})
+    each = ", ".join(f"{k} claims each at {level:.2%}" for k, level in levels)
     print(
-        f"sklearn-mace audit: {n_mem} members, {len(result.membership) - n_mem} "
-        f"non-members, prior {result.prior:.3g}, δ = {result.delta:g}; the certified claims "
-        f"of a release hold together at {result.confidence:.0%} (each at "
-        f"{result.claim_confidence:.2%})",
+        f"{p.command}: {n_mem} members, {len(result.membership) - n_mem} non-members, prior "
+        f"{result.prior:.3g}, δ = {result.delta:g}; the certified numbers of a {p.noun} hold "
+        f"together at {result.confidence:.0%} (Bonferroni: {each})",
         file=file,
     )
-    for r in [header, *rows]:
-        print(
-            "  ".join(
-                str(v).ljust(w) if i < 2 else str(v).rjust(w)
-                for i, (v, w) in enumerate(zip(r, widths, strict=True))
-            ),
-            file=file,
-        )
-    for release in result.releases:
-        mace = release.mace
-        source = f" ({release.strongest_analysis})" if release.strongest_epsilon > 0 else ""
-        print(
-            f"{release.name}: [{result.headline(release)}] — optimal advantage at "
-            f"least {mace['optimal_advantage_at_least']:.3f} at prior {result.prior:.3g} "
-            f"(trivial {abs(2 * result.prior - 1):.3f}, p = {mace['p_value']:.2g}), ε at "
-            f"least {release.strongest_epsilon:.2f}{source}; estimate U_N "
-            f"{mace['advantage_estimate']:.3f} [{mace['estimate_lower']:.3f}, "
-            f"{mace['estimate_upper']:.3f}] (interval: sampling spread only)",
-            file=file,
-        )
+    trivial = abs(2 * result.prior - 1)
+    print(
+        f"(adv. ≥: certified advantage at the prior; trivial |2p − 1| = {trivial:.3f})", file=file
+    )
+    for line in _table_lines(result.summary):
+        print(line, file=file)
+    for subject in result.subjects:
+        print(verdict_line(result, subject), file=file)
+    for line in p.summary_lines(result):
+        print(line, file=file)
     for note in result.notes:
         print(f"note: {note}", file=file)
-    dropped = result.column_report[result.column_report["features"] == 0]
-    for row in dropped.itertuples(index=False):
-        print(f"column {row.column!r} {row.treatment}", file=file)
     print(f"report: {paths['report']}  (summary.csv, records.csv, figures/ beside it)", file=file)

@@ -234,16 +234,16 @@ class AdvantageDisplay:
         """Refit an advantage estimator at each parameter value and draw the result.
 
         For every value ``v`` of ``param_range``, a clone of ``estimator`` with
-        ``param_name=v`` is fitted on ``(X, y)``; its ``advantage_`` and, when present,
-        ``advantage_interval_`` are read (e.g.
+        ``param_name=v`` is fitted on ``(X, y)``; its ``advantage_estimate_`` and, when present,
+        ``advantage_estimate_interval_`` are read (e.g.
         :class:`~sklearn_mace.KDEAdvantageEstimator` over ``"bandwidth"``). The estimator
         passed in is never modified.
 
         Parameters
         ----------
         estimator : estimator
-            An unfitted estimator that has ``advantage_`` (and optionally
-            ``advantage_interval_``) after ``fit``.
+            An unfitted estimator that has ``advantage_estimate_`` (and optionally
+            ``advantage_estimate_interval_``) after ``fit``.
         X : array-like of shape (n_samples, n_features)
             Query features.
         y : array-like of shape (n_samples,)
@@ -278,8 +278,8 @@ class AdvantageDisplay:
         fitted = None
         for value in param_range:
             fitted = clone(estimator).set_params(**{param_name: value}).fit(X, y)
-            advantage.append(fitted.advantage_)
-            lo, hi = getattr(fitted, "advantage_interval_", (np.nan, np.nan))
+            advantage.append(fitted.advantage_estimate_)
+            lo, hi = getattr(fitted, "advantage_estimate_interval_", (np.nan, np.nan))
             lower.append(lo)
             upper.append(hi)
         if fitted is None:

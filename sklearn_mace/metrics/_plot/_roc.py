@@ -2,9 +2,9 @@
 
 import numpy as np
 from sklearn.metrics import roc_auc_score, roc_curve
-from sklearn.utils._response import _get_response_values_binary
 
 from ..._validation import encode_membership
+from ...utils._sklearn_compat import _get_response_values_binary
 from .._membership import _check_scores, tpr_at_fpr
 from .._orientation import membership_scores
 from .._scorers import _finite_ranks

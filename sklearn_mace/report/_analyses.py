@@ -1,0 +1,104 @@
+"""Analyses both audits share: MACE on a one-dimensional query, and query-as-attack scores.
+
+MACE's cross-fitted estimator (:class:`~sklearn_mace.estimation.KDEAdvantageEstimator`) is
+fitted once per subject, as a shared step, and read by two analyses:
+
+* the **Bayes rule** — its held-out log posterior odds with the threshold fixed at 0 (the
+  plug-in Bayes classifier's decision at the prior, MACE Lemma 1). Certified on every
+  target with no split, its advantage is a lower bound on the optimal advantage of the query
+  (any classifier's advantage is at most the optimal one); it also carries MACE's plug-in
+  estimate ``U_N`` (Thm 6) with its McDiarmid interval, the ε that estimate implies, the
+  "no leak" p-value, and every record's held-out risk ``|f̂_p|`` (Def. 3);
+* the **best-ε threshold** — the same scores with the threshold chosen on half of the targets
+  for the largest ε (usually at low FPR) and certified on the other half.
+"""
+
+import numpy as np
+
+from ..estimation import KDEAdvantageEstimator
+from ..metrics import epsilon_from_advantage
+from ._engine import BAYES_RULE, Analysis, Scores, SharedStep
+
+__all__ = ["fit_mace", "mace_analyses", "mace_fit_step", "mace_scores", "query_scores"]
+
+
+def fit_mace(query, m, *, prior, confidence, random_state):
+    """MACE's cross-fitted estimator on a one-dimensional query (MACE Thm 6, Def. 3)."""
+    Q = np.asarray(query, dtype=float).reshape(-1, 1)
+    return KDEAdvantageEstimator(prior=prior, confidence=confidence, random_state=random_state).fit(
+        Q, m
+    )
+
+
+def mace_fit_step(name, query_key, needs=()):
+    """A shared step fitting MACE on ``subject.shared[query_key]`` (or ``subject.inputs``)."""
+
+    def compute(engine, subject, seed):
+        query = subject.shared.get(query_key, subject.inputs.get(query_key))
+        t = engine.targets
+        # the estimator's interval of U_N at the report's level: an estimate, not a claim
+        return fit_mace(
+            query, t.membership, prior=t.prior, confidence=engine.confidence, random_state=seed
+        )
+
+    return SharedStep(name, compute, needs=needs)
+
+
+def mace_scores(estimator, delta, *, with_estimates=True):
+    """The held-out scores of a fitted MACE estimator, with its estimates and risks."""
+    if not with_estimates:
+        return Scores(score=estimator.crossfit_decision_)
+    low, high = estimator.advantage_estimate_interval_
+    advantage = estimator.advantage_estimate_
+    epsilon = epsilon_from_advantage(min(advantage, 1.0), estimator.prior_, delta)
+    estimates = {
+        "advantage_estimate": advantage,
+        "advantage_estimate_low": low,
+        "advantage_estimate_high": high,
+        "epsilon_estimate": float(epsilon),
+        "p_value": estimator.p_value_,
+    }
+    return Scores(
+        score=estimator.crossfit_decision_, risk=estimator.crossfit_risk_, estimates=estimates
+    )
+
+
+def _mace_scores(fit_name, with_estimates):
+    def compute(engine, subject, seed):
+        estimator = subject.shared[fit_name]
+        return mace_scores(estimator, engine.delta, with_estimates=with_estimates)
+
+    return compute
+
+
+def mace_analyses(query_name, fit_name):
+    """The two MACE analyses on one fitted query: ``(bayes_rule, best_epsilon)``."""
+    bayes = Analysis(
+        f"MACE Bayes rule ({query_name})",
+        _mace_scores(fit_name, with_estimates=True),
+        threshold=BAYES_RULE,
+        needs=(fit_name,),
+        detail="held-out posterior's decision at the prior, all targets: its advantage bounds "
+        "the optimal advantage",
+    )
+    best = Analysis(
+        f"MACE best-ε threshold ({query_name})",
+        _mace_scores(fit_name, with_estimates=False),
+        needs=(fit_name,),
+        detail="held-out posterior odds, threshold chosen on half the targets for the largest ε",
+    )
+    return bayes, best
+
+
+def query_scores(make_query, data_key):
+    """Scores of a one-column query built on ``subject.inputs[data_key]``, fitted unlabelled.
+
+    ``make_query(engine, subject, seed)`` builds the query; it is fitted on the target
+    records without their labels (as the reference attacks are) and its column is the score.
+    """
+
+    def compute(engine, subject, seed):
+        query = make_query(engine, subject, seed)
+        return Scores(score=query.fit_transform(engine.inputs[data_key])[:, 0])
+
+    return compute

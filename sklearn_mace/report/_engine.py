@@ -1,0 +1,406 @@
+"""The audit engine: named analyses run on each audited subject, held to one set of claim rules.
+
+An audit — of synthetic releases, of trained models, of a training recipe — is a
+configuration of this engine: which *subjects* it audits, which *analyses* run on each, and
+which *shared inputs* they read (``docs/design.md``, "The report layer"). The engine is a
+loop of small steps that a configuration overrides, the structure of skorch's ``NeuralNet``:
+
+* :meth:`AuditEngine.shared_steps` — expensive inputs computed once per subject and read by
+  several analyses (MACE's cross-fitted estimator, the nearest-synthetic distances,
+  reference models);
+* :meth:`AuditEngine.analyses` — the named analyses of a subject; each yields one held-out
+  membership score per target record (:class:`Scores`);
+* :meth:`AuditEngine.run_step` — one step, any exception turned into a failure with its
+  reason: the report is then partial (exit code 3) and every other analysis goes on;
+* :meth:`AuditEngine.certify` — every analysis's scores through
+  :func:`~sklearn_mace.metrics.audit_epsilon`, at the per-claim level of the subject's
+  family (:meth:`AuditEngine.claim_confidence`): **one** Bonferroni correction over every
+  certified number the report prints for the subject — its table rows, its headline (the
+  largest of them) and its figure points. Failed analyses still count, so the correction
+  is fixed before anything runs;
+* :meth:`AuditEngine.describe` and :meth:`AuditEngine.record_columns` — facts for the card
+  and per-record columns for ``records.csv``.
+
+Seeds are drawn up front (:meth:`AuditEngine.draw_seeds`), one per (subject, step, purpose),
+each derived from ``random_state`` and the *names* of the subject and the step: a seed does
+not depend on which analyses run before, succeed or fail, nor on the joblib backend.
+"""
+
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from joblib import Parallel, delayed, effective_n_jobs
+from sklearn.metrics import roc_auc_score
+
+from ..metrics import audit_epsilon, tpr_at_fpr
+from ._results import AnalysisResult, SubjectResult
+
+__all__ = [
+    "BAYES_RULE",
+    "Analysis",
+    "AuditEngine",
+    "Scores",
+    "SharedStep",
+    "Subject",
+    "Targets",
+    "base_seed",
+    "failure_reason",
+    "keyed_seed",
+]
+
+# "member iff score > 0" as audit_epsilon's explicit rule "score >= t": the Bayes decision of
+# held-out log posterior odds at the prior, a threshold fixed before any data is seen
+BAYES_RULE = float(np.nextafter(0.0, 1.0))
+
+
+@dataclass(frozen=True)
+class Targets:
+    """The target records of an audit: who is a member, and where each row came from.
+
+    Attributes
+    ----------
+    membership : ndarray of int
+        1 member (a training record), 0 non-member, one per target record.
+    source : ndarray of str
+        ``"members"`` or ``"non-members"``: the input table of each target.
+    row : ndarray of int
+        Row of each target in its input table (0-based, header excluded).
+    prior : float
+        P(member) at which advantages and risks are stated.
+    group : ndarray, default=None
+        The value of the ``group_by`` column of each target, when one is given.
+    group_by : str, default=None
+        The grouping column.
+    """
+
+    membership: np.ndarray
+    source: np.ndarray
+    row: np.ndarray
+    prior: float
+    group: np.ndarray = None
+    group_by: str = None
+
+    @property
+    def trivial_advantage(self):
+        """``|2p − 1|``: the advantage of always guessing the likelier side."""
+        return abs(2 * self.prior - 1)
+
+
+@dataclass
+class Scores:
+    """What an analysis yields: a held-out membership score for every target record.
+
+    Attributes
+    ----------
+    score : ndarray of float
+        One finite score per target, larger = more likely a member, computed without that
+        record's membership label (cross-fitting, shadow models, or no labels at all).
+    risk : ndarray of float, default=None
+        Held-out individual risk ``|f̂_p|`` of every target (MACE Def. 3), an estimate.
+    estimates : dict of str -> float
+        Plug-in values of the analysis, labelled estimates in the report
+        (``advantage_estimate``, ``advantage_estimate_low``, ``advantage_estimate_high``,
+        ``epsilon_estimate``, ``p_value``).
+    detail : str
+        One line on how the scores were made (shown in the summary).
+    """
+
+    score: np.ndarray
+    risk: np.ndarray = None
+    estimates: dict = field(default_factory=dict)
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """A named analysis: how to score the targets, and which rule its claim certifies.
+
+    Attributes
+    ----------
+    name : str
+        The analysis's name in every table, figure and file.
+    compute : callable
+        ``compute(engine, subject, seed) -> Scores``.
+    threshold : "split" or float
+        The rule :func:`~sklearn_mace.metrics.audit_epsilon` certifies: ``"split"`` (chosen
+        on half of the targets for the largest ε, certified on the other half) or a
+        threshold fixed before seeing any data (certified on every target).
+    needs : tuple of str
+        Shared steps it reads; their failure is its failure.
+    figure : bool
+        A figure point: certified and counted in the correction, drawn in a figure.
+    detail : str
+        One line on what it is.
+    """
+
+    name: str
+    compute: Callable
+    threshold: object = "split"
+    needs: tuple = ()
+    figure: bool = False
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class SharedStep:
+    """An input computed once per subject and read by several analyses.
+
+    Attributes
+    ----------
+    name : str
+        The key the result is stored under in ``subject.shared``.
+    compute : callable
+        ``compute(engine, subject, seed) -> object``.
+    needs : tuple of str
+        Earlier shared steps it reads.
+    """
+
+    name: str
+    compute: Callable
+    needs: tuple = ()
+
+
+@dataclass
+class Subject:
+    """One audited thing (a release, a model) and what its analyses read.
+
+    Attributes
+    ----------
+    name : str
+        Its name in the report.
+    inputs : dict
+        What the configuration gives the analyses (the synthetic rows, the model, …).
+    shared : dict
+        The results of the shared steps, filled by the engine.
+    """
+
+    name: str
+    inputs: dict
+    shared: dict = field(default_factory=dict)
+
+
+def failure_reason(exc):
+    """One line saying why a step failed: the exception's type and message."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def keyed_seed(base, *keys):
+    """A seed derived from ``base`` and the names ``keys`` (order-free across steps)."""
+    words = [zlib.crc32(str(key).encode("utf-8")) for key in keys]
+    return int(np.random.SeedSequence([base, *words]).generate_state(1)[0] % (2**31 - 1))
+
+
+def base_seed(random_state):
+    """The integer every seed of a run derives from (fresh entropy for None)."""
+    if random_state is None:
+        return int(np.random.SeedSequence().entropy % 2**32)
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(np.iinfo(np.int32).max))
+    return int(random_state)
+
+
+class _SilentProgress:
+    """The part of tqdm's interface the engine uses, doing nothing (in joblib workers)."""
+
+    def set_postfix_str(self, text):
+        pass
+
+    def update(self, n=1):
+        pass
+
+
+class AuditEngine:
+    """Runs every analysis on every subject; configurations override the steps.
+
+    Parameters
+    ----------
+    targets : Targets
+        The target records, shared by every subject.
+    confidence : float in (0, 1)
+        Every certified number printed for a subject holds together at this level.
+    delta : float in [0, 1)
+        The δ of the (ε, δ) lower bounds.
+    random_state : int, RandomState or None
+        The base of every seed.
+    n_jobs : int, default=None
+        joblib workers; :attr:`parallel_subjects` says whether subjects run in parallel.
+    inputs : dict, default=None
+        Inputs every subject's analyses share (the target records, reference rows, …).
+    """
+
+    kind = "subject"
+    #: the analysis whose scores rank the records (its held-out risk and posterior)
+    ranking = None
+    #: whether subjects run in parallel (they must then pickle)
+    parallel_subjects = True
+
+    def __init__(self, targets, *, confidence, delta, random_state, n_jobs=None, inputs=None):
+        self.targets = targets
+        self.inputs = {} if inputs is None else inputs
+        self.confidence = confidence
+        self.delta = delta
+        self.base_seed = base_seed(random_state)
+        self.n_jobs = n_jobs
+        self.seeds_ = {}
+
+    # ------------------------------------------------------------------ configuration
+    def shared_steps(self, subject):
+        """The shared inputs of ``subject``, in order (none by default)."""
+        return []
+
+    def analyses(self, subject):
+        """The analyses of ``subject``, in report order."""
+        raise NotImplementedError
+
+    def describe(self, subject, results):
+        """Facts about ``subject`` for its card and ``summary.csv`` (none by default)."""
+        return {}
+
+    def record_columns(self, subject, results):
+        """Per-target columns of ``subject`` for ``records.csv`` (none by default)."""
+        return {}
+
+    # ------------------------------------------------------------------ the loop
+    def claim_confidence(self, n_claims):
+        """Level of each certified number so that all ``n_claims`` hold at ``confidence``."""
+        return 1.0 - (1.0 - self.confidence) / max(n_claims, 1)
+
+    def seed(self, subject, step, purpose):
+        """The seed of one step, drawn up front by :meth:`draw_seeds`."""
+        return self.seeds_[(subject, step, purpose)]
+
+    def draw_seeds(self, subjects):
+        """Every seed of the run, keyed by (subject, step, purpose)."""
+        self.seeds_ = {}
+        for subject in subjects:
+            steps = [s.name for s in self.shared_steps(subject)]
+            steps += [a.name for a in self.analyses(subject)]
+            for step in steps:
+                for purpose in ("scores", "certify"):
+                    key = (subject.name, step, purpose)
+                    self.seeds_[key] = keyed_seed(self.base_seed, *key)
+        return self.seeds_
+
+    def run(self, subjects, progress=None):
+        """Audit every subject; returns one :class:`SubjectResult` each, in order."""
+        progress = _SilentProgress() if progress is None else progress
+        self.draw_seeds(subjects)
+        if not self.parallel_subjects or effective_n_jobs(self.n_jobs) == 1 or len(subjects) < 2:
+            return [self.run_subject(subject, progress) for subject in subjects]
+        results = []
+        tasks = (delayed(self.run_subject)(s, _SilentProgress()) for s in subjects)
+        for subject, result in zip(
+            subjects, Parallel(n_jobs=self.n_jobs, return_as="generator")(tasks), strict=True
+        ):
+            results.append(result)
+            progress.update(self.n_steps(subject))
+        return results
+
+    def n_steps(self, subject):
+        """Steps of one subject (for the progress bar)."""
+        return len(self.shared_steps(subject)) + len(self.analyses(subject))
+
+    def run_with_progress(self, subjects, *, desc, verbose):
+        """:meth:`run` behind a tqdm progress bar on stderr (none when not ``verbose``)."""
+        from tqdm.auto import tqdm
+
+        total = sum(self.n_steps(subject) for subject in subjects)
+        with tqdm(total=total, desc=desc, disable=not verbose, unit="step") as progress:
+            return self.run(subjects, progress)
+
+    def run_subject(self, subject, progress):
+        """The shared steps, then every analysis, certified at the subject's level."""
+        failed = {}
+        for step in self.shared_steps(subject):
+            progress.set_postfix_str(f"{subject.name}: {step.name}")
+            missing = [need for need in step.needs if need in failed]
+            if missing:
+                failed[step.name] = f"needs {missing[0]}, which failed: {failed[missing[0]]}"
+            else:
+                value, reason = self.run_step(step.compute, subject, step.name)
+                if reason is None:
+                    subject.shared[step.name] = value
+                else:
+                    failed[step.name] = reason
+            progress.update()
+        analyses = self.analyses(subject)
+        level = self.claim_confidence(len(analyses))
+        results = []
+        for analysis in analyses:
+            progress.set_postfix_str(f"{subject.name}: {analysis.name}")
+            results.append(self.run_analysis(analysis, subject, failed, level))
+            progress.update()
+        return SubjectResult(
+            name=subject.name,
+            analyses=results,
+            claim_confidence=level,
+            facts=self.describe(subject, results),
+            record_columns=self.record_columns(subject, results),
+            ranking=self.ranking,
+        )
+
+    def run_step(self, compute, subject, name):
+        """``(value, None)``, or ``(None, reason)`` when ``compute`` raised."""
+        try:
+            return compute(self, subject, self.seed(subject.name, name, "scores")), None
+        except Exception as exc:  # noqa: BLE001  any failure of one step is reported
+            return None, failure_reason(exc)
+
+    def run_analysis(self, analysis, subject, failed, level):
+        """Score, certify and summarise one analysis; a failure is kept with its reason."""
+        result = AnalysisResult(name=analysis.name, figure=analysis.figure, detail=analysis.detail)
+        missing = [need for need in analysis.needs if need in failed]
+        if missing:
+            result.reason = f"needs {missing[0]}, which failed: {failed[missing[0]]}"
+            return result
+
+        def scored_and_certified(engine, subject, seed):
+            scores = analysis.compute(engine, subject, seed)
+            self.check_scores(scores.score, analysis.name)
+            seed = self.seed(subject.name, analysis.name, "certify")
+            return scores, self.certify(analysis, scores.score, level, seed)
+
+        outcome, reason = self.run_step(scored_and_certified, subject, analysis.name)
+        if reason is not None:
+            result.reason = reason
+            return result
+        result.scores, result.claim = outcome
+        result.metrics = self.ranking_metrics(result.scores.score)
+        if result.scores.detail:
+            result.detail = result.scores.detail
+        return result
+
+    def check_scores(self, score, name):
+        """One finite score per target, or a ``ValueError`` naming the analysis."""
+        score = np.asarray(score, dtype=float)
+        n = len(self.targets.membership)
+        if score.shape != (n,) or not np.isfinite(score).all():
+            raise ValueError(
+                f"{name} gave scores of shape {score.shape} ({np.sum(~np.isfinite(score))} not "
+                f"finite) for {n} target records; one finite score per record is needed."
+            )
+
+    def certify(self, analysis, score, level, seed):
+        """The analysis's certified claim: :func:`~sklearn_mace.metrics.audit_epsilon`."""
+        m = self.targets.membership
+        return audit_epsilon(
+            score[m == 1],
+            score[m == 0],
+            delta=self.delta,
+            confidence=level,
+            threshold=analysis.threshold,
+            prior=self.targets.prior,
+            random_state=seed,
+        )
+
+    def ranking_metrics(self, score):
+        """AUC and TPR at 1 % and 0.1 % FPR of the scores (descriptive, not certified)."""
+        m = self.targets.membership
+        return {
+            "auc": float(roc_auc_score(m, score)),
+            "tpr_at_1pct_fpr": float(tpr_at_fpr(m, score, fpr=0.01)),
+            "tpr_at_0.1pct_fpr": float(tpr_at_fpr(m, score, fpr=0.001)),
+        }

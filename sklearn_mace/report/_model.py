@@ -1,0 +1,268 @@
+"""The model audit: the engine configured for trained classifiers (which analyses, which inputs).
+
+The target records are the model's training rows (members) and hold-out rows from the same
+population (non-members). The model is queried once per record, from its log-probabilities
+(exact losses, no rounded softmax): the per-record loss ``−log M_y(x)``, the true-label
+confidence, the correctness flag and the predicted label and confidence
+(:func:`model_queries`). On these the engine runs
+
+* BTTA and CBTTA (``_model_attacks.py``);
+* MACE on the loss (MACE Thm 6, Def. 3), fitted once per model as a shared step: its
+  cross-fitted Bayes rule (a certified lower bound on the optimal advantage, ``U_N`` beside
+  it, each record's held-out risk) and the same scores at their best-ε threshold. The
+  true-label confidence is a bijection of the loss, and the estimator maps its query to
+  normal scores first, so a second MACE on it would repeat the same claim and only widen the
+  correction: it is not run;
+* with a ``population`` table and a training recipe, the shadow-model attack and LiRA.
+
+Every analysis goes through the engine (``_engine.py``): held-out scores certified with
+:func:`~sklearn_mace.metrics.audit_epsilon`, one Bonferroni correction over the model's
+claims, failures isolated (exit code 3), seeds drawn up front.
+"""
+
+import numpy as np
+import pandas as pd
+
+from ._analyses import mace_analyses, mace_fit_step
+from ._engine import Analysis, AuditEngine, Subject, Targets, base_seed
+from ._model_attacks import btta_scores, cbtta_scores, lira_scores, shadow_scores
+from ._model_queries import as_audited_models, check_model_tables, label_index, model_queries
+from ._release_inputs import check_options
+from ._results import AuditResult, failure_notes
+
+__all__ = ["ANALYSES", "POPULATION_ANALYSES", "ModelAudit", "audit_model"]
+
+MACE_FIT = "MACE fit (loss)"
+MACE_BAYES, MACE_BEST = mace_analyses("loss", MACE_FIT)
+SHADOW_NAME = "Shadow-model attack (Shokri)"
+LIRA_NAME = "LiRA (online)"
+#: the analyses of every model, in report order (tests replace entries to plant failures)
+ANALYSES = [
+    Analysis("BTTA (generalization gap)", btta_scores),
+    Analysis("CBTTA (best partition)", cbtta_scores),
+    MACE_BAYES,
+    MACE_BEST,
+]
+#: the analyses that need a population table and a training recipe
+POPULATION_ANALYSES = [Analysis(SHADOW_NAME, shadow_scores), Analysis(LIRA_NAME, lira_scores)]
+RECORD_QUERIES = ("loss", "true_label_confidence", "correct")
+
+
+class ModelAudit(AuditEngine):
+    """The engine configured for trained classifiers (one subject per model).
+
+    Models run one after the other (an ONNX session does not pickle); ``n_jobs`` goes to
+    the shadow models instead.
+    """
+
+    kind = "model"
+    ranking = MACE_BAYES.name
+    parallel_subjects = False
+
+    def shared_steps(self, subject):
+        """MACE fitted on the per-record loss."""
+        return [mace_fit_step(MACE_FIT, "loss")]
+
+    def analyses(self, subject):
+        """``ANALYSES``, and the shadow attacks when a population and a recipe exist."""
+        names = subject.inputs["population_analyses"]
+        return [*ANALYSES, *(a for a in POPULATION_ANALYSES if a.name in names)]
+
+    def describe(self, subject, results):
+        """The model's format, file and accuracies."""
+        model, (train, test) = subject.inputs["model"], subject.inputs["accuracy"]
+        return {
+            "format": model.format,
+            "path": str(model.path),
+            "train_accuracy": train,
+            "test_accuracy": test,
+        }
+
+    def record_columns(self, subject, results):
+        """Each target's label and what the model says of it (loss, confidence, correct)."""
+        queries = subject.inputs["queries"]
+        columns = {subject.inputs["label"]: self.inputs["labels"]}
+        columns.update({c: queries[c].to_numpy() for c in RECORD_QUERIES})
+        return columns
+
+
+def _population_analyses(name, model, recipe, population, index, notes):
+    """Which shadow attacks can run on this model; a note for each that cannot."""
+    if population is None:
+        return ()
+    if recipe is None:
+        notes.append(
+            f"'{name}' is an ONNX model, which carries no training procedure: the "
+            "shadow-model attack and LiRA need one (--shadow-estimator)."
+        )
+        return ()
+    if np.any(index < 0):
+        notes.append(
+            f"'{name}': LiRA skipped: some targets' labels are not among the model's classes."
+        )
+        return (SHADOW_NAME,)
+    return (SHADOW_NAME, LIRA_NAME)
+
+
+def _subject(name, model, *, targets, features, label, population, recipes, m, notes):
+    """One model as a subject: its queries, accuracies and which analyses it gets."""
+    inputs = model.input_columns(features)
+    labels = targets[label].to_numpy()
+    queries, index = model_queries(model, targets[inputs], labels)
+    if np.any(index < 0):
+        notes.append(
+            f"'{name}': {np.sum(index < 0)} true labels are not among the model's classes; "
+            "they count as misclassified with the lowest probability the model gives."
+        )
+    correct = queries["correct"].to_numpy()
+    recipe = recipes.get(name, recipes.get(""))
+    recipe = model.estimator if recipe is None else recipe
+    pop_index = None
+    if population is not None:
+        pop_index = label_index(model.classes_, population[label].to_numpy())
+    shadow = _population_analyses(name, model, recipe, population, index, notes)
+    return Subject(
+        name,
+        {
+            "model": model,
+            "columns": inputs,
+            "label": label,
+            "queries": queries,
+            "loss": queries["loss"].to_numpy(),
+            "index": index,
+            "n_classes": len(model.classes_),
+            "accuracy": (float(correct[m == 1].mean()), float(correct[m == 0].mean())),
+            "recipe": recipe,
+            "population_index": pop_index,
+            "population_analyses": shadow,
+        },
+    )
+
+
+def audit_model(
+    models,
+    members,
+    non_members,
+    *,
+    label,
+    population=None,
+    columns=None,
+    prior=None,
+    confidence=0.95,
+    delta=0.0,
+    claimed_epsilon=1.0,
+    shadow_estimators=None,
+    n_jobs=None,
+    random_state=0,
+    verbose=True,
+):
+    """Audit one or more trained classifiers for membership leakage.
+
+    Parameters
+    ----------
+    models : classifier, AuditedModel or dict of str -> either
+        Fitted scikit-learn classifiers (with ``predict_proba``), or models loaded with
+        :func:`load_model` (ONNX, skops, trusted pickle); several are compared side by
+        side on the same records.
+    members, non_members : DataFrame
+        The model's training rows and hold-out rows, with the label column.
+    label : str
+        The true-label column.
+    population : DataFrame, default=None
+        Further rows from the population, disjoint from both, that train shadow models
+        (shadow-model attack, LiRA).
+    columns : list of str, default=None
+        The model's input columns (default: every column but the label).
+    prior : float in (0, 1), default=None
+        P(member) for advantages, risks and ε; default: the members' fraction of targets.
+    confidence : float in (0, 1), default=0.95
+        ``1 − α``: every certified number printed for a model holds together with this
+        probability (each of its ``K`` claims at ``1 − α/K``, Bonferroni).
+    delta : float in [0, 1), default=0.0
+        The δ of (ε, δ)-DP at which the ε lower bounds are stated (e.g. the ``1e-5`` of a
+        DP-SGD accountant).
+    claimed_epsilon : float >= 0, default=1.0
+        The ε of a DP claim to test: a certified ε above it turns the card red. Member-vs-
+        hold-out audits refute *substitute-one* DP; DP-SGD accountants (opacus) state
+        add/remove-one ε, which implies substitute-one ``2·ε``: pass that.
+    shadow_estimators : dict of str -> estimator, default=None
+        The training recipe (an unfitted, or fitted and then cloned, scikit-learn classifier)
+        that shadow models copy, per model name; key ``""`` applies to every model. A
+        scikit-learn model is its own recipe; an ONNX model has none.
+    n_jobs : int, default=None
+        Parallel shadow-model training (joblib's semantics); results do not depend on it.
+    random_state : int, default=0
+        The base of every seed.
+    verbose : bool, default=True
+        A progress bar on stderr.
+
+    Returns
+    -------
+    result : AuditResult
+        One :class:`SubjectResult` per model; :func:`write_report` writes the report.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> from sklearn_mace.report import audit_model
+    >>> table = load_iris(as_frame=True).frame.sample(frac=1, random_state=0)
+    >>> members, non_members = table.iloc[:75], table.iloc[75:]
+    >>> tree = DecisionTreeClassifier(random_state=0).fit(
+    ...     members.drop(columns="target"), members["target"])
+    >>> result = audit_model({"tree": tree}, members, non_members, label="target",
+    ...                      verbose=False)
+    >>> result.summary["analysis"].tolist()  # doctest: +NORMALIZE_WHITESPACE
+    ['BTTA (generalization gap)', 'CBTTA (best partition)', 'MACE Bayes rule (loss)',
+     'MACE best-ε threshold (loss)']
+    >>> bool((result.summary["epsilon_lower_bound"] >= 0).all())
+    True
+    """
+    check_options(confidence=confidence, prior=prior, delta=delta, claimed_epsilon=claimed_epsilon)
+    models = as_audited_models(models)
+    tables, features = check_model_tables(members, non_members, population, label, columns)
+    targets_frame = pd.concat([members, non_members], ignore_index=True)
+    m = np.r_[np.ones(len(members), dtype=int), np.zeros(len(non_members), dtype=int)]
+    targets = Targets(
+        membership=m,
+        source=np.r_[np.full(len(members), "members"), np.full(len(non_members), "non-members")],
+        row=np.r_[np.arange(len(members)), np.arange(len(non_members))],
+        prior=float(m.mean()) if prior is None else float(prior),
+    )
+    notes, recipes = [], dict(shadow_estimators or {})
+    context = dict(targets=targets_frame, features=features, label=label, population=population)
+    subjects = [
+        _subject(name, model, **context, recipes=recipes, m=m, notes=notes)
+        for name, model in models.items()
+    ]
+    engine = ModelAudit(
+        targets,
+        confidence=confidence,
+        delta=float(delta),
+        random_state=base_seed(random_state),
+        n_jobs=n_jobs,
+        inputs={
+            "targets": targets_frame,
+            "labels": targets_frame[label].to_numpy(),
+            "population": population,
+        },
+    )
+    results = engine.run_with_progress(subjects, desc="sklearn-mace audit-model", verbose=verbose)
+    return _result(results, engine, tables, features, label, notes, claimed_epsilon)
+
+
+def _result(results, engine, tables, features, label, notes, claimed_epsilon):
+    from ._model_view import ModelPresentation
+
+    return AuditResult(
+        kind="model",
+        subjects=results,
+        targets=engine.targets,
+        confidence=engine.confidence,
+        delta=engine.delta,
+        claimed_epsilon=float(claimed_epsilon),
+        n_rows={name: len(frame) for name, frame in tables.items()},
+        inputs={"label": label, "feature_names": features},
+        notes=notes + failure_notes(results),
+        presentation=ModelPresentation(),
+    )

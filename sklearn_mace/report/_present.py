@@ -1,0 +1,57 @@
+"""What each kind of audit adds to the common report: the hooks of a presentation.
+
+The report itself (``_html.py``, ``_figures.py``, ``_summary.py``, ``_writer.py``) is the same
+for every audit: cards under the same claim rules, the same claims table, the same records.
+A presentation adds what only its kind has — the release audit's copy counts, column
+encoding, disclosure risks and release-size figure; the model audit's accuracies and loss
+histograms. A new kind of audit subclasses :class:`Presentation` and hands an instance to its
+:class:`~sklearn_mace.report.AuditResult`.
+"""
+
+__all__ = ["Presentation"]
+
+
+class Presentation:
+    """The defaults: nothing beyond the common report."""
+
+    noun = "subject"  # what one audited subject is called ("release", "model")
+    title = "sklearn-mace privacy audit"
+    command = "sklearn-mace"  # the printed summary's first word
+    #: the records.csv columns shown beside each exposed record in report.html
+    exposed_columns = ()
+
+    def facts_line(self, result, subject):
+        """HTML after the subject's name on its card."""
+        return ""
+
+    def card_lines(self, result, subject):
+        """HTML lines on the subject's card, after the claims."""
+        return ""
+
+    def subtitle(self, result):
+        """The page's line under the title (after the inputs)."""
+        return ""
+
+    def sections(self, result):
+        """HTML sections after the estimates table."""
+        return []
+
+    def inputs_section(self, result):
+        """An HTML section on how the inputs were used, after "How to read"."""
+        return ""
+
+    def how_to_read(self, result):
+        """Further ``<li>`` items of "How to read the numbers"."""
+        return []
+
+    def figures(self, result):
+        """Further figures: file name -> (matplotlib Figure, caption)."""
+        return {}
+
+    def summary_lines(self, result):
+        """Further lines of the printed summary (after the notes)."""
+        return []
+
+    def extra_files(self, result, out):
+        """Further files written beside the report: key -> path."""
+        return {}

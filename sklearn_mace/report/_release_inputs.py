@@ -1,0 +1,320 @@
+"""The synthetic-data audit's inputs: checks, encoding, the reference split, copies, disclosure.
+
+Everything here runs before (or beside) the engine: errors in the inputs
+(:class:`~sklearn_mace.report.AuditInputError`) are raised before anything is computed.
+
+* DOMIAS and GAN-leaks CAL need reference rows from the population. When none are given,
+  half of the hold-out rows (chosen at random) become the reference and the other half stay
+  targets, as in the DOMIAS set-up where the reference set and the test non-members are
+  disjoint draws from the population.
+* **Exact copies** are the targets that appear verbatim in a release: some synthetic row
+  equals them on every audited column (raw values; numbers compared as numbers, so ``39``
+  and ``39.0`` are equal; a missing value equals a missing value). **Near copies** have their
+  nearest synthetic row within ``NEAR_COPY_DISTANCE`` = 0.1 in the encoded space (numeric
+  columns in standard deviations, a differing category counts 1), exact copies included.
+  Members and non-members are counted apart: copies of non-members happen by chance.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+from sklearn.utils import check_random_state
+
+from .._validation import check_prior
+from ._encode import encode_tables
+from ._engine import Targets
+from ._io import AuditInputError
+
+__all__ = ["check_options", "copy_counts", "prepare_release_inputs", "row_keys"]
+
+MIN_TARGETS = 10  # per class: fewer leaves 5-fold cross-validation folds without a class
+NEAR_COPY_DISTANCE = 0.1  # encoded space: standard deviations; a differing category is 1
+MAX_DISCLOSURE_RECORDS = 500  # targets, and controls, attacked (anonymeter's default n_attacks)
+EXACT_NAME = "Exact copy (verbatim in the release)"
+COPY_FACTS = (
+    "member_targets",
+    "nonmember_targets",
+    "member_exact_copies",
+    "nonmember_exact_copies",
+    "member_near_copies",
+    "nonmember_near_copies",
+)
+
+
+def check_options(*, confidence, prior, delta, claimed_epsilon):
+    """The options both audits share, checked before any work."""
+    if isinstance(confidence, bool) or not isinstance(confidence, Real):
+        raise ValueError(f"confidence must be in (0, 1); got {confidence!r}.")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1); got {confidence!r}.")
+    if prior is not None:
+        check_prior(prior)
+    if isinstance(delta, bool) or not isinstance(delta, Real) or not 0.0 <= delta < 1.0:
+        raise ValueError(f"delta must be a number in [0, 1); got {delta!r}.")
+    if (
+        isinstance(claimed_epsilon, bool)
+        or not isinstance(claimed_epsilon, Real)
+        or not claimed_epsilon >= 0
+    ):
+        raise ValueError(f"claimed_epsilon must be >= 0 (inf allowed); got {claimed_epsilon!r}.")
+
+
+def check_sizes(name, n_rows, minimum):
+    """An input error when a table has fewer than ``minimum`` rows."""
+    if n_rows < minimum:
+        raise AuditInputError(
+            f"Too few rows for the audit: the {name} table has {n_rows} row(s); it needs at "
+            f"least {minimum}."
+        )
+
+
+def group_labels(group_by, members, non_members, max_categories):
+    """The ``group_by`` value of every member and non-member, as text."""
+    for name, frame in (("members", members), ("non-members", non_members)):
+        if group_by not in frame.columns:
+            raise AuditInputError(
+                f"The {name} table has no column {group_by!r} to group by; it has "
+                f"{list(frame.columns)}."
+            )
+    labels = pd.concat([members[group_by], non_members[group_by]], ignore_index=True)
+    labels = labels.astype("string").fillna("<missing>").to_numpy(dtype=object)
+    if len(set(labels)) > max_categories:
+        raise AuditInputError(
+            f"--group-by {group_by!r} has {len(set(labels))} distinct values; pick a column "
+            f"with at most {max_categories} (a category, not an identifier or a measurement)."
+        )
+    return labels
+
+
+def row_keys(tables, columns):
+    """A 64-bit key per row of every table, equal for rows equal on ``columns``.
+
+    Numbers are compared as numbers (a column whose non-missing values all parse as numbers
+    in every table is compared as float, so ``39`` equals ``39.0`` and ``-0.0`` equals
+    ``0.0``), anything else as text; a missing value equals a missing value. Keys are
+    pandas' row hashes: two different rows share a key with probability about 2⁻⁶⁴.
+
+    Parameters
+    ----------
+    tables : dict of str -> DataFrame
+        The tables.
+    columns : list of str
+        The columns compared.
+
+    Returns
+    -------
+    keys : dict of str -> ndarray of uint64
+        One key per row of each table.
+    """
+    columns = list(columns)
+    sizes = [len(frame) for frame in tables.values()]
+    pooled = pd.concat(
+        [frame[columns].reset_index(drop=True) for frame in tables.values()], ignore_index=True
+    )
+    comparable = {}
+    for position in range(len(columns)):
+        series = pooled.iloc[:, position]
+        if pd.api.types.is_bool_dtype(series) or pd.api.types.is_numeric_dtype(series):
+            comparable[position] = series.astype(float) + 0.0
+            continue
+        parsed = pd.to_numeric(series, errors="coerce")
+        if parsed.notna().sum() == series.notna().sum() and series.notna().any():
+            comparable[position] = parsed.astype(float) + 0.0
+        else:
+            comparable[position] = series.astype("string").fillna("\x00<missing>")
+    keys = pd.util.hash_pandas_object(pd.DataFrame(comparable), index=False).to_numpy()
+    return dict(zip(tables, np.split(keys, np.cumsum(sizes)[:-1]), strict=True))
+
+
+def _split_reference(X_non, seed, notes):
+    """Half the hold-out rows (at random) as the reference; the other half stay targets."""
+    check_sizes("non-members", len(X_non), 2 * MIN_TARGETS)
+    perm = check_random_state(seed).permutation(len(X_non))
+    ref_idx, row_non = np.sort(perm[: len(perm) // 2]), np.sort(perm[len(perm) // 2 :])
+    notes.append(
+        f"No reference rows were given: {len(ref_idx)} of the {len(perm)} hold-out rows "
+        "(chosen at random) serve as the population reference for DOMIAS and GAN-leaks "
+        f"CAL; the other {len(row_non)} are the non-member targets."
+    )
+    return X_non[ref_idx], row_non
+
+
+def _check_release_sizes(arrays, synthetic, n_features, n_targets):
+    check_sizes("members", n_targets[0], MIN_TARGETS)
+    check_sizes("non-member target", n_targets[1], MIN_TARGETS)
+    # KDEs with a full-covariance bandwidth need more rows than features
+    check_sizes("reference", len(arrays["reference"]), max(MIN_TARGETS, n_features + 1))
+    for key in synthetic:
+        n = len(arrays[f"synthetic '{key}'"])
+        check_sizes(f"synthetic '{key}'", n, max(MIN_TARGETS, n_features + 1))
+
+
+def prepare_release_inputs(members, non_members, synthetic, reference, *, options, seed):
+    """Encode the tables, split off the reference, build the targets (input errors here).
+
+    ``options``: ``columns``, ``prior``, ``max_categories``, ``group_by``. Returns a dict:
+    ``tables`` (raw), ``targets`` (:class:`Targets`), ``X_targets``, ``X_reference``,
+    ``target_keys``, ``synthetic`` (name -> encoded rows), ``synthetic_keys``,
+    ``feature_names``, ``column_report``, ``kept`` (audited raw columns), ``notes``.
+    """
+    tables = {"members": members, "non-members": non_members}
+    tables.update({f"synthetic '{k}'": v for k, v in synthetic.items()})
+    if reference is not None:
+        tables["reference"] = reference
+    max_categories = options["max_categories"]
+    arrays, feature_names, column_report = encode_tables(
+        tables, options["columns"], max_categories=max_categories
+    )
+    group_by, notes = options["group_by"], []
+    groups = (
+        None if group_by is None else group_labels(group_by, members, non_members, max_categories)
+    )
+    X_mem, X_non = arrays["members"], arrays["non-members"]
+    row_non = np.arange(len(X_non))
+    if reference is None:
+        arrays["reference"], row_non = _split_reference(X_non, seed, notes)
+    _check_release_sizes(arrays, synthetic, len(feature_names), (len(X_mem), len(row_non)))
+    # exact copies: raw rows compared on the columns the encoding keeps (not identifiers)
+    kept = column_report.loc[column_report["features"] > 0, "column"].tolist()
+    keys = row_keys(tables, kept)
+    m = np.r_[np.ones(len(X_mem), dtype=int), np.zeros(len(row_non), dtype=int)]
+    prior = float(m.mean()) if options["prior"] is None else float(options["prior"])
+    targets = Targets(
+        membership=m,
+        source=np.r_[np.full(len(X_mem), "members"), np.full(len(row_non), "non-members")].astype(
+            object
+        ),
+        row=np.r_[np.arange(len(X_mem)), row_non],
+        prior=prior,
+        group=None
+        if groups is None
+        else groups[np.r_[np.arange(len(X_mem)), len(X_mem) + row_non]],
+        group_by=group_by,
+    )
+    return {
+        "tables": tables,
+        "targets": targets,
+        "X_targets": np.vstack([X_mem, X_non[row_non]]),
+        "X_reference": arrays["reference"],
+        "target_keys": np.r_[keys["members"], keys["non-members"][row_non]],
+        "synthetic": {k: arrays[f"synthetic '{k}'"] for k in synthetic},
+        "synthetic_keys": {k: keys[f"synthetic '{k}'"] for k in synthetic},
+        "feature_names": feature_names,
+        "column_report": column_report,
+        "kept": kept,
+        "notes": notes,
+    }
+
+
+def copy_counts(m, exact, distance):
+    """The release's copy counts (``COPY_FACTS``); NaN for a count whose input failed."""
+    m = np.asarray(m)
+    facts = dict.fromkeys(COPY_FACTS, np.nan)
+    facts.update(member_targets=int(m.sum()), nonmember_targets=int(len(m) - m.sum()))
+    if exact is not None:
+        exact = np.asarray(exact, dtype=bool)
+        facts.update(
+            member_exact_copies=int(exact[m == 1].sum()),
+            nonmember_exact_copies=int(exact[m == 0].sum()),
+        )
+    if distance is not None:
+        near = np.asarray(distance) <= NEAR_COPY_DISTANCE
+        facts.update(
+            member_near_copies=int(near[m == 1].sum()),
+            nonmember_near_copies=int(near[m == 0].sum()),
+        )
+    return facts
+
+
+def holdout_copy_notes(subjects):
+    """A warning for each release that copies more hold-out rows than members verbatim.
+
+    The claims stay valid — such a release does tell members from non-members, a leak about
+    the hold-out rows — but it usually means the release was generated from the hold-out
+    rows, or that they overlap the training rows: the inputs deserve a look.
+    """
+    notes = []
+    for subject in subjects:
+        members = subject.facts.get("member_exact_copies", np.nan)
+        others = subject.facts.get("nonmember_exact_copies", np.nan)
+        if np.isnan([members, others]).any() or others <= members:
+            continue
+        notes.append(
+            f"Release '{subject.name}' holds {int(others)} hold-out (non-member) rows "
+            f"verbatim but only {int(members)} members: was it generated from the hold-out "
+            "rows, or do they overlap the training rows? Its claims then measure how the "
+            "release exposes the hold-out rows."
+        )
+    return notes
+
+
+def _disclosure_pools(tables, kept, rng, notes):
+    """The members and the control records attacked, on the columns with a distance."""
+    members = tables["members"]
+    gaps = [
+        c
+        for c in kept
+        if pd.api.types.is_numeric_dtype(members[c])
+        and any(frame[c].isna().any() for frame in tables.values())
+    ]
+    columns = [c for c in kept if c not in gaps]
+    if gaps:
+        notes.append(
+            "Attribute inference and linkability leave out the numeric column(s) "
+            f"{gaps} (missing values have no distance)."
+        )
+    if len(columns) < 2:
+        return columns, None, None
+    control = tables["non-members"][columns]
+    if "reference" in tables:
+        control = pd.concat([control, tables["reference"][columns]], ignore_index=True)
+    pools = (members[columns], control)
+    targets, control = (
+        pool.sample(n=min(len(pool), MAX_DISCLOSURE_RECORDS), random_state=rng) for pool in pools
+    )
+    if len(targets) + len(control) < sum(len(pool) for pool in pools):
+        notes.append(
+            f"Attribute inference and linkability attack {len(targets)} members and "
+            f"{len(control)} control records drawn at random (at most "
+            f"{MAX_DISCLOSURE_RECORDS} each)."
+        )
+    return columns, targets, control
+
+
+def run_disclosure(tables, synthetic, kept, *, confidence, seed, notes):
+    """Attribute inference and linkability on the raw audited columns: ``(table, error)``.
+
+    The control records are the non-members (and the reference rows, when given): population
+    records the generator never saw. At most ``MAX_DISCLOSURE_RECORDS`` targets and as many
+    controls are attacked, drawn at random (anonymeter's ``n_attacks``). Numeric columns with
+    missing values have no distance in the mixed metric and are left out (named in a note).
+    These are estimates with per-row intervals, not part of the certified claims.
+    """
+    from ..disclosure import disclosure_summary
+
+    rng = check_random_state(seed)
+    columns, targets, control = _disclosure_pools(tables, kept, rng, notes)
+    if targets is None:
+        return None, "fewer than two usable columns (one is the secret, others are known)"
+    try:
+        table = disclosure_summary(
+            targets,
+            control,
+            {key: frame[columns] for key, frame in synthetic.items()},
+            confidence=confidence,
+            random_state=rng,
+        )
+    except ValueError as exc:
+        return None, str(exc)
+    return table, None
+
+
+def check_max_categories(max_categories):
+    """``max_categories`` must be an int >= 1."""
+    if (
+        isinstance(max_categories, bool)
+        or not isinstance(max_categories, Integral)
+        or max_categories < 1
+    ):
+        raise ValueError(f"max_categories must be an int >= 1; got {max_categories!r}.")

@@ -1,0 +1,199 @@
+"""What the synthetic-data report adds to the common one: copies, columns, disclosure, size."""
+
+import html
+from pathlib import Path
+
+import numpy as np
+
+from ..metrics import AdvantageDisplay
+from ._figures import figure, legend_below, note
+from ._format import fmt, table
+from ._present import Presentation
+from ._release_inputs import EXACT_NAME, MAX_DISCLOSURE_RECORDS, NEAR_COPY_DISTANCE
+
+__all__ = ["ReleasePresentation"]
+
+
+def _count(k, n):
+    return "—" if k is None or not np.isfinite(k) else f"{int(k)} of {int(n)}"
+
+
+def _grouped_columns(report):
+    """The column report with columns of the same treatment on one row."""
+    grouped = report.groupby("treatment", sort=False).agg(
+        columns=("column", lambda c: ", ".join(map(str, c))), features=("features", "sum")
+    )
+    return grouped.reset_index()[["columns", "treatment", "features"]]
+
+
+def _size_points(subject):
+    """``(rows, U_N, low, high, certified advantage)`` per published size, smallest first."""
+    points = []
+    for result in subject.claims:
+        if result.figure or result.name == subject.ranking:  # the whole release
+            e = result.scores.estimates
+            rows = e.get("synthetic_rows", subject.facts.get("synthetic_rows"))
+            points.append(
+                (
+                    rows,
+                    e["advantage_estimate"],
+                    e["advantage_estimate_low"],
+                    e["advantage_estimate_high"],
+                    result.claim.advantage_lower_bound,
+                )
+            )
+    return np.array(sorted(points), dtype=float).reshape(-1, 5)
+
+
+def size_figure(result):
+    """MACE's advantage when only part of each release is published: U_N and certified."""
+    fig, ax = figure(height=5.2)
+    curves = [(s, _size_points(s)) for s in result.subjects]
+    curves = [(s, c) for s, c in curves if len(c)]
+    for subject, curve in curves:
+        last = subject is curves[-1][0]
+        display = AdvantageDisplay.from_predictions(
+            curve[:, 0],
+            curve[:, 1],
+            lower=curve[:, 2],
+            upper=curve[:, 3],
+            param_name="number of released synthetic rows",
+            epsilon=result.claimed_epsilon if last else None,
+            prior=result.prior,
+            name=f"'{subject.name}': U_N (estimate)",
+            ax=ax,
+            log_x=True,
+            show_baseline=last,
+            linestyle=":",
+        )
+        color = display.line_.get_color()
+        label = f"'{subject.name}': certified lower bound"
+        ax.plot(curve[:, 0], curve[:, 4], marker="s", color=color, label=label)
+    if curves:
+        legend_below(ax, ncols=2)
+    else:
+        note(ax, "MACE failed on every release (see Failed analyses)")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title("MACE optimal advantage (nearest-synthetic distance) vs release size")
+    return fig
+
+
+class ReleasePresentation(Presentation):
+    """The synthetic-data audit's additions to the common report."""
+
+    noun = "release"
+    command = "sklearn-mace audit"
+    exposed_columns = ("nearest_synthetic_distance", "verbatim_in_release")
+
+    def facts_line(self, result, subject):
+        """The release's number of rows."""
+        return f" · {subject.facts.get('synthetic_rows', '?')} synthetic rows"
+
+    def card_lines(self, result, subject):
+        """How many members and non-members the release copies, verbatim and nearly."""
+        c = subject.facts
+        n1, n0 = c["member_targets"], c["nonmember_targets"]
+        return f"""<div>{_count(c["member_exact_copies"], n1)} members appear verbatim in the
+    release; {_count(c["nonmember_exact_copies"], n0)} non-members</div>
+  <div class="muted">near copies (nearest synthetic row within {NEAR_COPY_DISTANCE:g} in
+    the encoded space, exact ones included): {_count(c["member_near_copies"], n1)} members,
+    {_count(c["nonmember_near_copies"], n0)} non-members</div>"""
+
+    def subtitle(self, result):
+        """The number of encoded features."""
+        return f" · {len(result.inputs['feature_names'])} encoded features"
+
+    def sections(self, result):
+        """Attribute inference and linkability, when they were run."""
+        disclosure = result.tables.get("disclosure")
+        return [] if disclosure is None else [_disclosure_section(result, disclosure)]
+
+    def inputs_section(self, result):
+        """How each input column was encoded, or why it was dropped."""
+        grouped = _grouped_columns(result.inputs["column_report"])
+        return f"""<h2>Columns</h2>
+{table(grouped, text_columns=("columns", "treatment"))}
+<p class="muted">Numeric columns are centred on the median and divided by the interquartile
+range / 1.349; text columns with few values are one-hot encoded (scaled so that a different
+category counts like one standard deviation), rare categories and those absent from a table
+merged into &lt;other&gt;; identifier-like, date/time, constant and exactly dependent columns
+are dropped (the treatment says why).</p>"""
+
+    def how_to_read(self, result):
+        """Copies, MACE's query and the release-size figure."""
+        return [
+            "<li><b>MACE</b> queries the nearest-synthetic distance (MACE Eq. 2); its Bayes "
+            "rule is the cross-fitted plug-in classifier (each record scored by densities "
+            "fitted without it).</li>",
+            "<li><b>Copies</b>: a record appears <b>verbatim</b> in the release when some "
+            "synthetic row equals it on every audited column (numbers compared as numbers); a "
+            f"<b>near copy</b> has its nearest synthetic row within {NEAR_COPY_DISTANCE:g} in "
+            "the encoded space. Members and non-members are counted apart: copies of "
+            f'non-members happen by chance. "{html.escape(EXACT_NAME)}" calls a record a '
+            "member iff it is verbatim in the release, a rule fixed in advance, so its claim "
+            "uses every target with no split.</li>",
+            "<li><b>The release-size figure</b> shows MACE's Bayes rule when only 10 %, 25 % "
+            "or 50 % of the release is published; its certified points are claims of the card, "
+            "counted in its correction. Its dashed line is the largest advantage at the prior "
+            f"that ε = {result.claimed_epsilon:g} allows: a red card's ε can come from a "
+            "low-FPR operating point while the advantage stays below that line.</li>",
+        ]
+
+    def figures(self, result):
+        """MACE's advantage against the published size of each release."""
+        level = max((s.claim_confidence for s in result.subjects), default=result.confidence)
+        caption = (
+            "Solid lines: the certified lower bound on MACE's optimal membership advantage "
+            f"(each point a claim of its card, at {level:.2%}) when only a random part of "
+            "each release is published; dotted lines and bands: the plug-in estimate U_N with "
+            "its McDiarmid interval (sampling spread only, not the estimator's bias). The "
+            "dashed red line is the largest advantage an ε = "
+            f"{result.claimed_epsilon:g} (substitute-one) DP generator allows at the prior."
+        )
+        return {"advantage_vs_synthetic_size.png": (size_figure(result), caption)}
+
+    def summary_lines(self, result):
+        """The dropped columns, one line each."""
+        report = result.inputs["column_report"]
+        dropped = report[report["features"] == 0]
+        return [f"column {row.column!r} {row.treatment}" for row in dropped.itertuples(index=False)]
+
+    def extra_files(self, result, out):
+        """disclosure.csv, when the disclosure analyses ran."""
+        disclosure = result.tables.get("disclosure")
+        if disclosure is None:
+            return {}
+        path = Path(out) / "disclosure.csv"
+        disclosure.to_csv(path, index=False)
+        return {"disclosure": path}
+
+
+def _disclosure_section(result, disclosure):
+    """Attribute inference and linkability (what anonymeter reports)."""
+    shown = disclosure.assign(
+        risk=[
+            "undefined (every control guess right)"
+            if not np.isfinite(r)
+            else f"{fmt(r)} [{fmt(lo)}, {fmt(hi)}]"
+            for r, lo, hi in disclosure[["risk", "risk_low", "risk_high"]].to_numpy()
+        ]
+    )[["release", "analysis", "target", "attack_rate", "control_rate", "baseline_rate", "risk"]]
+    shown = shown.rename(
+        columns={
+            "attack_rate": "attack success",
+            "control_rate": "control success",
+            "baseline_rate": "random guess",
+            "risk": "risk [interval]",
+        }
+    )
+    return f"""<h2>Beyond membership: attribute inference and linkability</h2>
+{table(shown, text_columns=("release", "analysis", "target", "risk [interval]"))}
+<p class="muted">Attribute inference: an attacker who knows a member's other columns guesses
+the target column from its nearest release row (numbers within 5 %); linkability: the two
+halves of a member's columns are linked when their nearest release rows coincide. Both are
+compared with the same attack on control records (population rows the generator never saw;
+at most {MAX_DISCLOSURE_RECORDS} of each, drawn at random):
+risk = (attack − control) / (1 − control), as in anonymeter (Giomi et al. 2023), with an
+interval from the two rates' exact intervals at {result.confidence:.0%}, per row (not
+corrected across rows; these are estimates, not part of the certified claims). Written to
+disclosure.csv.</p>"""

@@ -14,17 +14,17 @@ model's loss), with its size chosen on held-out data.
 """
 
 import numpy as np
-from scipy.special import logsumexp
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils._chunks import row_chunks
 from ..utils._torch import resolve_device, to_numpy, to_tensor
 
 __all__ = [
     "Sphering",
     "bandwidth_grid",
-    "fold_log_kernel_sums",
+    "crossfit_classifier",
+    "crossfit_kde",
+    "grouped_log_kernel_sums",
     "heldout_log_odds",
     "select_bandwidth",
 ]
@@ -32,6 +32,16 @@ __all__ = [
 # Candidate bandwidths, as multiples of Scott's factor n^(−1/(d+4)) in sphered coordinates.
 # The grid reaches 4x Scott so that a query that carries nothing can be smoothed flat.
 BANDWIDTH_FACTORS = np.geomspace(1 / 8, 4, 11)
+# Kernel-table blocks: 2 MiB of float32 pairs stays in cache (bench_certified.py --kernel).
+TABLE_BLOCK_BYTES = 2 * 2**20
+# At most this many rows are scored under every bandwidth candidate to choose among them;
+# the others only at the chosen one(s). The criterion's standard error at 2 000 rows still
+# separates candidates √2 apart where it matters, and the one-standard-error rule leans to
+# the smoother one where it does not.
+SELECTION_ROWS = 2000
+# Exponents are clamped here before exp (see grouped_log_kernel_sums).
+EXP_FLOOR = -80.0
+EXP_FLOOR_VALUE = float(np.exp(EXP_FLOOR))
 
 
 class Sphering(TransformerMixin, BaseEstimator):
@@ -69,38 +79,93 @@ def bandwidth_grid(n_train_per_class, n_features):
     return scott * BANDWIDTH_FACTORS
 
 
-def fold_log_kernel_sums(Z, m, folds, bandwidths, *, device="cpu"):
-    """``S[g, a, c, i] = log Σ_{j ∈ fold a, class c} exp(−‖z_i − z_j‖² / 2h_g²)``.
+def grouped_log_kernel_sums(Z_query, Z_data, data_groups, n_groups, bandwidths, *, device="cpu"):
+    """``S[g, k, i] = log Σ_{j in group k} exp(−‖z_i − z_j‖² / 2h_g²)``; ``-inf`` if empty.
 
-    ``-inf`` where fold ``a`` holds no row of class ``c``. Shape
-    ``(n_bandwidths, n_folds, 2, n_samples)``. The data are sorted by (fold, class) so each
-    group is a contiguous slab of one pairwise block: one matrix product per block and
-    bandwidth, then a max-shifted ``log Σ exp`` per slab, rather than a kernel call per
-    group (``2k`` small calls per bandwidth).
+    One pass over the ``n_query × n_data`` pairs for all candidate bandwidths at once,
+    in cache-sized blocks (``TABLE_BLOCK_BYTES``), float32 on torch:
+
+    * the squared distances of a block are computed once (one matrix product) and shifted
+      per (query row, group) by the group's smallest one, so each group's largest term is
+      ``exp(0) = 1`` and no sum underflows, however far the row;
+    * exponents are clamped at ``EXP_FLOOR`` before ``exp``: a term that small changes a
+      sum whose largest term is 1 by less than ``n_data · e^-80`` (relative), and float32
+      ``exp`` of very negative arguments is an order of magnitude slower;
+    * the candidates are visited from the widest kernel down; where the next ``h`` is
+      ``1/√2`` times the last (``BANDWIDTH_FACTORS`` are), its kernel is the square of the
+      last one (``exp(−2a) = exp(−a)²``), a multiplication instead of an ``exp``.
+
+    Float32 rounding moves a log sum by about 1e-3 at most (tested against float64), which
+    changes which bandwidth or guess is chosen at most in near-ties and never the validity
+    of anything certified from it: any classifier fitted without the held-out labels will do.
+
+    Parameters
+    ----------
+    Z_query : ndarray of shape (n_query, d)
+    Z_data : ndarray of shape (n_data, d)
+    data_groups : ndarray of int of shape (n_data,)
+        Group ``0 … n_groups − 1`` of each data row (e.g. ``2 · fold + class``).
+    n_groups : int
+    bandwidths : sequence of float
+    device : str or torch.device, default="cpu"
+
+    Returns
+    -------
+    sums : ndarray of shape (n_bandwidths, n_groups, n_query)
     """
     import torch
 
     dev = resolve_device(device)
-    n_folds = int(folds.max()) + 1
-    group = folds * 2 + m
-    order = np.argsort(group, kind="stable")
-    bounds = np.searchsorted(group[order], np.arange(2 * n_folds + 1))
-    sums = np.full((len(bandwidths), n_folds, 2, len(Z)), -np.inf)
-    for g, h in enumerate(bandwidths):
-        data = to_tensor(Z[order] / h, dev)
-        half_data_sq = (data * data).sum(dim=1, keepdim=True).mul_(-0.5)
-        for rows in row_chunks(len(Z), len(Z)):
-            query = to_tensor(Z[rows] / h, dev)
-            # data-major block: each group is a contiguous slab of rows
-            exponent = torch.addmm(half_data_sq, data, query.T)
-            exponent.sub_((query * query).sum(dim=1).mul_(0.5))
-            for k in range(2 * n_folds):
-                if bounds[k + 1] > bounds[k]:
-                    slab = exponent[bounds[k] : bounds[k + 1]]
-                    top = slab.amax(dim=0)
-                    log_sum = (slab - top).exp_().sum(dim=0).log_().add_(top)
-                    sums[g, k // 2, k % 2, rows] = to_numpy(log_sum)
+    data_groups = np.asarray(data_groups)
+    order = np.argsort(data_groups, kind="stable")
+    bounds = np.searchsorted(data_groups[order], np.arange(n_groups + 1))
+    groups = [(k, bounds[k], bounds[k + 1]) for k in range(n_groups) if bounds[k + 1] > bounds[k]]
+    bandwidths = np.asarray(bandwidths, dtype=float)
+    widest_first = np.argsort(-bandwidths, kind="stable")
+    coef = -0.5 / bandwidths[widest_first] ** 2
+    squares = np.r_[False, np.isclose(coef[1:] / coef[:-1], 2.0, rtol=1e-9, atol=0.0)]
+    sums = np.full((len(bandwidths), n_groups, len(Z_query)), -np.inf)
+    if not groups or len(Z_query) == 0:
+        return sums
+    centre = Z_data.mean(axis=0)  # centring keeps float32's ‖z‖² small
+    data = to_tensor(Z_data[order] - centre, dev, dtype=torch.float32)
+    data_sq = (data * data).sum(dim=1).unsqueeze(0)
+    block = max(1, TABLE_BLOCK_BYTES // (4 * len(Z_data)))
+    sq_distances = torch.empty(
+        (min(block, len(Z_query)), len(Z_data)), dtype=torch.float32, device=dev
+    )
+    kernel = torch.empty_like(sq_distances)
+    shift = torch.empty((len(groups), sq_distances.shape[0]), dtype=torch.float32, device=dev)
+    group_sums = torch.empty_like(shift)
+    for start in range(0, len(Z_query), block):
+        rows = slice(start, min(start + block, len(Z_query)))
+        width = rows.stop - rows.start
+        query = to_tensor(Z_query[rows] - centre, dev, dtype=torch.float32)
+        d2, work = sq_distances[:width], kernel[:width]
+        torch.addmm(data_sq, query, data.T, beta=1.0, alpha=-2.0, out=d2)
+        d2.add_((query * query).sum(dim=1, keepdim=True)).clamp_(min=0.0)
+        for i, (_, lo, hi) in enumerate(groups):
+            torch.amin(d2[:, lo:hi], dim=1, out=shift[i, :width])
+            d2[:, lo:hi].sub_(shift[i, :width].unsqueeze(1))
+        nearest = to_numpy(shift[:, :width]).astype(float)
+        for g, c in enumerate(coef):
+            if squares[g]:  # max(k², e^-80) = max(exp(2a), e^-80) for k = max(exp(a), e^-80)
+                work.mul_(work).clamp_(min=EXP_FLOOR_VALUE)
+            else:
+                torch.mul(d2, float(c), out=work)
+                work.clamp_(min=EXP_FLOOR).exp_()
+            for i, (_, lo, hi) in enumerate(groups):
+                torch.sum(work[:, lo:hi], dim=1, out=group_sums[i, :width])
+            log_sums = np.log(to_numpy(group_sums[:, :width]).astype(float)) + c * nearest
+            sums[widest_first[g], [k for k, _, _ in groups], rows] = log_sums
     return sums
+
+
+def _logsumexp(a, axis):
+    top = np.max(a, axis=axis, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.squeeze(np.log(np.exp(a - top).sum(axis=axis, keepdims=True)) + top, axis)
 
 
 def heldout_log_odds(sums, counts, excluded, log_prior_odds):
@@ -109,11 +174,13 @@ def heldout_log_odds(sums, counts, excluded, log_prior_odds):
     Parameters
     ----------
     sums : ndarray of shape (..., n_folds, 2, n_samples)
-        From :func:`fold_log_kernel_sums` (one bandwidth or all of them).
+        From :func:`grouped_log_kernel_sums`, groups ``2 · fold + class`` reshaped to
+        ``(n_folds, 2)`` (one bandwidth or all of them).
     counts : ndarray of shape (n_folds, 2)
         Rows of each class in each fold.
-    excluded : ndarray of bool of shape (n_samples, n_folds)
-        The folds left out of the KDEs that score each row (at least its own).
+    excluded : ndarray of bool of shape (n_samples, n_folds) or (n_folds,)
+        The folds left out of the KDEs that score each row (at least its own); one row
+        of flags applies to every row.
     log_prior_odds : float
 
     Returns
@@ -122,45 +189,242 @@ def heldout_log_odds(sums, counts, excluded, log_prior_odds):
         ``log r̂(z) − log q̂(z) + log(p/(1−p))``; both KDEs share ``h``, so the kernel's
         normalising constant cancels.
     """
+    excluded = np.broadcast_to(excluded, (sums.shape[-1], counts.shape[0]))
     masked = np.where(excluded.T[:, None, :], -np.inf, sums)
-    log_sum = logsumexp(masked, axis=-3)  # (..., 2, n_samples)
+    # logsumexp over the folds, written out (scipy's generic one cost half the cross-fit)
+    log_sum = _logsumexp(masked, axis=-3)
     n_train = (~excluded).astype(float) @ counts  # (n_samples, 2)
     with np.errstate(divide="ignore"):
         log_density = log_sum - np.log(n_train).T
     return log_density[..., 1, :] - log_density[..., 0, :] + log_prior_odds
 
 
-def _weighted_log_loss(log_odds, m, prior):
-    """Per-row log loss of the posterior, weighted so both classes count at the prior."""
-    loss = np.where(m == 1, np.logaddexp(0.0, -log_odds), np.logaddexp(0.0, log_odds))
-    n_members = max(np.sum(m == 1), 1)
-    n_nonmembers = max(np.sum(m == 0), 1)
-    weights = np.where(m == 1, prior / n_members, (1 - prior) / n_nonmembers)
-    return loss, weights / weights.sum()
+def _log_loss(log_odds, m):
+    """``log(1 + e^{∓L})``: the log loss of the posterior ``σ(L)`` for label ``m`` (stable)."""
+    z = np.where(m == 1, -log_odds, log_odds)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z)))
 
 
-def select_bandwidth(log_odds, m, prior):
+def select_bandwidth(log_odds, m, prior, rows=None):
     """Index of the chosen bandwidth: the largest within one standard error of the best.
 
     The criterion is the held-out log loss of the plug-in posterior at ``prior``, a proper
-    score: it rewards a bandwidth whose posterior generalises, and on a query that carries
-    nothing it is smallest for the flattest posterior. Among bandwidths whose mean loss is
-    within one (paired) standard error of the minimum, the largest is taken — the
-    one-standard-error rule, which keeps near-ties from flipping the choice and leans
-    towards less noise in ``U_N``.
+    score, each class weighted to count at the prior: it rewards a bandwidth whose
+    posterior generalises, and on a query that carries nothing it is smallest for the
+    flattest posterior. Among bandwidths whose mean loss is within one (paired) standard
+    error of the minimum, the largest is taken — the one-standard-error rule, which keeps
+    near-ties from flipping the choice and leans towards less noise in ``U_N``. A candidate
+    with a non-finite loss on some row (both classes' kernel sums underflowed: a row
+    hundreds of bandwidths from every training row) is never chosen.
 
     Parameters
     ----------
-    log_odds : ndarray of shape (n_bandwidths, n_rows)
-        Held-out log posterior odds per candidate (bandwidths in increasing order).
+    log_odds : ndarray of shape (..., n_bandwidths, n_rows)
+        Held-out log posterior odds per candidate (bandwidths in increasing order); any
+        leading axes are separate selections, decided at once.
     m : ndarray of shape (n_rows,)
     prior : float
+    rows : ndarray of bool of shape (..., n_rows), default=None
+        The rows each selection uses (all when None).
+
+    Returns
+    -------
+    index : int or ndarray of int of shape (...)
     """
-    loss, weights = _weighted_log_loss(log_odds, m, prior)
-    mean = loss @ weights
-    best = int(np.argmin(mean))
-    diff = loss - loss[best]
-    diff_mean = diff @ weights
-    diff_se = np.sqrt(((diff - diff_mean[:, None]) ** 2) @ weights**2)
-    eligible = np.flatnonzero(diff_mean <= diff_se)
-    return int(eligible.max())
+    log_odds = np.asarray(log_odds, dtype=float)
+    rows = np.ones(log_odds.shape[:-2] + log_odds.shape[-1:], bool) if rows is None else rows
+    loss = _log_loss(log_odds, m)
+    loss = np.where(np.isnan(loss), np.inf, loss)
+    n_members = np.sum(rows & (m == 1), axis=-1, keepdims=True)
+    n_nonmembers = np.sum(rows & (m == 0), axis=-1, keepdims=True)
+    weights = rows * np.where(
+        m == 1, prior / np.maximum(n_members, 1), (1 - prior) / np.maximum(n_nonmembers, 1)
+    )
+    weights = weights / weights.sum(axis=-1, keepdims=True)
+    safe = np.where(rows[..., None, :], loss, 0.0)
+    with np.errstate(invalid="ignore"):
+        mean = np.einsum("...gi,...i->...g", safe, weights)
+        best = np.where(np.isfinite(mean).any(axis=-1), np.argmin(mean, axis=-1), -1)
+        best_loss = np.take_along_axis(safe, best[..., None, None], axis=-2)
+        diff = safe - best_loss
+        diff_mean = np.einsum("...gi,...i->...g", diff, weights)
+        centred = np.where(rows[..., None, :], diff - diff_mean[..., None], 0.0)
+        diff_se = np.sqrt(np.einsum("...gi,...i->...g", centred**2, weights**2))
+        eligible = diff_mean <= diff_se
+    n_bandwidths = log_odds.shape[-2]
+    choice = np.where(eligible, np.arange(n_bandwidths), -1).max(axis=-1)
+    # nothing finite (every candidate underflowed somewhere): the smoothest
+    choice = np.where(choice < 0, n_bandwidths - 1, choice)
+    return int(choice) if np.ndim(choice) == 0 else choice
+
+
+def _selection_log_odds(table, pooled, counts, allowed, log_prior_odds):
+    """Held-out log odds of the selection rows under several exclusion patterns at once.
+
+    ``table`` holds ``log Σ`` per (bandwidth, fold, class, row) and ``pooled`` the log sum
+    over *all* rows at each (bandwidth, row) — label-free, so dividing by it (a shift that
+    cancels in the odds) keeps the sums in range without letting an excluded fold's labels
+    decide what underflows. ``allowed[s, i, a]``: fold ``a`` is in the KDEs that score row
+    ``i`` in selection ``s``. Returns log odds of shape ``(n_selections, n_bandwidths,
+    n_rows)``.
+    """
+    scaled = np.exp(table - pooled[:, None, None, :])  # (g, a, c, i), at most 1
+    sums = np.einsum("gaci,sia->sgci", scaled, allowed.astype(float))
+    n_train = allowed.astype(float) @ counts  # (s, i, c)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_sums = np.log(sums)
+        return (
+            log_sums[:, :, 1]
+            - log_sums[:, :, 0]
+            - np.log(n_train[..., 1])[:, None]
+            + np.log(n_train[..., 0])[:, None]
+            + log_prior_odds
+        )
+
+
+def _scott_index(bandwidths, n_train_per_class, n_features):
+    """The candidate nearest (in log scale) to Scott's factor for ``n_train_per_class`` rows."""
+    scott = max(n_train_per_class, 2) ** (-1.0 / (n_features + 4))
+    return int(np.argmin(np.abs(np.log(bandwidths / scott))))
+
+
+def crossfit_kde(Z, m, folds, n_folds, prior, *, rng, device="cpu"):
+    """Held-out log odds of the plug-in KDE classifier: cross-fitted and forward-chained.
+
+    Rows in folds ``0 … k−1`` (``k = n_folds``) are the cross-fit's subsample; rows in fold
+    ``k`` (if any) are outside it. One kernel table (:func:`grouped_log_kernel_sums`) over
+    every bandwidth candidate, for a random subset of at most ``SELECTION_ROWS`` rows of the
+    subsample (the *selection rows*) against the subsample split by (fold, class), serves
+    every bandwidth choice:
+
+    * **cross-fit** (for the certified bound): fold ``j`` is scored by the KDEs on the other
+      folds, at the bandwidth that the held-out criterion (:func:`select_bandwidth`) picks on
+      the selection rows outside fold ``j``, scored by KDEs that leave out their own fold and
+      fold ``j`` (nested: no label of fold ``j`` informs its classifier);
+    * **forward chain** (for the exact p-value): fold ``j ≥ 1`` is scored by the KDEs on
+      folds ``0 … j−1`` only, at the bandwidth picked by the same criterion on the selection
+      rows of those folds, each scored by the KDEs on the others among them (for ``j = 1``,
+      one fold, Scott's factor for its size); nothing of fold ``j`` or later enters;
+    * rows outside the subsample (fold ``k``) are scored by the KDEs on the whole subsample at
+      the bandwidth picked on all selection rows: their cross-fit and chain scores are equal.
+
+    Then each fold's rows are summed once more at the one or two bandwidths chosen for them
+    (the selection rows' sums are already in the table).
+
+    Returns
+    -------
+    log_odds : ndarray of shape (n_samples,)
+        Cross-fitted held-out log posterior odds.
+    chained : ndarray of shape (n_samples,)
+        Forward-chained log posterior odds; NaN on fold 0 (not tested).
+    bandwidth : float
+        The bandwidth picked on all selection rows (for the final fit), sphered units.
+    n_train : int
+        Training rows per class behind that choice (for rescaling to the full sample).
+    """
+    n_samples, n_features = Z.shape
+    positions = np.flatnonzero(folds < n_folds)
+    Zs, ms, fs = Z[positions], m[positions], folds[positions]
+    fold_ids = np.arange(n_folds)
+    counts = np.array([[np.sum((fs == a) & (ms == c)) for c in (0, 1)] for a in fold_ids])
+    n_train = int(counts.sum(axis=0).min() * (n_folds - 1) / n_folds)
+    bandwidths = bandwidth_grid(n_train, n_features)
+    groups = 2 * fs + ms
+    lam = np.log(prior / (1 - prior))
+
+    sel = np.sort(rng.choice(len(positions), min(len(positions), SELECTION_ROWS), replace=False))
+    table = grouped_log_kernel_sums(Zs[sel], Zs, groups, 2 * n_folds, bandwidths, device=device)
+    table = table.reshape(len(bandwidths), n_folds, 2, len(sel))
+    sel_folds, sel_m = fs[sel], ms[sel]
+    pooled = _logsumexp(table.reshape(len(bandwidths), -1, len(sel)), axis=1)
+    # the selections: all rows (for the final fit), each outer fold j left out (cross-fit),
+    # and each prefix 0 … j−1 for j >= 2 (chain); a row is never scored by its own fold
+    own = sel_folds[:, None] == fold_ids
+    rows = [np.ones(len(sel), bool)] + [sel_folds != j for j in fold_ids]
+    rows += [sel_folds < j for j in fold_ids[2:]]
+    excluded = [own] + [own | (fold_ids == j) for j in fold_ids]
+    excluded += [own | (fold_ids >= j) for j in fold_ids[2:]]
+    rows, allowed = np.array(rows), ~np.array(excluded) & np.array(rows)[..., None]
+    odds = _selection_log_odds(table, pooled, counts, allowed, lam)
+    choices = select_bandwidth(odds, sel_m, prior, rows=rows)
+    standard, outer = int(choices[0]), [int(c) for c in choices[1 : n_folds + 1]]
+    first = _scott_index(bandwidths, counts[0].min(), n_features)
+    chain = [None, first] + [int(c) for c in choices[n_folds + 1 :]]
+
+    log_odds = np.empty(n_samples)
+    chained = np.full(n_samples, np.nan)
+    in_sel = np.zeros(len(positions), dtype=bool)
+    in_sel[sel] = True
+    for j in fold_ids:
+        later = fold_ids >= j
+        rows = sel_folds == j
+        log_odds[positions[sel[rows]]] = heldout_log_odds(
+            table[outer[j]][..., rows], counts, fold_ids == j, lam
+        )
+        if j > 0:
+            chained[positions[sel[rows]]] = heldout_log_odds(
+                table[chain[j]][..., rows], counts, later, lam
+            )
+        rest = np.flatnonzero((fs == j) & ~in_sel)
+        if rest.size == 0:
+            continue
+        sums = grouped_log_kernel_sums(
+            Zs[rest], Zs, groups, 2 * n_folds, bandwidths[[outer[j]]], device=device
+        ).reshape(1, n_folds, 2, rest.size)[0]
+        log_odds[positions[rest]] = heldout_log_odds(sums, counts, fold_ids == j, lam)
+        if j == 0:
+            continue
+        if chain[j] == outer[j]:
+            chained[positions[rest]] = heldout_log_odds(sums, counts, later, lam)
+        else:
+            prefix = fs < j
+            sums = grouped_log_kernel_sums(
+                Zs[rest], Zs[prefix], groups[prefix], 2 * j, bandwidths[[chain[j]]], device=device
+            ).reshape(1, j, 2, rest.size)[0]
+            chained[positions[rest]] = heldout_log_odds(sums, counts[:j], np.zeros(j, bool), lam)
+    outside = np.flatnonzero(folds >= n_folds)
+    if outside.size:
+        sums = grouped_log_kernel_sums(
+            Z[outside], Zs, groups, 2 * n_folds, bandwidths[[standard]], device=device
+        ).reshape(1, n_folds, 2, outside.size)[0]
+        log_odds[outside] = chained[outside] = heldout_log_odds(
+            sums, counts, np.zeros(n_folds, bool), lam
+        )
+    return log_odds, chained, float(bandwidths[standard]), n_train
+
+
+def crossfit_classifier(classifier, X, m, folds, n_folds):
+    """Held-out log odds of ``classifier``: cross-fitted and forward-chained.
+
+    Cross-fit: fold ``j`` is predicted by a clone fitted on the other folds (rows outside
+    the subsample, fold ``k``, by one fitted on all folds). Forward chain: fold ``j ≥ 1`` is
+    predicted by a clone fitted on folds ``0 … j−1`` only; where that fit fails (too few rows
+    of a class in the prefix, a singular covariance), the fold's scores are constant, so its
+    guesses in :func:`~sklearn_mace.estimation.forward_chained_p_value` are drawn at random —
+    a fold is never dropped, which would make the test's reference law depend on the data.
+
+    Returns
+    -------
+    log_odds, chained : ndarray of shape (n_samples,)
+        As :func:`crossfit_kde` (``chained`` is NaN on fold 0).
+    """
+    log_odds = np.empty(len(X))
+    chained = np.full(len(X), np.nan)
+    in_folds = folds < n_folds
+    for j in range(n_folds + 1):
+        test = folds == j
+        if not test.any():
+            continue
+        fitted = clone(classifier).fit(X[in_folds & ~test], m[in_folds & ~test])
+        log_odds[test] = fitted.decision_function(X[test])
+        if j == n_folds:  # fitted on folds 0 … k−1: also the chain's last link
+            chained[test] = log_odds[test]
+        elif j > 0:
+            prefix = folds < j
+            try:
+                chain_fit = clone(classifier).fit(X[prefix], m[prefix])
+                chained[test] = chain_fit.decision_function(X[test])
+            except ValueError:
+                chained[test] = 0.0
+    return log_odds, chained

@@ -120,9 +120,7 @@ def test_independence_holds_against_a_classifier_steered_by_earlier_labels(rng):
             scores = _steered_scores(local, m[perm], folds)
             chained += forward_chained_p_value(m[perm], scores, folds, random_state=seed) <= 0.05
             tested = folds > 0
-            naive += (
-                crossfit_p_value(m[perm][tested], scores[tested] >= 1, folds[tested]) <= 0.05
-            )
+            naive += crossfit_p_value(m[perm][tested], scores[tested] >= 1, folds[tested]) <= 0.05
     assert chained <= allowed(runs, 0.05)
     # measured over 1000 runs: 0.119 for the naive test, 0.044 for the chained one; at 600
     # runs the naive count's SD is about 8, its allowance 47 and its mean about 71

@@ -228,13 +228,16 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
     advantage of the best attacker who sees the query ``Q`` (MACE Def. 2, Lemma 1):
 
     * **certified** — ``advantage_lower_bound_``, a ``confidence`` lower bound on
-      ``Adv_p``; ``epsilon_``, the ε it implies; ``p_value_``, an exact test of "the query
-      leaks nothing". They come from the plug-in Bayes classifier *cross-fitted* (fitted on
-      ``cv − 1`` folds, with its bandwidth selected on those folds only, predicting the
-      held-out fold) and exact Clopper–Pearson bounds on its pooled held-out TPR and TNR
-      (see :func:`~sklearn_mace.estimation.certified_advantage`). Any classifier's
-      advantage is at most the optimal one, so the bound is conservative whatever the
-      bandwidth: a poor classifier certifies less, never too much.
+      ``Adv_p``, and ``epsilon_``, the ε it implies, from the plug-in Bayes classifier
+      *cross-fitted* (fitted on ``cv − 1`` folds, with its bandwidth selected on those
+      folds only, predicting the held-out fold) and exact Clopper–Pearson bounds on its
+      pooled held-out TPR and TNR (see
+      :func:`~sklearn_mace.estimation.certified_advantage`). Any classifier's advantage is
+      at most the optimal one, so the bound is conservative whatever the bandwidth: a poor
+      classifier certifies less, never too much. ``p_value_``, an exact test of "the query
+      leaks nothing", from the same classifier *forward-chained* (fold ``j`` predicted by
+      the one fitted on the earlier folds only; see
+      :func:`~sklearn_mace.estimation.forward_chained_p_value`).
     * **estimated** — ``advantage_``, MACE's ``U_N`` (Thm 6, Gaussian KDEs) or ``W_N``
       (Thm 5, discrete or binned queries), with the McDiarmid interval
       ``advantage_interval_`` (Thm 5.2/6.2), and ``epsilon_estimate_``. The interval covers
@@ -324,9 +327,12 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
         Certified: ``P(Adv_p ≥ advantage_lower_bound_) ≥ confidence``; never below the
         trivial ``|2p − 1|``.
     p_value_ : float
-        Approximate: p-value of "the query carries no membership information"
-        (:func:`~sklearn_mace.estimation.crossfit_p_value`; it treats the cross-fitted
-        folds as independent and rejected a null 4-D Pareto query in 17 % of runs at 5 %).
+        Exact p-value of "the query carries no membership information": forward-chained
+        folds (fold ``j`` scored by the classifier fitted on folds ``0 … j−1`` only, with its
+        bandwidth chosen there), as many guesses per fold as it has members, the folds'
+        hypergeometric counts convolved
+        (:func:`~sklearn_mace.estimation.forward_chained_p_value`, where the argument is).
+        Deterministic given ``random_state`` (ties are broken at random).
     epsilon_ : float
         Certified: the smallest ε of ε-DP consistent with ``advantage_lower_bound_``
         (:func:`~sklearn_mace.metrics.epsilon_lower_bound`); 0 at or below ``|2p − 1|``.
@@ -459,6 +465,12 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
         self.prior_ = p = resolve_prior(self.prior, m)
         rng = check_random_state(self.random_state)
         binned = self.discrete or self.bins is not None
+        for name, c in (("members", 1), ("non-members", 0)):
+            if not binned and np.sum(m == c) < 2:
+                raise ValueError(
+                    f"The query's KDEs need at least 2 {name} in y; got {np.sum(m == c)}. "
+                    "Use discrete=True or bins= for tiny samples."
+                )
         self.transformer_ = self._make_transformer(binned)
         features = X if self.transformer_ is None else self.transformer_.fit_transform(X)
         n_folds = int(min(self.cv, np.sum(m == 1), np.sum(m == 0)))
@@ -492,7 +504,7 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
             log_odds, chained = crossfit_classifier(classifier, features, m, folds, n_folds)
         self.classifier_ = classifier.fit(features, m)
         self._certify(m, log_odds, chained, folds, rng)
-        self._estimate(features, m, binned)
+        self._estimate(m, binned)
         self._fitted_queries = X
         return self
 
@@ -527,7 +539,7 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
         self.epsilon_ = epsilon_lower_bound(self.advantage_lower_bound_, p)
         self.baseline_advantage_ = abs(2 * p - 1)
 
-    def _estimate(self, features, m, binned):
+    def _estimate(self, m, binned):
         p = self.prior_
         r, q = self.classifier_.member_density_, self.classifier_.nonmember_density_
         if binned:

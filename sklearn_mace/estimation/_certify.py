@@ -142,10 +142,12 @@ def _member_guess_counts(m, scores, folds, rng):
     for fold in np.unique(folds)[1:]:
         rows = np.flatnonzero(folds == fold)
         n_members = int(m[rows].sum())
-        score = np.nan_to_num(scores[rows], nan=-np.inf)
         # by score descending, ties in random order (never by position: rows listed in
-        # membership order must not leak through the ranking)
-        top = rows[np.lexsort((rng.random_sample(rows.size), -score))[:n_members]]
+        # membership order must not leak through the ranking): a random permutation, then
+        # a stable sort
+        shuffled = rows[rng.permutation(rows.size)]
+        score = np.nan_to_num(scores[shuffled], nan=-np.inf)
+        top = shuffled[np.argsort(-score, kind="stable")[:n_members]]
         tested.append((rows.size, n_members, int(m[top].sum())))
     return tested
 

@@ -17,14 +17,13 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils._torch import resolve_device, to_numpy, to_tensor
+from ..density._grid import binned_log_kernel_sums_1d, grouped_log_kernel_sums
 
 __all__ = [
     "Sphering",
     "bandwidth_grid",
     "crossfit_classifier",
     "crossfit_kde",
-    "grouped_log_kernel_sums",
     "heldout_log_odds",
     "select_bandwidth",
 ]
@@ -32,16 +31,14 @@ __all__ = [
 # Candidate bandwidths, as multiples of Scott's factor n^(−1/(d+4)) in sphered coordinates.
 # The grid reaches 4x Scott so that a query that carries nothing can be smoothed flat.
 BANDWIDTH_FACTORS = np.geomspace(1 / 8, 4, 11)
-# Kernel-table blocks: 2 MiB of float32 pairs stays in cache (bench_certified.py --kernel).
-TABLE_BLOCK_BYTES = 2 * 2**20
 # At most this many rows are scored under every bandwidth candidate to choose among them;
 # the others only at the chosen one(s). The criterion's standard error at 2 000 rows still
 # separates candidates √2 apart where it matters, and the one-standard-error rule leans to
 # the smoother one where it does not.
 SELECTION_ROWS = 2000
-# Exponents are clamped here before exp (see grouped_log_kernel_sums).
-EXP_FLOOR = -80.0
-EXP_FLOOR_VALUE = float(np.exp(EXP_FLOOR))
+# In one dimension the kernel sums are binned (cheap) and the criterion is what costs; its
+# differences between candidates are larger there, and 500 rows resolve them.
+SELECTION_ROWS_1D = 500
 
 
 class Sphering(TransformerMixin, BaseEstimator):
@@ -79,86 +76,41 @@ def bandwidth_grid(n_train_per_class, n_features):
     return scott * BANDWIDTH_FACTORS
 
 
-def grouped_log_kernel_sums(Z_query, Z_data, data_groups, n_groups, bandwidths, *, device="cpu"):
-    """``S[g, k, i] = log Σ_{j in group k} exp(−‖z_i − z_j‖² / 2h_g²)``; ``-inf`` if empty.
-
-    One pass over the ``n_query × n_data`` pairs for all candidate bandwidths at once,
-    in cache-sized blocks (``TABLE_BLOCK_BYTES``), float32 on torch:
-
-    * the squared distances of a block are computed once (one matrix product) and shifted
-      per (query row, group) by the group's smallest one, so each group's largest term is
-      ``exp(0) = 1`` and no sum underflows, however far the row;
-    * exponents are clamped at ``EXP_FLOOR`` before ``exp``: a term that small changes a
-      sum whose largest term is 1 by less than ``n_data · e^-80`` (relative), and float32
-      ``exp`` of very negative arguments is an order of magnitude slower;
-    * the candidates are visited from the widest kernel down; where the next ``h`` is
-      ``1/√2`` times the last (``BANDWIDTH_FACTORS`` are), its kernel is the square of the
-      last one (``exp(−2a) = exp(−a)²``), a multiplication instead of an ``exp``.
-
-    Float32 rounding moves a log sum by about 1e-3 at most (tested against float64), which
-    changes which bandwidth or guess is chosen at most in near-ties and never the validity
-    of anything certified from it: any classifier fitted without the held-out labels will do.
-
-    Parameters
-    ----------
-    Z_query : ndarray of shape (n_query, d)
-    Z_data : ndarray of shape (n_data, d)
-    data_groups : ndarray of int of shape (n_data,)
-        Group ``0 … n_groups − 1`` of each data row (e.g. ``2 · fold + class``).
-    n_groups : int
-    bandwidths : sequence of float
-    device : str or torch.device, default="cpu"
-
-    Returns
-    -------
-    sums : ndarray of shape (n_bandwidths, n_groups, n_query)
-    """
-    import torch
-
-    dev = resolve_device(device)
-    data_groups = np.asarray(data_groups)
-    order = np.argsort(data_groups, kind="stable")
-    bounds = np.searchsorted(data_groups[order], np.arange(n_groups + 1))
-    groups = [(k, bounds[k], bounds[k + 1]) for k in range(n_groups) if bounds[k + 1] > bounds[k]]
-    bandwidths = np.asarray(bandwidths, dtype=float)
-    widest_first = np.argsort(-bandwidths, kind="stable")
-    coef = -0.5 / bandwidths[widest_first] ** 2
-    squares = np.r_[False, np.isclose(coef[1:] / coef[:-1], 2.0, rtol=1e-9, atol=0.0)]
-    sums = np.full((len(bandwidths), n_groups, len(Z_query)), -np.inf)
-    if not groups or len(Z_query) == 0:
-        return sums
-    centre = Z_data.mean(axis=0)  # centring keeps float32's ‖z‖² small
-    data = to_tensor(Z_data[order] - centre, dev, dtype=torch.float32)
-    data_sq = (data * data).sum(dim=1).unsqueeze(0)
-    block = max(1, TABLE_BLOCK_BYTES // (4 * len(Z_data)))
-    sq_distances = torch.empty(
-        (min(block, len(Z_query)), len(Z_data)), dtype=torch.float32, device=dev
+def _kernel_sums(Z_query, Z_data, data_groups, n_groups, bandwidths, device):
+    """The kernel table: binned in one dimension (a few per cent off, ~100× faster), else exact."""
+    if Z_data.shape[1] == 1:
+        return binned_log_kernel_sums_1d(Z_query, Z_data, data_groups, n_groups, bandwidths)
+    return grouped_log_kernel_sums(
+        Z_query, Z_data, data_groups, n_groups, bandwidths, device=device
     )
-    kernel = torch.empty_like(sq_distances)
-    shift = torch.empty((len(groups), sq_distances.shape[0]), dtype=torch.float32, device=dev)
-    group_sums = torch.empty_like(shift)
-    for start in range(0, len(Z_query), block):
-        rows = slice(start, min(start + block, len(Z_query)))
-        width = rows.stop - rows.start
-        query = to_tensor(Z_query[rows] - centre, dev, dtype=torch.float32)
-        d2, work = sq_distances[:width], kernel[:width]
-        torch.addmm(data_sq, query, data.T, beta=1.0, alpha=-2.0, out=d2)
-        d2.add_((query * query).sum(dim=1, keepdim=True)).clamp_(min=0.0)
-        for i, (_, lo, hi) in enumerate(groups):
-            torch.amin(d2[:, lo:hi], dim=1, out=shift[i, :width])
-            d2[:, lo:hi].sub_(shift[i, :width].unsqueeze(1))
-        nearest = to_numpy(shift[:, :width]).astype(float)
-        for g, c in enumerate(coef):
-            if squares[g]:  # max(k², e^-80) = max(exp(2a), e^-80) for k = max(exp(a), e^-80)
-                work.mul_(work).clamp_(min=EXP_FLOOR_VALUE)
-            else:
-                torch.mul(d2, float(c), out=work)
-                work.clamp_(min=EXP_FLOOR).exp_()
-            for i, (_, lo, hi) in enumerate(groups):
-                torch.sum(work[:, lo:hi], dim=1, out=group_sums[i, :width])
-            log_sums = np.log(to_numpy(group_sums[:, :width]).astype(float)) + c * nearest
-            sums[widest_first[g], [k for k, _, _ in groups], rows] = log_sums
-    return sums
+
+
+def _sums_at(Z, Z_data, groups, n_folds, bandwidths, need, device):
+    """Kernel sums at chosen bandwidths: ``need`` maps a bandwidth index to lists of rows.
+
+    Returns ``lookup(g, rows) -> (n_folds, 2, len(rows))``. In one dimension one binned
+    pass serves every bandwidth and row at once; otherwise each bandwidth gets one exact
+    pass over just the rows that need it.
+    """
+    need = {g: np.unique(np.concatenate(parts)) for g, parts in need.items()}
+    need = {g: rows for g, rows in need.items() if rows.size}
+    found = {}
+    if Z.shape[1] == 1 and need:
+        chosen = sorted(need)
+        union = np.unique(np.concatenate(list(need.values())))
+        table = _kernel_sums(Z[union], Z_data, groups, 2 * n_folds, bandwidths[chosen], device)
+        for i, g in enumerate(chosen):
+            found[g] = (union, table[i])
+    else:
+        for g, rows in need.items():
+            sums = _kernel_sums(Z[rows], Z_data, groups, 2 * n_folds, bandwidths[[g]], device)
+            found[g] = (rows, sums[0])
+
+    def lookup(g, rows):
+        have, sums = found[g]
+        return sums[:, np.searchsorted(have, rows)].reshape(n_folds, 2, rows.size)
+
+    return lookup
 
 
 def _logsumexp(a, axis):
@@ -244,13 +196,13 @@ def select_bandwidth(log_odds, m, prior, rows=None):
     weights = weights / weights.sum(axis=-1, keepdims=True)
     safe = np.where(rows[..., None, :], loss, 0.0)
     with np.errstate(invalid="ignore"):
-        mean = np.einsum("...gi,...i->...g", safe, weights)
+        mean = (safe * weights[..., None, :]).sum(axis=-1)
         best = np.where(np.isfinite(mean).any(axis=-1), np.argmin(mean, axis=-1), -1)
         best_loss = np.take_along_axis(safe, best[..., None, None], axis=-2)
         diff = safe - best_loss
-        diff_mean = np.einsum("...gi,...i->...g", diff, weights)
+        diff_mean = (diff * weights[..., None, :]).sum(axis=-1)
         centred = np.where(rows[..., None, :], diff - diff_mean[..., None], 0.0)
-        diff_se = np.sqrt(np.einsum("...gi,...i->...g", centred**2, weights**2))
+        diff_se = np.sqrt((centred**2 * (weights**2)[..., None, :]).sum(axis=-1))
         eligible = diff_mean <= diff_se
     n_bandwidths = log_odds.shape[-2]
     choice = np.where(eligible, np.arange(n_bandwidths), -1).max(axis=-1)
@@ -259,28 +211,37 @@ def select_bandwidth(log_odds, m, prior, rows=None):
     return int(choice) if np.ndim(choice) == 0 else choice
 
 
-def _selection_log_odds(table, pooled, counts, allowed, log_prior_odds):
+def _selection_log_odds(table, pooled, counts, sel_folds, selections, log_prior_odds):
     """Held-out log odds of the selection rows under several exclusion patterns at once.
 
     ``table`` holds ``log Σ`` per (bandwidth, fold, class, row) and ``pooled`` the log sum
     over *all* rows at each (bandwidth, row) — label-free, so dividing by it (a shift that
     cancels in the odds) keeps the sums in range without letting an excluded fold's labels
-    decide what underflows. ``allowed[s, i, a]``: fold ``a`` is in the KDEs that score row
-    ``i`` in selection ``s``. Returns log odds of shape ``(n_selections, n_bandwidths,
-    n_rows)``.
+    decide what underflows. Selection ``s`` is ``(rows, allowed)``: the rows it scores and,
+    for a row of fold ``a``, the folds ``allowed(a)`` whose KDEs score it; the sums run over
+    those folds explicitly (never a total minus the excluded folds, whose rounding would
+    carry the excluded labels). Returns log odds of shape ``(n_selections, n_bandwidths,
+    n_rows)``, NaN outside each selection's rows.
     """
     scaled = np.exp(table - pooled[:, None, None, :])  # (g, a, c, i), at most 1
-    sums = np.einsum("gaci,sia->sgci", scaled, allowed.astype(float))
-    n_train = allowed.astype(float) @ counts  # (s, i, c)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_sums = np.log(sums)
-        return (
-            log_sums[:, :, 1]
-            - log_sums[:, :, 0]
-            - np.log(n_train[..., 1])[:, None]
-            + np.log(n_train[..., 0])[:, None]
-            + log_prior_odds
-        )
+    n_bandwidths, n_folds = table.shape[:2]
+    out = np.full((len(selections), n_bandwidths, table.shape[-1]), np.nan)
+    for a in range(n_folds):
+        mine = np.flatnonzero(sel_folds == a)
+        # a selection scores all of fold a's rows or none of them
+        scored = np.array([rows[mine[0]] if mine.size else False for rows, _ in selections])
+        if not scored.any():
+            continue
+        allowed = np.array([allowed(a) for _, allowed in selections])[scored].astype(float)
+        block = np.moveaxis(scaled[..., mine], 1, 0).reshape(n_folds, -1)
+        sums = (allowed @ block).reshape(-1, n_bandwidths, 2, mine.size)
+        n_train = allowed @ counts  # (selections, 2)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_sums = np.log(sums)
+            odds = log_sums[:, :, 1] - log_sums[:, :, 0]
+        odds += (np.log(n_train[:, 0]) - np.log(n_train[:, 1]))[:, None, None] + log_prior_odds
+        out[np.ix_(scored, np.arange(n_bandwidths), mine)] = odds
+    return out
 
 
 def _scott_index(bandwidths, n_train_per_class, n_features):
@@ -333,20 +294,24 @@ def crossfit_kde(Z, m, folds, n_folds, prior, *, rng, device="cpu"):
     groups = 2 * fs + ms
     lam = np.log(prior / (1 - prior))
 
-    sel = np.sort(rng.choice(len(positions), min(len(positions), SELECTION_ROWS), replace=False))
-    table = grouped_log_kernel_sums(Zs[sel], Zs, groups, 2 * n_folds, bandwidths, device=device)
+    n_sel = SELECTION_ROWS_1D if n_features == 1 else SELECTION_ROWS
+    sel = np.sort(rng.choice(len(positions), min(len(positions), n_sel), replace=False))
+    table = _kernel_sums(Zs[sel], Zs, groups, 2 * n_folds, bandwidths, device)
     table = table.reshape(len(bandwidths), n_folds, 2, len(sel))
     sel_folds, sel_m = fs[sel], ms[sel]
     pooled = _logsumexp(table.reshape(len(bandwidths), -1, len(sel)), axis=1)
     # the selections: all rows (for the final fit), each outer fold j left out (cross-fit),
     # and each prefix 0 … j−1 for j >= 2 (chain); a row is never scored by its own fold
-    own = sel_folds[:, None] == fold_ids
-    rows = [np.ones(len(sel), bool)] + [sel_folds != j for j in fold_ids]
-    rows += [sel_folds < j for j in fold_ids[2:]]
-    excluded = [own] + [own | (fold_ids == j) for j in fold_ids]
-    excluded += [own | (fold_ids >= j) for j in fold_ids[2:]]
-    rows, allowed = np.array(rows), ~np.array(excluded) & np.array(rows)[..., None]
-    odds = _selection_log_odds(table, pooled, counts, allowed, lam)
+    everything = np.ones(len(sel), bool)
+    selections = [(everything, lambda a: fold_ids != a)]
+    selections += [
+        (sel_folds != j, lambda a, j=j: (fold_ids != a) & (fold_ids != j)) for j in fold_ids
+    ]
+    selections += [
+        (sel_folds < j, lambda a, j=j: (fold_ids != a) & (fold_ids < j)) for j in fold_ids[2:]
+    ]
+    odds = _selection_log_odds(table, pooled, counts, sel_folds, selections, lam)
+    rows = np.array([r for r, _ in selections])
     choices = select_bandwidth(odds, sel_m, prior, rows=rows)
     standard, outer = int(choices[0]), [int(c) for c in choices[1 : n_folds + 1]]
     first = _scott_index(bandwidths, counts[0].min(), n_features)
@@ -354,43 +319,40 @@ def crossfit_kde(Z, m, folds, n_folds, prior, *, rng, device="cpu"):
 
     log_odds = np.empty(n_samples)
     chained = np.full(n_samples, np.nan)
-    in_sel = np.zeros(len(positions), dtype=bool)
-    in_sel[sel] = True
+    # the selection rows' sums are in the table; every other row is summed at the one or
+    # two bandwidths chosen for it (its fold's cross-fit and chain choices)
     for j in fold_ids:
-        later = fold_ids >= j
-        rows = sel_folds == j
-        log_odds[positions[sel[rows]]] = heldout_log_odds(
-            table[outer[j]][..., rows], counts, fold_ids == j, lam
+        mine = sel_folds == j
+        log_odds[positions[sel[mine]]] = heldout_log_odds(
+            table[outer[j]][..., mine], counts, fold_ids == j, lam
         )
         if j > 0:
-            chained[positions[sel[rows]]] = heldout_log_odds(
-                table[chain[j]][..., rows], counts, later, lam
+            chained[positions[sel[mine]]] = heldout_log_odds(
+                table[chain[j]][..., mine], counts, fold_ids >= j, lam
             )
-        rest = np.flatnonzero((fs == j) & ~in_sel)
-        if rest.size == 0:
+    rest = np.ones(n_samples, dtype=bool)
+    rest[positions[sel]] = False
+    need = {}
+    for j in fold_ids:
+        rows_j = np.flatnonzero(rest & (folds == j))
+        need.setdefault(outer[j], []).append(rows_j)
+        if j > 0 and chain[j] != outer[j]:
+            need.setdefault(chain[j], []).append(rows_j)
+    need.setdefault(standard, []).append(np.flatnonzero(folds >= n_folds))
+    sums_at = _sums_at(Z, Zs, groups, n_folds, bandwidths, need, device)
+    for j in list(fold_ids) + [n_folds]:
+        rows_j = np.flatnonzero(rest & (folds == j))
+        if rows_j.size == 0:
             continue
-        sums = grouped_log_kernel_sums(
-            Zs[rest], Zs, groups, 2 * n_folds, bandwidths[[outer[j]]], device=device
-        ).reshape(1, n_folds, 2, rest.size)[0]
-        log_odds[positions[rest]] = heldout_log_odds(sums, counts, fold_ids == j, lam)
-        if j == 0:
+        if j == n_folds:  # outside the subsample: the classifier fitted on all folds
+            odds = heldout_log_odds(sums_at(standard, rows_j), counts, np.zeros(n_folds, bool), lam)
+            log_odds[rows_j] = chained[rows_j] = odds
             continue
-        if chain[j] == outer[j]:
-            chained[positions[rest]] = heldout_log_odds(sums, counts, later, lam)
-        else:
-            prefix = fs < j
-            sums = grouped_log_kernel_sums(
-                Zs[rest], Zs[prefix], groups[prefix], 2 * j, bandwidths[[chain[j]]], device=device
-            ).reshape(1, j, 2, rest.size)[0]
-            chained[positions[rest]] = heldout_log_odds(sums, counts[:j], np.zeros(j, bool), lam)
-    outside = np.flatnonzero(folds >= n_folds)
-    if outside.size:
-        sums = grouped_log_kernel_sums(
-            Z[outside], Zs, groups, 2 * n_folds, bandwidths[[standard]], device=device
-        ).reshape(1, n_folds, 2, outside.size)[0]
-        log_odds[outside] = chained[outside] = heldout_log_odds(
-            sums, counts, np.zeros(n_folds, bool), lam
-        )
+        log_odds[rows_j] = heldout_log_odds(sums_at(outer[j], rows_j), counts, fold_ids == j, lam)
+        if j > 0:
+            chained[rows_j] = heldout_log_odds(
+                sums_at(chain[j], rows_j), counts, fold_ids >= j, lam
+            )
     return log_odds, chained, float(bandwidths[standard]), n_train
 
 

@@ -39,6 +39,22 @@ class NormalScores(TransformerMixin, BaseEstimator):
         self.sorted_ = np.sort(np.asarray(X, dtype=float), axis=0)
         return self
 
+    def fit_transform(self, X, y=None):
+        """Fit, and map the fitted rows by their mid-ranks (one sort per feature)."""
+        X = np.asarray(X, dtype=float)
+        n = len(X)
+        self.sorted_ = np.empty_like(X)
+        quantiles = np.full_like(X, 0.5)
+        for j in range(X.shape[1]):
+            order = np.argsort(X[:, j], kind="stable")
+            values = self.sorted_[:, j] = X[order, j]
+            new = np.r_[True, values[1:] != values[:-1]]
+            starts = np.flatnonzero(new)
+            ends = np.r_[starts[1:], n] - 1
+            if n > 1:
+                quantiles[order, j] = ((starts + ends) / (2.0 * (n - 1)))[np.cumsum(new) - 1]
+        return ndtri(np.clip(quantiles, BOUNDS, 1.0 - BOUNDS))
+
     def transform(self, X):
         check_is_fitted(self)
         X = np.asarray(X, dtype=float)

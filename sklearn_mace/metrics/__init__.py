@@ -9,6 +9,7 @@ __getattr__, __dir__, __all__ = attach(
         "._dp": ["advantage_bound", "epsilon_lower_bound", "individual_risk_bound"],
         "._generalized": ["GeneralizedMetric"],
         "._membership": ["membership_advantage", "top_quantile_precision", "tpr_at_fpr"],
+        "._planning": ["SampleSizePlan", "audit_sample_size"],
         "._plot": ["AdvantageDisplay", "IndividualRiskDisplay", "MembershipRocDisplay"],
         "._scorers": ["generalized_metric_scorer", "get_scorer", "get_scorer_names"],
     },

@@ -189,7 +189,7 @@ def _card(result, release):
   <div>optimal advantage at prior {fmt(result.prior)}, certified
     <span class="muted">(trivial |2p − 1| = {fmt(trivial)})</span></div>
   <div class="big">at least {fmt(mace["optimal_advantage_at_least"])}</div>
-  <div class="muted">p = {fmt_p(mace["p_value"])} for "no leak" (approximate, this test alone)</div>
+  <div class="muted">p = {fmt_p(mace["p_value"])} for "no leak" (exact, this test alone)</div>
   <div>ε <b>at least {fmt(release.strongest_epsilon, 2)}</b>
     <span class="muted">(δ = {result.delta:g}; {source})</span></div>
   <div class="muted">estimate, not certified: U_N = {fmt(mace["advantage_estimate"])}
@@ -258,11 +258,13 @@ a stronger attack could show more leakage, and no audit can prove a generator is
 2·P(correct) − 1 of the best attacker who sees the nearest-synthetic distance is at least the
 advantage of the cross-fitted plug-in Bayes classifier, whose held-out true-positive and
 true-negative rates are bounded with exact Clopper–Pearson bounds. It is never below the
-trivial |2p − 1| = {trivial} of always guessing the majority. The <b>p-value</b> (approximate,
-not a certified claim) is the probability of at least as many correct held-out guesses if the
-distance carried no membership information, exact within each cross-fitting fold with the folds
-treated as independent; on heavy-tailed null data it can fall below 0.05 more often than 5 %
-of the time.</li>
+trivial |2p − 1| = {trivial} of always guessing the majority. The <b>p-value</b> of "no leak"
+is exact: the folds are chained (each scored by the classifier fitted on the earlier folds
+only, with as many "member" guesses as the fold has members), so each fold's count of correct
+guesses is hypergeometric whatever the earlier folds held, and their sum's null law is the
+convolution of those laws; it is the probability of at least as many correct guesses if the
+distance carried no membership information. A small p-value points to a leak through this
+query; a large one does not say it is safe.</li>
 <li><b>Estimated</b>: U_N (MACE Thm 6), the plug-in estimate of the optimal advantage, with
 its McDiarmid interval. The interval covers the sampling spread of U_N around its own mean,
 not the estimator's bias, so it is no lower bound; it is shown for comparison, never for the
@@ -437,7 +439,7 @@ def _write_report_files(result, out, title):
         columns={
             "optimal_advantage_at_least": "advantage ≥ (certified)",
             "optimal_epsilon_at_least": "ε ≥ (certified)",
-            "p_value": "p-value (no leak, approximate)",
+            "p_value": "p-value (no leak, exact)",
             "advantage_estimate": "U_N (estimate)",
             "estimate_lower": "interval lower",
             "estimate_upper": "interval upper",
@@ -515,7 +517,7 @@ chosen on a random half) has observed FPR and FNR on the other half, and FPR ≤
 their exact Clopper–Pearson upper bounds. The certified claims of a release hold together at
 {result.confidence:.0%} (each at {result.claim_confidence:.2%}). Written to summary.csv.</p>
 <h2>MACE on the nearest-synthetic distance: certified bound and estimate</h2>
-{_table(mace, text_columns=("release", "p-value (no leak, approximate)"))}
+{_table(mace, text_columns=("release", "p-value (no leak, exact)"))}
 <p class="muted">advantage ≥ is certified (cross-fitted plug-in Bayes classifier, exact
 bounds on its held-out outcomes); U_N is MACE's plug-in estimate, and its
 {result.claim_confidence:.0%} McDiarmid interval covers only the sampling spread of U_N,

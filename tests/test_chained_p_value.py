@@ -14,6 +14,7 @@ that is 40 rejections at 5 % (8 %) and 12 at 1 % (2.4 %).
 """
 
 import warnings
+from itertools import combinations
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ from scipy.stats import binom, fisher_exact
 
 from sklearn_mace import KDEAdvantageEstimator
 from sklearn_mace.estimation import crossfit_p_value, forward_chained_p_value
+from sklearn_mace.estimation._certify import _thirds_difference_pmf
 
 
 def allowed(runs, alpha):
@@ -61,15 +63,37 @@ NULL_CASES = [
 # --- the building block ---------------------------------------------------------------------
 
 
-def test_one_tested_fold_is_fishers_exact_test_of_the_top_guesses():
-    # fold 0 trains only; in fold 1 the 30 members' count among the top 30 scores is
-    # hypergeometric: Fisher's one-sided exact test of that 2×2 table
-    m = np.r_[np.ones(30, int), np.zeros(30, int)]
-    scores = np.r_[np.arange(30) < 21, np.arange(30) < 9].astype(float)  # 21 + 9 tops
-    folds = np.r_[np.zeros(10, int), np.ones(60, int)]
-    m_all, scores_all = np.r_[np.tile([0, 1], 5), m], np.r_[np.zeros(10), scores]
-    expected = fisher_exact([[21, 9], [9, 21]], alternative="greater").pvalue
-    assert forward_chained_p_value(m_all, scores_all, folds) == pytest.approx(expected, rel=1e-9)
+def _enumerated_law(n_rows, n_members):
+    """Law of top-third minus bottom-third members, by listing every set of member ranks."""
+    third, law = n_rows // 3, {}
+    for chosen in combinations(range(n_rows), n_members):
+        ranks = np.array(chosen)
+        d = int(np.sum(ranks < third) - np.sum(ranks >= n_rows - third))
+        law[d] = law.get(d, 0) + 1
+    total = sum(law.values())
+    return {d: count / total for d, count in law.items()}
+
+
+@pytest.mark.parametrize("n_rows, n_members", [(7, 3), (9, 4), (10, 5), (11, 2), (2, 1)])
+def test_the_fold_law_is_the_enumerated_one(n_rows, n_members):
+    pmf, offset = _thirds_difference_pmf(n_rows, n_members)
+    law = _enumerated_law(n_rows, n_members)
+    for i, p in enumerate(pmf):
+        assert p == pytest.approx(law.get(offset + i, 0.0), abs=1e-12)
+    assert pmf.sum() == pytest.approx(1.0)
+
+
+def test_one_tested_fold_p_value_is_the_tail_of_the_enumerated_law():
+    # fold 0 trains only; fold 1 (12 rows, 5 members) has 3 members in its top third and
+    # 1 in its bottom third under the score: D = 2
+    m1 = np.array([1, 1, 1, 0, 1, 0, 0, 0, 0, 1, 0, 0])
+    score1 = -np.arange(12.0)  # row order = rank order
+    m = np.r_[np.tile([0, 1], 3), m1]
+    scores = np.r_[np.zeros(6), score1]
+    folds = np.r_[np.zeros(6, int), np.ones(12, int)]
+    law = _enumerated_law(12, 5)
+    expected = sum(p for d, p in law.items() if d >= 2)
+    assert forward_chained_p_value(m, scores, folds) == pytest.approx(expected, rel=1e-9)
 
 
 def test_ties_are_broken_at_random_not_by_position():
@@ -77,7 +101,7 @@ def test_ties_are_broken_at_random_not_by_position():
     m = np.r_[np.ones(50, int), np.zeros(50, int)]
     folds = np.r_[np.zeros(20, int), np.ones(80, int)]
     p = [forward_chained_p_value(m, np.zeros(100), folds, random_state=s) for s in range(200)]
-    # the count is Hypergeom(80, 40, 40): P(p <= 0.05) <= 0.05; 0.1 is 3.2 SDs above 0.05
+    # random thirds: P(p <= 0.05) <= 0.05 under the null; 0.1 is 3.2 SDs above 0.05
     assert np.mean(np.array(p) <= 0.05) <= 0.1
     assert forward_chained_p_value(m, np.zeros(100), folds, random_state=0) == (
         forward_chained_p_value(m, np.zeros(100), folds, random_state=0)

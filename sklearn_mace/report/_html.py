@@ -259,12 +259,12 @@ a stronger attack could show more leakage, and no audit can prove a generator is
 advantage of the cross-fitted plug-in Bayes classifier, whose held-out true-positive and
 true-negative rates are bounded with exact Clopper–Pearson bounds. It is never below the
 trivial |2p − 1| = {trivial} of always guessing the majority. The <b>p-value</b> of "no leak"
-is exact: the folds are chained (each scored by the classifier fitted on the earlier folds
-only, with as many "member" guesses as the fold has members), so each fold's count of correct
-guesses is hypergeometric whatever the earlier folds held, and their sum's null law is the
-convolution of those laws; it is the probability of at least as many correct guesses if the
-distance carried no membership information. A small p-value points to a leak through this
-query; a large one does not say it is safe.</li>
+is exact: the folds are chained (each ranked by the classifier fitted on the earlier folds
+only), and the statistic adds up the members in each fold's top third minus those in its
+bottom third; each fold's count has a law fixed by the design whatever the earlier folds held,
+so the sum's null law is the convolution of those laws. It is the probability of a result at
+least as strong if the distance carried no membership information. A small p-value points to
+a leak through this query; a large one does not say it is safe.</li>
 <li><b>Estimated</b>: U_N (MACE Thm 6), the plug-in estimate of the optimal advantage, with
 its McDiarmid interval. The interval covers the sampling spread of U_N around its own mean,
 not the estimator's bias, so it is no lower bound; it is shown for comparison, never for the

@@ -199,9 +199,13 @@ def grouped_log_kernel_sums(Z_query, Z_data, data_groups, n_groups, bandwidths, 
       ``1/√2`` times the last (``BANDWIDTH_FACTORS`` are), its kernel is the square of the
       last one (``exp(−2a) = exp(−a)²``), a multiplication instead of an ``exp``.
 
-    Float32 rounding moves a log sum by about 1e-3 at most (tested against float64), which
-    changes which bandwidth or guess is chosen at most in near-ties and never the validity
-    of anything certified from it: any classifier fitted without the held-out labels will do.
+    The squared distances are float32 expansions ``‖x‖² + ‖y‖² − 2x·y`` after centring on
+    the data's mean: their rounding is about ``1e-7·‖z‖²``, divided by ``2h²`` in the
+    exponent — about 1e-3 in a log sum for sphered, normal-scored queries (norms of a few
+    units; tested against float64). That changes which bandwidth or guess is chosen at most
+    in near-ties and never the validity of anything certified from the sums: any classifier
+    fitted without the held-out labels will do. Each group's sums depend on that group's
+    rows only.
 
     Parameters
     ----------
@@ -281,12 +285,12 @@ def binned_log_kernel_sums_1d(
     near-tie and never the validity of anything certified from them.
 
     Sums below ``BINNED_TAIL_FLOOR`` (every row of the group more than ~6 bandwidths away,
-    where the FFT's rounding would dominate) are recomputed exactly for the rows
-    concerned — a few per cent of the rows, in the tails, at the smallest
-    bandwidths. (Flooring them instead changed the chosen bandwidth and lowered the
-    certified bound on shifted and Pareto queries; with the exact tails, every choice and
-    bound agreed with the exact table on the 24 test fits of ``tests/test_certified.py``'s
-    kinds.)
+    where the FFT's rounding would dominate) are recomputed exactly, group by group, for
+    the rows concerned (so one group's values never depend on another group's rows) — a
+    few per cent of the rows, in the tails, at the smallest bandwidths. (Flooring them
+    instead changed the chosen bandwidth and lowered the certified bound on shifted and
+    Pareto queries; with the exact tails, every choice and bound agreed with the exact
+    table on the 24 test fits of ``tests/test_certified.py``'s kinds.)
 
     Parameters
     ----------
@@ -324,14 +328,21 @@ def binned_log_kernel_sums_1d(
     j = np.minimum(uq.astype(np.int64), size - 2)
     t = uq - j
     sums = grid[..., j] * (1.0 - t) + grid[..., j + 1] * t
+    data_groups = np.asarray(data_groups)
     empty = np.bincount(data_groups, minlength=n_groups) == 0
     tail = (sums < BINNED_TAIL_FLOOR) & ~empty[None, :, None]
     with np.errstate(divide="ignore"):
         out = np.log(np.maximum(sums, 0.0))
     out[:, empty] = -np.inf
-    redo = np.flatnonzero(tail.any(axis=(0, 1)))
-    if redo.size:
-        out[..., redo] = grouped_log_kernel_sums(
-            zq[redo, None], zd[:, None], data_groups, n_groups, h
-        )
+    # per group: whether a value is redone depends on that group's own sums only, so a
+    # group's values never depend on another group's rows (the cross-fit relies on it)
+    for k in np.flatnonzero(tail.any(axis=(0, 2))):
+        redo = np.flatnonzero(tail[:, k].any(axis=0))
+        out[:, k, redo] = grouped_log_kernel_sums(
+            zq[redo, None],
+            zd[data_groups == k, None],
+            np.zeros(np.sum(data_groups == k), int),
+            1,
+            h,
+        )[:, 0]
     return out

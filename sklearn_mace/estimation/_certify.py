@@ -26,6 +26,8 @@ members fixed by the design, which makes the folds' statistics independent under
 and their convolution the exact null law (the argument is in its docstring).
 """
 
+from functools import lru_cache
+
 import numpy as np
 from scipy.signal import fftconvolve
 from scipy.special import gammaln
@@ -141,6 +143,7 @@ def _log_choose(n, k):
         return gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
 
 
+@lru_cache(maxsize=256)  # a fit's folds share two or three sizes; laws are read-only
 def _thirds_difference_pmf(n_rows, n_members):
     """Null law of (members in the top third) − (members in the bottom third) of a fold.
 
@@ -160,14 +163,21 @@ def _thirds_difference_pmf(n_rows, n_members):
     bottom = np.arange(lo, hi + 1)[None, :]
     rest = n_members - top - bottom
     feasible = (rest >= 0) & (rest <= middle)
+    rest = np.clip(rest, 0, middle)
+    log_factorial = gammaln(np.arange(n_rows + 1) + 1.0)  # log n!, then look-ups
+
+    def log_choose(n, k):
+        return log_factorial[n] - log_factorial[k] - log_factorial[n - k]
+
     log_pmf = (
-        _log_choose(third, top)
-        + _log_choose(third, bottom)
-        + _log_choose(middle, np.clip(rest, 0, middle))
-        - _log_choose(n_rows, n_members)
+        log_choose(third, top)
+        + log_choose(third, bottom)
+        + log_choose(middle, rest)
+        - log_choose(n_rows, n_members)
     )
-    weights = np.where(feasible, np.exp(np.where(feasible, log_pmf, 0.0)), 0.0)
+    weights = np.where(feasible, np.exp(log_pmf), 0.0)
     pmf = np.bincount((top - bottom - (lo - hi)).ravel(), weights=weights.ravel())
+    pmf.setflags(write=False)
     return pmf, lo - hi
 
 

@@ -36,9 +36,6 @@ BANDWIDTH_FACTORS = np.geomspace(1 / 8, 4, 11)
 # separates candidates √2 apart where it matters, and the one-standard-error rule leans to
 # the smoother one where it does not.
 SELECTION_ROWS = 2000
-# In one dimension the kernel sums are binned (cheap) and the criterion is what costs; its
-# differences between candidates are larger there, and 500 rows resolve them.
-SELECTION_ROWS_1D = 500
 
 
 class Sphering(TransformerMixin, BaseEstimator):
@@ -294,8 +291,7 @@ def crossfit_kde(Z, m, folds, n_folds, prior, *, rng, device="cpu"):
     groups = 2 * fs + ms
     lam = np.log(prior / (1 - prior))
 
-    n_sel = SELECTION_ROWS_1D if n_features == 1 else SELECTION_ROWS
-    sel = np.sort(rng.choice(len(positions), min(len(positions), n_sel), replace=False))
+    sel = np.sort(rng.choice(len(positions), min(len(positions), SELECTION_ROWS), replace=False))
     table = _kernel_sums(Zs[sel], Zs, groups, 2 * n_folds, bandwidths, device)
     table = table.reshape(len(bandwidths), n_folds, 2, len(sel))
     sel_folds, sel_m = fs[sel], ms[sel]

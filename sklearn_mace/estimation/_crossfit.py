@@ -1,10 +1,13 @@
-"""Cross-fitted plug-in Bayes classifiers and the cross-validated KDE bandwidth.
+"""Cross-fitted and forward-chained plug-in Bayes classifiers, and their KDE bandwidth.
 
-Both rest on one table: for every row ``z``, every fold ``a``, every class ``c`` and every
-candidate bandwidth ``h``, the log kernel sum ``log Σ_{i ∈ a, c} exp(−‖z − z_i‖² / 2h²)``.
-A KDE fitted on any union of folds is a ``logsumexp`` over that table, so the ordinary
-k-fold criterion, the nested selection (one per outer fold, never seeing it) and the
-held-out log posterior odds all come from a single ``O(N² · n_bandwidths)`` pass.
+Everything rests on one kind of table: for a row ``z``, every fold ``a``, every class ``c``
+and every candidate bandwidth ``h``, the log kernel sum ``log Σ_{i ∈ a, c} exp(−‖z − z_i‖² /
+2h²)`` (:func:`~sklearn_mace.density._grid.grouped_log_kernel_sums`; binned in one
+dimension). A KDE fitted on any union of folds is a sum over that table, so the nested
+selection of the cross-fit (one per outer fold, never seeing it), the chain's selections
+(one per prefix of folds) and the held-out log posterior odds of both come from one pass
+over every candidate for ``SELECTION_ROWS`` rows and one pass at the chosen bandwidth(s)
+for the others — ``O(N · (2000 · n_bandwidths + N))`` instead of ``O(N² · n_bandwidths)``.
 
 The data are *sphered* first (pooled, label-free: centred and multiplied by the inverse
 square root of the pooled covariance), so one scalar ``h`` is the kernel covariance

@@ -261,7 +261,8 @@ true-negative rates are bounded with exact Clopper–Pearson bounds. It is never
 trivial |2p − 1| = {trivial} of always guessing the majority. The <b>p-value</b> of "no leak"
 is exact: the folds are chained (each ranked by the classifier fitted on the earlier folds
 only), and the statistic adds up the members in each fold's top third minus those in its
-bottom third; each fold's count has a law fixed by the design whatever the earlier folds held,
+bottom third, weighted by the folds its classifier saw; each fold's count has a law fixed by
+the design whatever the earlier folds held,
 so the sum's null law is the convolution of those laws. It is the probability of a result at
 least as strong if the distance carried no membership information. A small p-value points to
 a leak through this query; a large one does not say it is safe.</li>

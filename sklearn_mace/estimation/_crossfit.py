@@ -85,34 +85,6 @@ def _kernel_sums(Z_query, Z_data, data_groups, n_groups, bandwidths, device):
     )
 
 
-def _sums_at(Z, Z_data, groups, n_folds, bandwidths, need, device):
-    """Kernel sums at chosen bandwidths: ``need`` maps a bandwidth index to lists of rows.
-
-    Returns ``lookup(g, rows) -> (n_folds, 2, len(rows))``. In one dimension one binned
-    pass serves every bandwidth and row at once; otherwise each bandwidth gets one exact
-    pass over just the rows that need it.
-    """
-    need = {g: np.unique(np.concatenate(parts)) for g, parts in need.items()}
-    need = {g: rows for g, rows in need.items() if rows.size}
-    found = {}
-    if Z.shape[1] == 1 and need:
-        chosen = sorted(need)
-        union = np.unique(np.concatenate(list(need.values())))
-        table = _kernel_sums(Z[union], Z_data, groups, 2 * n_folds, bandwidths[chosen], device)
-        for i, g in enumerate(chosen):
-            found[g] = (union, table[i])
-    else:
-        for g, rows in need.items():
-            sums = _kernel_sums(Z[rows], Z_data, groups, 2 * n_folds, bandwidths[[g]], device)
-            found[g] = (rows, sums[0])
-
-    def lookup(g, rows):
-        have, sums = found[g]
-        return sums[:, np.searchsorted(have, rows)].reshape(n_folds, 2, rows.size)
-
-    return lookup
-
-
 def _logsumexp(a, axis):
     top = np.max(a, axis=axis, keepdims=True)
     top = np.where(np.isfinite(top), top, 0.0)
@@ -331,27 +303,29 @@ def crossfit_kde(Z, m, folds, n_folds, prior, *, rng, device="cpu"):
             )
     rest = np.ones(n_samples, dtype=bool)
     rest[positions[sel]] = False
-    need = {}
+
+    def sums(rows, g):
+        one = _kernel_sums(Z[rows], Zs, groups, 2 * n_folds, bandwidths[[g]], device)
+        return one[0].reshape(n_folds, 2, rows.size)
+
+    # One pass per fold, over that fold's rows only, at the chain's bandwidth: a fold's chain
+    # scores then come from a computation whose every input (its rows, its bandwidth, the
+    # earlier folds' sums) is free of later folds' labels, to the last rounding (a binned
+    # grid's spacing, a block's composition). The cross-fit reuses it where it chose the same.
     for j in fold_ids:
-        rows_j = np.flatnonzero(rest & (folds == j))
-        need.setdefault(outer[j], []).append(rows_j)
-        if j > 0 and chain[j] != outer[j]:
-            need.setdefault(chain[j], []).append(rows_j)
-    need.setdefault(standard, []).append(np.flatnonzero(folds >= n_folds))
-    sums_at = _sums_at(Z, Zs, groups, n_folds, bandwidths, need, device)
-    for j in list(fold_ids) + [n_folds]:
         rows_j = np.flatnonzero(rest & (folds == j))
         if rows_j.size == 0:
             continue
-        if j == n_folds:  # outside the subsample: the classifier fitted on all folds
-            odds = heldout_log_odds(sums_at(standard, rows_j), counts, np.zeros(n_folds, bool), lam)
-            log_odds[rows_j] = chained[rows_j] = odds
-            continue
-        log_odds[rows_j] = heldout_log_odds(sums_at(outer[j], rows_j), counts, fold_ids == j, lam)
+        own = sums(rows_j, chain[j] if j > 0 else outer[j])
         if j > 0:
-            chained[rows_j] = heldout_log_odds(
-                sums_at(chain[j], rows_j), counts, fold_ids >= j, lam
-            )
+            chained[rows_j] = heldout_log_odds(own, counts, fold_ids >= j, lam)
+        if j > 0 and chain[j] != outer[j]:
+            own = sums(rows_j, outer[j])
+        log_odds[rows_j] = heldout_log_odds(own, counts, fold_ids == j, lam)
+    outside = np.flatnonzero(folds >= n_folds)  # the last link: the classifier of all folds
+    if outside.size:
+        odds = heldout_log_odds(sums(outside, standard), counts, np.zeros(n_folds, bool), lam)
+        log_odds[outside] = chained[outside] = odds
     return log_odds, chained, float(bandwidths[standard]), n_train
 
 

@@ -283,3 +283,14 @@ def test_a_fixed_bandwidth_and_histograms_are_certified_by_cross_fitting_them(rn
         assert 0.1 < est.advantage_lower_bound_ <= 2 * norm.cdf(0.5) - 1
         assert est.epsilon_ == pytest.approx(epsilon_lower_bound(est.advantage_lower_bound_))
         assert est.epsilon_estimate_ == pytest.approx(epsilon_lower_bound(est.advantage_))
+
+
+def test_a_constant_query_certifies_nothing_and_does_not_fail():
+    # every record at the same distance (a release copying nothing near anyone): the
+    # query carries no information; the bound, U_N and ε are the trivial ones
+    m = np.r_[np.ones(45, int), np.zeros(60, int)]
+    for Q in (np.zeros((105, 1)), np.full((105, 3), 2.5)):
+        est = fit(Q, m, 0)
+        assert est.advantage_lower_bound_ == pytest.approx(est.baseline_advantage_)
+        assert est.advantage_ == pytest.approx(est.baseline_advantage_, abs=1e-9)
+        assert est.epsilon_ == 0.0 and 0.0 < est.p_value_ <= 1.0

@@ -47,7 +47,8 @@ class Sphering(TransformerMixin, BaseEstimator):
     Eigen-directions whose variance is below ``rtol`` times the largest are dropped, so
     exactly collinear query columns (a probability vector, a duplicated feature) reduce to
     their ``k`` informative coordinates instead of failing with a singular covariance. The
-    map is affine and injective on the data's span, so it changes no advantage.
+    map is affine and injective on the data's span, so it changes no advantage. A query
+    with no variance at all (every record at the same distance) becomes one constant column.
     """
 
     def __init__(self, rtol=1e-9):
@@ -58,7 +59,9 @@ class Sphering(TransformerMixin, BaseEstimator):
         self.mean_ = X.mean(axis=0)
         covariance = np.atleast_2d(np.cov(X, rowvar=False)) if len(X) > 1 else None
         if covariance is None or not np.any(covariance > 0):
-            self.components_ = np.eye(X.shape[1])[:, :0]
+            # nothing varies: one constant column (the query carries no information, and
+            # the classifier on it is constant)
+            self.components_ = np.zeros((X.shape[1], 1))
             return self
         eigenvalues, eigenvectors = np.linalg.eigh(covariance)
         keep = eigenvalues > self.rtol * eigenvalues.max()

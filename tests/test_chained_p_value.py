@@ -192,12 +192,13 @@ def test_null_p_value_holds_its_level(name):
 
 
 def test_p_value_has_power_on_a_gaussian_shift():
-    # Members shifted by 0.5 SD, 200 per class: measured p-values 1e-7 … 1e-3 over these seeds
-    # (median ~1e-5); the old, not exact, p-value was 1e-9 … 1e-5.
+    # Members shifted by 0.5 SD, 200 per class. Measured over these seeds: 7e-7, 4e-5, 3e-3,
+    # 2e-6, 5e-3, 5e-3 (the old, not exact, cross-fitted p-value: 3e-7 … 1.4e-4); a p-value
+    # that lost its power (or its chain) fails the 0.02 ceiling.
     p = []
     for seed in range(6):
         rng = np.random.default_rng(seed)
         Q = np.r_[rng.normal(0.5, 1, (200, 1)), rng.normal(0, 1, (200, 1))]
         m = np.r_[np.ones(200, int), np.zeros(200, int)]
         p.append(KDEAdvantageEstimator(random_state=seed, device="cpu").fit(Q, m).p_value_)
-    assert max(p) < 0.01, p
+    assert max(p) < 0.02, p

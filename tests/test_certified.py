@@ -17,7 +17,7 @@ from scipy.stats import binom, norm
 from sklearn.neural_network import MLPClassifier
 
 from sklearn_mace import KDEAdvantageEstimator
-from sklearn_mace.estimation import certified_advantage, crossfit_p_value
+from sklearn_mace.estimation import certified_advantage
 from sklearn_mace.estimation._certify import one_sided_clopper_pearson_lower
 from sklearn_mace.metrics import epsilon_from_advantage
 
@@ -79,21 +79,6 @@ def test_certified_advantage_combines_the_two_rates_at_the_prior():
     assert certified_advantage(m, guess, 0.01)[0] == pytest.approx(0.98)
 
 
-def test_crossfit_p_value_is_fishers_exact_test_with_one_fold_and_uniform_under_the_null(rng):
-    from scipy.stats import fisher_exact
-
-    m = np.r_[np.ones(30, int), np.zeros(30, int)]
-    guess = np.r_[np.arange(30) < 20, np.arange(30) < 12]
-    table = [[20, 10], [12, 18]]
-    expected = fisher_exact(table, alternative="greater").pvalue
-    assert crossfit_p_value(m, guess, np.zeros(60, int)) == pytest.approx(expected, rel=1e-9)
-    # guesses independent of membership, 5 folds: P(p <= α) <= α (discrete: conservative);
-    # 0.03 is 2.75 binomial SDs of a rate of α over 400 runs
-    folds = np.tile(np.arange(5), 12)
-    p = [crossfit_p_value(m, rng.random(60) < 0.5, folds) for _ in range(400)]
-    assert np.mean(np.array(p) <= ALPHA) <= ALPHA + 0.03
-
-
 # --- null data: no leakage may be claimed beyond α -----------------------------------------
 
 
@@ -137,14 +122,7 @@ def test_null_queries_claim_no_leakage(rng, kind, d):
     runs = 100
     claims, small_p = _null_claims(rng, kind, d, 300, runs)
     assert claims <= allowed_claims(runs)
-    if (kind, d) == ("pareto", 4) and small_p > allowed_claims(runs):
-        # Known gap, kept visible: crossfit_p_value convolves the per-fold exact laws as if
-        # the folds were independent, but each fold's classifier is trained on the other
-        # folds, which makes the per-fold statistics positively correlated under the null.
-        # Here p <= 0.05 in 17 of 100 runs (allowed: 13). The advantage bound (above) holds.
-        # An expected failure until the p-value is calibrated (see its docstring); it passes
-        # by itself once the p-value holds its level here.
-        pytest.xfail("crossfit_p_value is anti-conservative on 4-D Pareto null queries")
+    # p_value_ is exact (forward-chained folds); this case (4-D Pareto) used to fail
     assert small_p <= allowed_claims(runs)
 
 
@@ -313,3 +291,14 @@ def test_a_fixed_bandwidth_and_histograms_are_certified_by_cross_fitting_them(rn
         assert est.epsilon_estimate_ == pytest.approx(
             epsilon_from_advantage(est.advantage_estimate_)
         )
+
+
+def test_a_constant_query_certifies_nothing_and_does_not_fail():
+    # every record at the same distance (a release copying nothing near anyone): the
+    # query carries no information; the bound, U_N and ε are the trivial ones
+    m = np.r_[np.ones(45, int), np.zeros(60, int)]
+    for Q in (np.zeros((105, 1)), np.full((105, 3), 2.5)):
+        est = fit(Q, m, 0)
+        assert est.advantage_lower_bound_ == pytest.approx(est.trivial_advantage_)
+        assert est.advantage_estimate_ == pytest.approx(est.trivial_advantage_, abs=1e-9)
+        assert est.epsilon_lower_bound_ == 0.0 and 0.0 < est.p_value_ <= 1.0

@@ -14,7 +14,14 @@ candidates had almost equal held-out likelihoods):
 * **bounded cost**: the selection runs on a random subsample of at most ``max_samples`` rows
   and the chosen factor is carried to the full ``n`` at Scott's rate ``n^(−1/(d+4))`` (the
   factor multiplies Scott's factor at the training size, so ``h = factor · n^(−1/(d+4))``).
-  200 000 synthetic rows cost the same selection as 5 000.
+  200 000 synthetic rows cost the same selection as 5 000, and one float32 kernel table
+  serves every factor and fold (``density._grid.grouped_log_kernel_sums``).
+
+Issue #18 reported the AUC of DOMIAS with ``bandwidth="cv"`` spreading by 0.083 over
+``random_state`` 0-3 on a planted 8-D case (members' bumps σ 0.5, mix 0.2); with this rule
+it is 0.000 there and on three more data seeds (``benchmarks/bench_domias_cv.py``): the
+one-standard-error rule is the "smoother one within a stated tolerance" that the issue
+asked for, and it already lands on the same factor for every fold draw.
 """
 
 from numbers import Integral
@@ -26,10 +33,10 @@ from sklearn.model_selection import KFold
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..utils._neighbors import sq_distance_blocks
 from ..utils._sklearn_compat import Interval, _fit_context
-from ..utils._torch import TorchDevice, to_numpy
+from ..utils._torch import TorchDevice
 from ._covariance import regularized_covariance
+from ._grid import grouped_log_kernel_sums
 from ._kde import BANDWIDTH_RULES, GaussianKDE
 
 __all__ = ["CV_BANDWIDTH_FACTORS", "CVBandwidthKDE"]
@@ -46,22 +53,26 @@ def held_out_log_likelihoods(Z, factors, *, cv, random_state, device="cpu"):
 
     ``ll[i, k]`` is the log density at row ``i`` of the Gaussian KDE with kernel ``h_k² I``,
     ``h_k = factors[k] × scott``, fitted on the other folds (every row is held out once);
-    ``scott`` is Scott's factor at the training size ``n (cv − 1) / cv``.
+    ``scott`` is Scott's factor at the training size ``n (cv − 1) / cv``. One kernel table
+    (:func:`~sklearn_mace.density._grid.grouped_log_kernel_sums`, the folds as groups)
+    serves every factor and fold: float32 with a per-fold shift, squares along the √2 grid
+    of ``CV_BANDWIDTH_FACTORS`` — about 20 times faster than a float64 ``logsumexp`` per
+    factor, to about 1e-3 in a log-likelihood.
     """
-    import torch
-
     n, d = Z.shape
     scott = BANDWIDTH_RULES["scott"](n * (cv - 1) / cv, d)
     h = scott * np.asarray(factors, dtype=float)
-    ll = np.empty((n, len(h)))
-    folds = KFold(cv, shuffle=True, random_state=random_state)
-    for train, test in folds.split(Z):
-        log_norm = -np.log(len(train)) - d * np.log(h) - 0.5 * d * np.log(2 * np.pi)
-        for rows, d2 in sq_distance_blocks(Z[test], Z[train], device=device):
-            for k, hk in enumerate(h):
-                log_sum = torch.logsumexp(d2 * (-0.5 / hk**2), dim=1)
-                ll[test[rows], k] = to_numpy(log_sum) + log_norm[k]
-    return ll, scott
+    folds = np.empty(n, dtype=int)
+    for fold, (_, test) in enumerate(KFold(cv, shuffle=True, random_state=random_state).split(Z)):
+        folds[test] = fold
+    table = grouped_log_kernel_sums(Z, Z, folds, cv, h, device=device)  # (k, fold, row)
+    own = folds[None, :] == np.arange(cv)[:, None]
+    others = np.where(own[None], -np.inf, table)
+    top = others.max(axis=1, keepdims=True)
+    log_sum = np.log(np.exp(others - top).sum(axis=1)) + top[:, 0]
+    n_train = n - np.bincount(folds, minlength=cv)[folds]
+    log_norm = -np.log(n_train)[None, :] - d * np.log(h)[:, None] - 0.5 * d * np.log(2 * np.pi)
+    return (log_sum + log_norm).T, scott
 
 
 def one_standard_error_choice(ll):

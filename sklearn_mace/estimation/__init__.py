@@ -6,7 +6,7 @@ __getattr__, __dir__, __all__ = attach(
     __name__,
     {
         "._advantage": ["KDEAdvantageEstimator", "histogram_advantage", "kde_advantage"],
-        "._certify": ["certified_advantage", "crossfit_p_value"],
+        "._certify": ["certified_advantage", "forward_chained_p_value"],
         "._multi_query": ["max_query_advantage"],
     },
 )

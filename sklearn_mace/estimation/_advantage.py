@@ -4,29 +4,20 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone
-from sklearn.model_selection import StratifiedKFold, train_test_split
+from sklearn.base import BaseEstimator
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import QuantileTransformer
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..attacks import BayesOptimalMIA
 from ..base import AttackerMixin, check_prior, resolve_prior
 from ..density._grid import kde_grid_axes
-from ..density._kde import gaussian_log_kernel_sum
 from ..metrics import epsilon_from_advantage
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
-from ..utils._threads import pass_threads
 from ..utils._torch import TorchDevice
-from ._certify import certified_advantage, crossfit_p_value
-from ._crossfit import (
-    Sphering,
-    bandwidth_grid,
-    fold_log_kernel_sums,
-    heldout_log_odds,
-    select_bandwidth,
-)
+from ._certify import certified_advantage, forward_chained_p_value
+from ._crossfit import Sphering, crossfit_classifier, crossfit_kde
+from ._normal_scores import NormalScores
 
 __all__ = [
     "KDEAdvantageEstimator",
@@ -211,84 +202,23 @@ def kde_advantage(
 def _assign_folds(m, n_folds, max_samples, rng):
     """Stratified folds ``0 … k−1`` on at most ``max_samples`` rows; ``k`` for the rest.
 
-    Rows outside the (stratified, random) subsample are in no training fold: they are
-    held out from every fold's classifier and scored by one fitted on the whole subsample.
+    Each class is shuffled; its first rows (its share of ``max_samples``, and at least
+    ``k`` where it has them) form the subsample and are dealt round-robin to the folds,
+    the second class continuing where the first stopped, so fold sizes differ by at most
+    one row. Rows outside the subsample are in no training fold: they are held out from
+    every fold's classifier and scored by one fitted on the whole subsample.
     """
     n = len(m)
     folds = np.full(n, n_folds)
-    if n > max_samples:
-        subsample, _ = train_test_split(
-            np.arange(n), train_size=max_samples, stratify=m, random_state=rng.randint(2**31 - 1)
-        )
-    else:
-        subsample = np.arange(n)
-    splitter = StratifiedKFold(n_folds, shuffle=True, random_state=rng.randint(2**31 - 1))
-    for fold, (_, test) in enumerate(splitter.split(subsample, m[subsample])):
-        folds[subsample[test]] = fold
+    start = 0
+    for c in (0, 1):
+        rows = rng.permutation(np.flatnonzero(m == c))
+        n_keep = rows.size
+        if n > max_samples:
+            n_keep = max(int(round(rows.size * max_samples / n)), min(rows.size, n_folds))
+        folds[rows[:n_keep]] = (start + np.arange(n_keep)) % n_folds
+        start += n_keep
     return folds
-
-
-def _crossfit_cv_bandwidth(Z, m, folds, n_folds, prior, device):
-    """Held-out log odds with nested bandwidth selection (see ``_crossfit``).
-
-    For outer fold ``j`` the bandwidth is selected by the inner k-fold criterion on the
-    other folds only, so no held-out outcome of fold ``j`` informed the classifier that
-    predicts it. Rows outside the subsample (fold ``k``) use the bandwidth selected on all
-    folds, which never saw them either.
-
-    Returns
-    -------
-    log_odds : ndarray of shape (n_samples,)
-    bandwidth : float
-        The bandwidth selected on all folds (for the final fit), sphered units.
-    n_train : int
-        Training rows per class behind that selection (for rescaling to the full sample).
-    """
-    in_folds = folds < n_folds
-    Zs, ms, fs = Z[in_folds], m[in_folds], folds[in_folds]
-    counts = np.array([[np.sum((fs == a) & (ms == c)) for c in (0, 1)] for a in range(n_folds)])
-    n_train = int(counts.sum(axis=0).min() * (n_folds - 1) / n_folds)
-    bandwidths = bandwidth_grid(n_train, Z.shape[1])
-    # one thread choice for the whole table (docs/design.md, "Devices and threads")
-    with pass_threads(len(bandwidths) * len(Zs) ** 2, device=device):
-        sums = fold_log_kernel_sums(Zs, ms, fs, bandwidths, device=device)
-    lam = np.log(prior / (1 - prior))
-    own = fs[:, None] == np.arange(n_folds)
-    standard = select_bandwidth(heldout_log_odds(sums, counts, own, lam), ms, prior)
-    log_odds = np.empty(len(Z))
-    positions = np.flatnonzero(in_folds)
-    for j in range(n_folds):
-        inner = fs != j
-        excluded = own | (np.arange(n_folds) == j)
-        inner_odds = heldout_log_odds(sums[:, :, :, inner], counts, excluded[inner], lam)
-        g = select_bandwidth(inner_odds, ms[inner], prior)
-        outer = ~inner
-        log_odds[positions[outer]] = heldout_log_odds(
-            sums[g][:, :, outer], counts, excluded[outer], lam
-        )
-    if not in_folds.all():
-        h = bandwidths[standard]
-        rest = Z[~in_folds] / h
-        log_r = gaussian_log_kernel_sum(rest, Zs[ms == 1] / h, device=device)
-        log_q = gaussian_log_kernel_sum(rest, Zs[ms == 0] / h, device=device)
-        log_odds[~in_folds] = (
-            log_r - np.log(np.sum(ms == 1)) - log_q + np.log(np.sum(ms == 0)) + lam
-        )
-    return log_odds, float(bandwidths[standard]), n_train
-
-
-def _crossfit_classifier(classifier, X, m, folds, n_folds):
-    """Held-out log odds of ``classifier`` cloned and fitted without each row's fold."""
-    log_odds = np.empty(len(X))
-    in_folds = folds < n_folds
-    for j in range(n_folds + 1):
-        test = folds == j
-        if not test.any():
-            continue
-        train = in_folds & ~test
-        fitted = clone(classifier).fit(X[train], m[train])
-        log_odds[test] = fitted.decision_function(X[test])
-    return log_odds
 
 
 class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
@@ -298,13 +228,16 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
     advantage of the best attacker who sees the query ``Q`` (MACE Def. 2, Lemma 1):
 
     * **certified** — ``advantage_lower_bound_``, a ``confidence`` lower bound on
-      ``Adv_p``; ``epsilon_lower_bound_``, the ε it implies; ``p_value_``, an exact test of
-      "the query leaks nothing". They come from the plug-in Bayes classifier *cross-fitted*
-      (fitted on ``cv − 1`` folds, with its bandwidth selected on those folds only, predicting the
-      held-out fold) and exact Clopper–Pearson bounds on its pooled held-out TPR and TNR
-      (see :func:`~sklearn_mace.estimation.certified_advantage`). Any classifier's
-      advantage is at most the optimal one, so the bound is conservative whatever the
-      bandwidth: a poor classifier certifies less, never too much.
+      ``Adv_p``, and ``epsilon_lower_bound_``, the ε it implies, from the plug-in Bayes classifier
+      *cross-fitted* (fitted on ``cv − 1`` folds, with its bandwidth selected on those
+      folds only, predicting the held-out fold) and exact Clopper–Pearson bounds on its
+      pooled held-out TPR and TNR (see
+      :func:`~sklearn_mace.estimation.certified_advantage`). Any classifier's advantage is
+      at most the optimal one, so the bound is conservative whatever the bandwidth: a poor
+      classifier certifies less, never too much. ``p_value_``, an exact test of "the query
+      leaks nothing", from the same classifier *forward-chained* (fold ``j`` predicted by
+      the one fitted on the earlier folds only; see
+      :func:`~sklearn_mace.estimation.forward_chained_p_value`).
     * **estimated** — ``advantage_estimate_``, MACE's ``U_N`` (Thm 6, Gaussian KDEs) or ``W_N``
       (Thm 5, discrete or binned queries), with the McDiarmid interval
       ``advantage_estimate_interval_`` (Thm 5.2/6.2), and ``epsilon_estimate_``. The interval covers
@@ -336,7 +269,7 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
        2     5000        0.011                 0.044
        4      200        0.044                 0.275
        4     1000        0.029                 0.189
-       4     5000        0.016                 0.127
+       4     5000        0.013                 0.127
        8      200        0.053                 0.568
        8     1000        0.027                 0.449
        8     5000        0.017                 0.359
@@ -395,9 +328,12 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
         Certified: ``P(Adv_p ≥ advantage_lower_bound_) ≥ confidence``; never below the
         trivial ``|2p − 1|``.
     p_value_ : float
-        Approximate: p-value of "the query carries no membership information"
-        (:func:`~sklearn_mace.estimation.crossfit_p_value`; it treats the cross-fitted
-        folds as independent and rejected a null 4-D Pareto query in 17 % of runs at 5 %).
+        Exact p-value of "the query carries no membership information": forward-chained
+        folds (fold ``j`` scored by the classifier fitted on folds ``0 … j−1`` only, with its
+        bandwidth chosen there), as many guesses per fold as it has members, the folds'
+        hypergeometric counts convolved
+        (:func:`~sklearn_mace.estimation.forward_chained_p_value`, where the argument is).
+        Deterministic given ``random_state`` (ties are broken at random).
     epsilon_lower_bound_ : float
         Certified: the smallest ε of ε-DP consistent with ``advantage_lower_bound_``
         (:func:`~sklearn_mace.metrics.epsilon_from_advantage`); 0 at or below ``|2p − 1|``.
@@ -532,7 +468,13 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
         self.prior_ = p = resolve_prior(self.prior, m)
         rng = check_random_state(self.random_state)
         binned = self.discrete or self.bins is not None
-        self.transformer_ = self._make_transformer(binned, len(X))
+        for name, c in (("members", 1), ("non-members", 0)):
+            if not binned and np.sum(m == c) < 2:
+                raise ValueError(
+                    f"The query's KDEs need at least 2 {name} in y; got {np.sum(m == c)}. "
+                    "Use discrete=True or bins= for tiny samples."
+                )
+        self.transformer_ = self._make_transformer(binned)
         features = X if self.transformer_ is None else self.transformer_.fit_transform(X)
         n_folds = int(min(self.cv, np.sum(m == 1), np.sum(m == 0)))
         folds = _assign_folds(m, max(n_folds, 2), self.max_crossfit_samples, rng)
@@ -553,18 +495,19 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
                 stacklevel=2,
             )
             log_odds = np.full(len(m), np.log(p / (1 - p)))
+            chained = np.full(len(m), np.nan)
         elif self._cv_bandwidth:
-            log_odds, h, n_train = _crossfit_cv_bandwidth(
-                features, m, folds, n_folds, p, self.device
+            log_odds, chained, h, n_train = crossfit_kde(
+                features, m, folds, n_folds, p, rng=rng, device=self.device
             )
             n_full = min(np.sum(m == 1), np.sum(m == 0))
             self.bandwidth_ = h * (n_train / n_full) ** (1.0 / (features.shape[1] + 4))
             classifier.set_params(bandwidth=self.bandwidth_)
         else:
-            log_odds = _crossfit_classifier(classifier, features, m, folds, n_folds)
+            log_odds, chained = crossfit_classifier(classifier, features, m, folds, n_folds)
         self.classifier_ = classifier.fit(features, m)
-        self._certify(m, log_odds, folds)
-        self._estimate(features, m, binned)
+        self._certify(m, log_odds, chained, folds, rng)
+        self._estimate(m, binned)
         self._fitted_queries = X
         return self
 
@@ -576,20 +519,15 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
             and not (self.discrete or self.bins is not None)
         )
 
-    def _make_transformer(self, binned, n_samples):
+    def _make_transformer(self, binned):
         steps = []
         if self.feature_map == "normal_scores" and not binned:
-            # n_quantiles = n (up to 10 000): the map is the empirical rank, ties at mid-rank
-            steps.append(
-                QuantileTransformer(
-                    output_distribution="normal", subsample=None, n_quantiles=min(n_samples, 10_000)
-                )
-            )
+            steps.append(NormalScores())  # the empirical rank, ties at mid-rank
         if self._cv_bandwidth:
             steps.append(Sphering())
         return make_pipeline(*steps) if steps else None
 
-    def _certify(self, m, log_odds, folds):
+    def _certify(self, m, log_odds, chained, folds, rng):
         p = self.prior_
         # the plug-in classifier's rule η̂ > 1/2 (MACE Lemma 1) and its risk |f̂_p| =
         # |tanh(L/2)| (Thm 1.1), both from the held-out log posterior odds L
@@ -597,11 +535,14 @@ class KDEAdvantageEstimator(AttackerMixin, BaseEstimator):
         self.crossfit_decision_ = log_odds
         self.crossfit_risk_ = np.abs(np.tanh(log_odds / 2))
         self.advantage_lower_bound_, _, _ = certified_advantage(m, guess, p, self.confidence)
-        self.p_value_ = crossfit_p_value(m, guess, folds) if np.unique(folds).size > 1 else 1.0
+        tested = np.unique(folds).size > 1 and np.isfinite(chained).any()
+        self.p_value_ = (
+            forward_chained_p_value(m, chained, folds, random_state=rng) if tested else 1.0
+        )
         self.epsilon_lower_bound_ = epsilon_from_advantage(self.advantage_lower_bound_, p)
         self.trivial_advantage_ = abs(2 * p - 1)
 
-    def _estimate(self, features, m, binned):
+    def _estimate(self, m, binned):
         p = self.prior_
         r, q = self.classifier_.member_density_, self.classifier_.nonmember_density_
         if binned:

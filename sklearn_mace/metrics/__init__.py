@@ -10,6 +10,7 @@ __getattr__, __dir__, __all__ = attach(
         "._generalized": ["GeneralizedMetric"],
         "._membership": ["membership_advantage", "top_quantile_precision", "tpr_at_fpr"],
         "._orientation": ["membership_scores"],
+        "._planning": ["SampleSizePlan", "audit_sample_size"],
         "._paired": [
             "advantage_difference_test",
             "compare_audits",

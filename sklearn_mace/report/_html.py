@@ -77,7 +77,7 @@ def _estimate_line(subject):
     return f"""<div class="muted">estimate, not certified ({html.escape(ranking.name)}):
     U_N = {fmt(e["advantage_estimate"])} [{fmt(e["advantage_estimate_low"])},
     {fmt(e["advantage_estimate_high"])}] (sampling spread only, not the estimator's bias) ·
-    p = {fmt_p(e["p_value"])} for "no leak" (this test alone, uncorrected)</div>"""
+    p = {fmt_p(e["p_value"])} for "no leak" (exact; this test alone, uncorrected)</div>"""
 
 
 def _exposure_line(result, subject, records):
@@ -197,11 +197,11 @@ def estimates_section(summary):
             "advantage_estimate_low": "interval low",
             "advantage_estimate_high": "interval high",
             "epsilon_estimate": "ε implied by U_N",
-            "p_value": "p-value (no leak, this test alone)",
+            "p_value": "p-value (no leak, exact, this test alone)",
         }
     )
     return f"""<h2>Estimates (not certified)</h2>
-{table(shown, text_columns=("subject", "analysis", "p-value (no leak, this test alone)"))}
+{table(shown, text_columns=("subject", "analysis", "p-value (no leak, exact, this test alone)"))}
 <p class="muted">U_N is MACE's plug-in estimate of the optimal advantage; its McDiarmid
 interval covers the sampling spread of U_N around its own mean, not its bias, so neither the
 interval nor the ε it implies is a lower bound. Never used for a verdict.</p>"""
@@ -257,6 +257,12 @@ def how_to_read(result):
         "<li><b>Estimated</b>: U_N (MACE Thm 6), the ε it implies and the individual risks "
         "|f̂_p| (MACE Def. 3, held out: each record scored by densities fitted without it) are "
         "pointwise estimates, never used for a verdict.</li>",
+        '<li><b>p-value</b> of "no leak" (MACE\'s Bayes rule): exact, not a claim of the card. '
+        "The folds are chained (each ranked by the classifier fitted on the earlier folds "
+        "only) and each fold's count of members in its top third minus its bottom third has a "
+        "law fixed by the design, so their weighted sum's null law is the convolution of those "
+        "laws. A small p-value points to a leak through this query; a large one does not say "
+        "it is safe. It is not corrected with the card's claims.</li>",
         "<li><b>Exposed records</b>: a record is named only when the certified rule of a claim "
         "that certifies leakage flags it; that rule's flags are members with a certified "
         "probability above the prior. A green card names no record.</li>",

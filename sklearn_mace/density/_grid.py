@@ -14,6 +14,7 @@ import numpy as np
 from scipy import fft
 from scipy.signal import fftconvolve
 
+from ..utils._threads import pass_threads
 from ..utils._torch import resolve_device, to_numpy, to_tensor
 
 __all__ = [
@@ -235,37 +236,39 @@ def grouped_log_kernel_sums(Z_query, Z_data, data_groups, n_groups, bandwidths, 
     sums = np.full((len(bandwidths), n_groups, len(Z_query)), -np.inf)
     if not groups or len(Z_query) == 0:
         return sums
-    centre = Z_data.mean(axis=0)  # centring keeps float32's ‖z‖² small
-    data = to_tensor(Z_data[order] - centre, dev, dtype=torch.float32)
-    data_sq = (data * data).sum(dim=1).unsqueeze(0)
-    block = max(1, TABLE_BLOCK_BYTES // (4 * len(Z_data)))
-    sq_distances = torch.empty(
-        (min(block, len(Z_query)), len(Z_data)), dtype=torch.float32, device=dev
-    )
-    kernel = torch.empty_like(sq_distances)
-    shift = torch.empty((len(groups), sq_distances.shape[0]), dtype=torch.float32, device=dev)
-    group_sums = torch.empty_like(shift)
-    for start in range(0, len(Z_query), block):
-        rows = slice(start, min(start + block, len(Z_query)))
-        width = rows.stop - rows.start
-        query = to_tensor(Z_query[rows] - centre, dev, dtype=torch.float32)
-        d2, work = sq_distances[:width], kernel[:width]
-        torch.addmm(data_sq, query, data.T, beta=1.0, alpha=-2.0, out=d2)
-        d2.add_((query * query).sum(dim=1, keepdim=True)).clamp_(min=0.0)
-        for i, (_, lo, hi) in enumerate(groups):
-            torch.amin(d2[:, lo:hi], dim=1, out=shift[i, :width])
-            d2[:, lo:hi].sub_(shift[i, :width].unsqueeze(1))
-        nearest = to_numpy(shift[:, :width]).astype(float)
-        for g, c in enumerate(coef):
-            if squares[g]:  # max(k², e^-80) = max(exp(2a), e^-80) for k = max(exp(a), e^-80)
-                work.mul_(work).clamp_(min=EXP_FLOOR_VALUE)
-            else:
-                torch.mul(d2, float(c), out=work)
-                work.clamp_(min=EXP_FLOOR).exp_()
+    # one thread choice for the whole table (docs/design.md, "Devices and threads")
+    with pass_threads(len(Z_query) * len(Z_data) * len(bandwidths), device=dev):
+        centre = Z_data.mean(axis=0)  # centring keeps float32's ‖z‖² small
+        data = to_tensor(Z_data[order] - centre, dev, dtype=torch.float32)
+        data_sq = (data * data).sum(dim=1).unsqueeze(0)
+        block = max(1, TABLE_BLOCK_BYTES // (4 * len(Z_data)))
+        sq_distances = torch.empty(
+            (min(block, len(Z_query)), len(Z_data)), dtype=torch.float32, device=dev
+        )
+        kernel = torch.empty_like(sq_distances)
+        shift = torch.empty((len(groups), sq_distances.shape[0]), dtype=torch.float32, device=dev)
+        group_sums = torch.empty_like(shift)
+        for start in range(0, len(Z_query), block):
+            rows = slice(start, min(start + block, len(Z_query)))
+            width = rows.stop - rows.start
+            query = to_tensor(Z_query[rows] - centre, dev, dtype=torch.float32)
+            d2, work = sq_distances[:width], kernel[:width]
+            torch.addmm(data_sq, query, data.T, beta=1.0, alpha=-2.0, out=d2)
+            d2.add_((query * query).sum(dim=1, keepdim=True)).clamp_(min=0.0)
             for i, (_, lo, hi) in enumerate(groups):
-                torch.sum(work[:, lo:hi], dim=1, out=group_sums[i, :width])
-            log_sums = np.log(to_numpy(group_sums[:, :width]).astype(float)) + c * nearest
-            sums[widest_first[g], [k for k, _, _ in groups], rows] = log_sums
+                torch.amin(d2[:, lo:hi], dim=1, out=shift[i, :width])
+                d2[:, lo:hi].sub_(shift[i, :width].unsqueeze(1))
+            nearest = to_numpy(shift[:, :width]).astype(float)
+            for g, c in enumerate(coef):
+                if squares[g]:  # max(k², e^-80) = max(exp(2a), e^-80) for k = max(exp(a), e^-80)
+                    work.mul_(work).clamp_(min=EXP_FLOOR_VALUE)
+                else:
+                    torch.mul(d2, float(c), out=work)
+                    work.clamp_(min=EXP_FLOOR).exp_()
+                for i, (_, lo, hi) in enumerate(groups):
+                    torch.sum(work[:, lo:hi], dim=1, out=group_sums[i, :width])
+                log_sums = np.log(to_numpy(group_sums[:, :width]).astype(float)) + c * nearest
+                sums[widest_first[g], [k for k, _, _ in groups], rows] = log_sums
     return sums
 
 

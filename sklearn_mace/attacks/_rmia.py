@@ -34,6 +34,27 @@ def _true_label_probability(model, views):
     return np.stack([expit(logit_confidence(model, view)) for view in views])
 
 
+_BELOW_ONE = 1.0 - 1e-6  # the tie-break stays below the next count
+
+
+def _tie_break(log_x, log_z, count):
+    """In [0, 1): where ``log_x`` lies between its neighbours in sorted ``log_z``."""
+    n = log_z.size
+    lower = log_z[np.clip(count - 1, 0, n - 1)]
+    upper = log_z[np.clip(count, 0, n - 1)]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inside = np.clip((log_x - lower) / (upper - lower), 0.0, 1.0)
+    inside = np.where(np.isfinite(inside), inside, 0.0)
+    above = log_x - log_z[-1]  # > 0 beyond the largest z
+    below = log_z[0] - log_x  # >= 0 at or below the smallest z
+    frac = np.where(
+        count >= n,
+        above / (1.0 + above),
+        np.where(count == 0, 1.0 / (1.0 + np.maximum(below, 0.0)), inside),
+    )
+    return _BELOW_ONE * frac
+
+
 class RMIAAttack(AttackerMixin, BaseEstimator):
     """Relative membership inference attack (RMIA): a pairwise likelihood-ratio test.
 
@@ -68,8 +89,9 @@ class RMIAAttack(AttackerMixin, BaseEstimator):
 
     For a fixed target and population ``Z``, the score is the empirical CDF of the ``z``
     ratios at ``[Pr(x | theta) / Pr(x)] / gamma``: it ranks records as their own ratio does,
-    in at most ``|Z| + 1`` distinct values, so use a population of a few thousand records
-    to resolve false-positive rates of 0.1 %.
+    in at most ``|Z| + 1`` distinct values. ``score_samples`` adds a tie-break below
+    ``1 / |Z|`` (see there), so that a population of a few hundred records still resolves
+    false-positive rates of 0.1 %; ``floor(|Z| * score) / |Z|`` is the paper's score.
 
     **Records.** ``X`` holds records as :class:`~sklearn_mace.queries.ClassifierQuery` takes
     them: the target's input columns, then the numeric true label in the last column; ``y``
@@ -81,8 +103,8 @@ class RMIAAttack(AttackerMixin, BaseEstimator):
     ``Pr(x)`` takes the linear correction, with ``a_`` (online: fitted on the pool by least
     squares of ``Pr_IN - 1`` on ``Pr_OUT - 1``; offline: ``offline_a``).
 
-    **Decisions.** ``score_samples`` is the score, in [0, 1]; ``offset_`` is the cut that
-    maximizes the prior-weighted accuracy on the fitted records;
+    **Decisions.** ``score_samples`` is the score (tie-broken), in [0, 1]; ``offset_`` is
+    the cut that maximizes the prior-weighted accuracy on the fitted records;
     ``decision_function = score_samples - offset_``, whose sign is ``predict``'s decision.
 
     Parameters
@@ -307,7 +329,15 @@ class RMIAAttack(AttackerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ scores
     def score_samples(self, X):
-        """RMIA score: the fraction of population records ``z`` with ``LR(x, z) > gamma``.
+        """RMIA score: the fraction of population records ``z`` with ``LR(x, z) > gamma``,
+        its ties ordered by the record's own ratio.
+
+        ``floor(n_population_ * score) / n_population_`` is the paper's ``Score_MIA`` exactly.
+        The fractional part, in [0, 1), orders the records that ``Score_MIA`` ties (those
+        between the same two neighbouring ``z``): linear in ``log`` of the record's ratio
+        between its neighbours, bounded beyond the extreme ``z``. It changes no comparison
+        the paper's score makes, only breaks its ties, which otherwise cap the resolution of
+        false-positive rates at ``1 / n_population_``.
 
         Parameters
         ----------
@@ -321,11 +351,11 @@ class RMIAAttack(AttackerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
-        ratio_z = np.sort(self._relative_likelihood(self._population))
-        ratio_x = self._relative_likelihood(X)
+        log_z = np.log(np.sort(self._relative_likelihood(self._population)))
         # LR(x, z) > gamma  <=>  ratio_z < ratio_x / gamma
-        below = np.searchsorted(ratio_z, ratio_x / self.gamma, side="left")
-        return below / ratio_z.size
+        log_x = np.log(self._relative_likelihood(X)) - np.log(self.gamma)
+        count = np.searchsorted(log_z, log_x, side="left")
+        return (count + _tie_break(log_x, log_z, count)) / log_z.size
 
     def decision_function(self, X):
         """``score_samples(X) - offset_``: positive means member.

@@ -263,3 +263,33 @@ def test_null_models_claim_nothing_in_200_runs(online):
     # 200 runs at alpha = 0.05: a valid audit claims in at most 10 runs on average; the
     # binomial(200, 0.05) 99.9 % quantile is 21
     assert _null_claims(200, online) <= 21
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("online", [True, False])
+def test_dpsgd_targets_certify_nothing_above_the_accountant(online):
+    # DP-SGD logistic regressions (tests/_dpsgd.py) on breast cancer, (1, 1e-5)-DP for their
+    # 200 members by the accountant (add/remove-one; substitute-one would be 2): RMIA's
+    # certified epsilon at the same delta may never exceed it, for any seed.
+    pytest.importorskip("opacus")
+    from sklearn.datasets import load_breast_cancer
+
+    from sklearn_mace.metrics import audit_epsilon
+    from tests._dpsgd import DPSGDLogisticRegression, dpsgd_noise_multiplier
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    records = np.column_stack([X, y])
+    sigma = dpsgd_noise_multiplier(1.0, 1e-5, 50 / 200, 4)
+    for seed in range(3):
+        order = np.random.default_rng(seed).permutation(len(y))
+        members, non_members, population = np.split(order, [200, 400])
+        targets = records[np.r_[members, non_members]]
+        member = np.r_[np.ones(200, dtype=bool), np.zeros(200, dtype=bool)]
+        recipe = DPSGDLogisticRegression(noise_multiplier=sigma)
+        target = clone(recipe).set_params(random_state=seed)
+        target.fit(records[members, :-1], records[members, -1])
+        attack = RMIAAttack(target, recipe, n_reference=4, online=online, random_state=seed)
+        score = attack.fit(targets, member, population=records[population]).score_samples(targets)
+        audit = audit_epsilon(score[member], score[~member], delta=1e-5, random_state=seed)
+        assert audit.epsilon_lower_bound <= 1.0, (seed, audit.epsilon_lower_bound)

@@ -135,7 +135,7 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
 
     **Views.** With ``views`` (a :class:`RecordViews`), every model is queried on every view
     of a record, one Gaussian is fitted per view and record, and the per-view scores are
-    averaged (Carlini et al. §VI-C, "augmentations").
+    averaged (Carlini et al.'s queries on augmented records).
 
     **Shared reference models.** ``reference_models`` takes shadows already trained on the
     pool (``ShadowModels(split="balanced")`` fitted on ``X`` then ``population``), so that
@@ -409,7 +409,7 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
 
         With ``views``, the target is queried on every view of a record, each view scored
         against its own Gaussians, and the per-view scores averaged (online: the mean log
-        likelihood ratio, the product of the per-view likelihoods; Carlini et al. §VI-C).
+        likelihood ratio, the product of the per-view likelihoods, as Carlini et al. do).
 
         Parameters
         ----------

@@ -62,12 +62,12 @@ class RMIAAttack(AttackerMixin, BaseEstimator):
     ``Pr(x | theta)`` the model's probability of the true label:
 
     * the pairwise likelihood ratio against a population record ``z`` (the paper's
-      ``LR_theta(x, z)``, §3)::
+      ``LR_theta(x, z)``)::
 
           LR(x, z) = [Pr(x | theta) / Pr(x)] / [Pr(z | theta) / Pr(z)]
 
     * the score, the fraction of population records that ``x`` dominates by more than
-      ``gamma`` (the paper's ``Score_MIA(x; theta) = Pr_z(LR(x, z) > gamma)``, §3)::
+      ``gamma`` (the paper's ``Score_MIA(x; theta) = Pr_z(LR(x, z) > gamma)``)::
 
           score(x) = #{z in Z : LR(x, z) > gamma} / |Z|
 
@@ -76,7 +76,8 @@ class RMIAAttack(AttackerMixin, BaseEstimator):
       default) the reference models are trained on random halves of a pool holding ``x``,
       so the average runs over IN and OUT models alike. **Offline** (``online=False``) only
       the OUT models of ``x`` are used, with the paper's linear correction for the missing IN
-      models (App. B.2.2, "offline"): ``Pr_IN(x) ~ a Pr_OUT(x) + (1 - a)``, hence::
+      models (the paper's offline approximation): ``Pr_IN(x) ~ a Pr_OUT(x) + (1 - a)``,
+      hence::
 
           Pr(x) = ((1 + a) Pr_OUT(x) + (1 - a)) / 2
 
@@ -85,7 +86,7 @@ class RMIAAttack(AttackerMixin, BaseEstimator):
 
     ``Pr(z)`` is computed the same way as ``Pr(x)``. With ``views``
     (:class:`RecordViews`), ``Pr(x | theta) / Pr(x)`` is averaged over the views of a record
-    (the paper's queries on augmented records, §4).
+    (the paper's queries on augmented records).
 
     For a fixed target and population ``Z``, the score is the empirical CDF of the ``z``
     ratios at ``[Pr(x | theta) / Pr(x)] / gamma``: it ranks records as their own ratio does,
@@ -162,8 +163,10 @@ class RMIAAttack(AttackerMixin, BaseEstimator):
     References
     ----------
     S. Zarifzadeh, P. Liu, R. Shokri. Low-Cost High-Power Membership Inference Attacks.
-    ICML 2024 (arXiv:2312.03262): §3 (``LR_theta(x, z)``, ``Score_MIA``, ``Pr(x)`` over
-    reference models), App. B.2.2 (offline ``Pr(x)``).
+    ICML 2024 (arXiv:2312.03262): the pairwise likelihood ratio ``LR_theta(x, z)``, the
+    score ``Score_MIA(x; theta)``, ``Pr(x)`` as the average over reference models, and the
+    offline linear approximation of ``Pr(x)`` with parameter ``a``, as written above (the
+    paper's equation numbers were not checked against its text).
 
     Examples
     --------
@@ -308,7 +311,7 @@ class RMIAAttack(AttackerMixin, BaseEstimator):
         return self._corrected(mean_out)
 
     def _corrected(self, mean_out):
-        """The linear correction ``((1 + a) Pr_OUT + (1 - a)) / 2`` (App. B.2.2)."""
+        """The offline linear correction ``((1 + a) Pr_OUT + (1 - a)) / 2``."""
         return 0.5 * ((1.0 + self.a_) * mean_out + (1.0 - self.a_))
 
     def _marginal_of(self, records):

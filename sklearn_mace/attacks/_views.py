@@ -1,6 +1,6 @@
 """Several views of a record for LiRA and RMIA: the query augmentations of their papers.
 
-Carlini et al. (2022, §VI-C) and Zarifzadeh et al. (2024, §4) query every model not on a
+Carlini et al. (2022) and Zarifzadeh et al. (2024) query every model not on a
 record alone but on a few label-preserving variants of it (mirrored and shifted images), and
 combine the per-view statistics: a member is fitted in every view, which averages the model's
 noise away. :class:`RecordViews` makes those variants; the attacks query each model on each.
@@ -74,9 +74,9 @@ class RecordViews(BaseEstimator):
 
     References
     ----------
-    N. Carlini et al. Membership Inference Attacks From First Principles. IEEE S&P 2022,
-    §VI-C ("augmentations"). S. Zarifzadeh, P. Liu, R. Shokri. Low-Cost High-Power
-    Membership Inference Attacks. ICML 2024 (queries on augmented records, §4).
+    N. Carlini et al. Membership Inference Attacks From First Principles. IEEE S&P 2022
+    (queries on mirrored and shifted images). S. Zarifzadeh, P. Liu, R. Shokri. Low-Cost
+    High-Power Membership Inference Attacks. ICML 2024 (queries on augmented records).
 
     Examples
     --------

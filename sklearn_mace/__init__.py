@@ -25,6 +25,8 @@ __getattr__, __dir__, __all__ = attach(
             "DOMIASAttack",
             "GeneralizedMetricAttack",
             "LiRAAttack",
+            "RMIAAttack",
+            "RecordViews",
             "ShadowModelAttack",
             "ShadowModels",
             "TakeTheTypicalAttack",

@@ -79,6 +79,16 @@ def _n_jobs(text):
     return value
 
 
+def _reference_models(text):
+    value = _integer(lambda v: v >= 2, text)
+    if value is None:
+        raise argparse.ArgumentTypeError(
+            f"--reference-models must be an integer >= 2 (each record trains half of them); "
+            f"got {text!r}"
+        )
+    return value
+
+
 def _named_path(text):
     """``NAME=PATH`` or ``PATH`` (the name is then the file name without its suffixes)."""
     name, sep, path = text.partition("=")
@@ -219,7 +229,8 @@ def _model_inputs(sub):
     inputs.add_argument(
         "--population",
         metavar="PATH",
-        help="further population rows that train shadow models (shadow-model attack, LiRA)",
+        help="further population rows that train the reference models (shadow-model attack, "
+        "LiRA, RMIA) and that RMIA compares each target with",
     )
     inputs.add_argument(
         "--shadow-estimator",
@@ -240,7 +251,8 @@ def _add_audit_model_parser(commands):
             "Audit a trained classifier for membership leakage: BTTA from the generalization "
             "gap and its best CBTTA partition, MACE on the per-record loss (its Bayes rule, a "
             "certified lower bound on the optimal advantage, and its best-ε threshold), and "
-            "with --population the shadow-model attack and LiRA. Every analysis's held-out "
+            "with --population one set of reference models read by the shadow-model attack, "
+            "LiRA and RMIA. Every analysis's held-out "
             "scores get a certified ε lower bound, and every certified number of a model holds "
             "at --confidence together. Without inputs it audits an embedded demo (an overfit "
             f"and a regularised classifier on scikit-learn's digits). {RELATION} {EXIT_CODES}"
@@ -273,6 +285,15 @@ def _add_audit_model_parser(commands):
         type=_n_jobs,
         default=None,
         help="parallel jobs for shadow models (joblib: -1 = all cores)",
+    )
+    options.add_argument(
+        "--reference-models",
+        metavar="K",
+        type=_reference_models,
+        default=16,
+        help="with --population: how many reference models to train (default 16, at least "
+        "2), once per model, each on a random half of the targets and the population; the "
+        "shadow-model attack, LiRA (needs 4) and RMIA all read them",
     )
 
 
@@ -422,6 +443,7 @@ def _run_model_demo(args):
     from .report._output import check_output_dir
 
     defaults = {**CLAIM_DEFAULTS, "shadow_estimator": None, "columns": None}
+    defaults["reference_models"] = 16
     _demo_options_refused(args, defaults | {"trust_pickle": False}, "audit-model")
     check_output_dir(args.out)
     print(
@@ -478,6 +500,7 @@ def run_audit_model(args):
         population=tables.get("population"),
         columns=_columns(args),
         shadow_estimators=recipes,
+        n_reference_models=args.reference_models,
         n_jobs=args.n_jobs,
         **_claim_kwargs(args),
     )

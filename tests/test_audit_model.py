@@ -18,7 +18,7 @@ from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 from sklearn_mace.cli import main
 from sklearn_mace.report import AuditInputError, audit_model, load_model
-from sklearn_mace.report._model import LIRA_NAME, MACE_BAYES, MACE_BEST, SHADOW_NAME
+from sklearn_mace.report._model import LIRA_NAME, MACE_BAYES, MACE_BEST, RMIA_NAME, SHADOW_NAME
 
 onnxruntime = pytest.importorskip("onnxruntime")
 sio = pytest.importorskip("skops.io")
@@ -275,12 +275,12 @@ def test_summary_rows_and_metrics(audited):
     per_model = summary.groupby("subject")["analysis"].apply(list).to_dict()
     base = ["BTTA (generalization gap)", "CBTTA (best partition)", MACE_BAYES.name, MACE_BEST.name]
     # the linear model is its own shadow recipe; the ONNX forest has none (a note says so)
-    assert per_model["linear"] == [*base, SHADOW_NAME, LIRA_NAME]
+    assert per_model["linear"] == [*base, SHADOW_NAME, LIRA_NAME, RMIA_NAME]
     assert per_model["forest"] == base
     assert "carries no training procedure" in audited["printed"]
     # one correction per model over all of its claims
     levels = summary.groupby("subject")["claim_confidence"].first()
-    assert levels["linear"] == pytest.approx(1 - 0.05 / 6)
+    assert levels["linear"] == pytest.approx(1 - 0.05 / 7)
     assert levels["forest"] == pytest.approx(1 - 0.05 / 4)
     for column in ("auc", "tpr_at_1pct_fpr", "tpr_at_0.1pct_fpr"):
         assert summary[column].between(0, 1).all()
@@ -323,7 +323,7 @@ def _check_demo(out, printed):
     summary = pd.read_csv(out / "summary.csv")
     assert set(summary["subject"]) == {"overfit", "regularised"}
     assert "the same from files: sklearn-mace audit-model" in printed
-    for analysis in (MACE_BAYES.name, SHADOW_NAME, LIRA_NAME):
+    for analysis in (MACE_BAYES.name, SHADOW_NAME, LIRA_NAME, RMIA_NAME):
         rows = summary[summary["analysis"] == analysis].set_index("subject")
         assert rows.loc["overfit", "auc"] > rows.loc["regularised", "auc"], analysis
     return summary.set_index(["subject", "analysis"])

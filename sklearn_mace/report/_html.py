@@ -10,6 +10,7 @@ import html
 
 import numpy as np
 
+from ._comparisons import comparisons_section
 from ._format import fmt, fmt_p, html_page, table
 
 __all__ = ["render_report"]
@@ -272,8 +273,8 @@ def how_to_read(result):
     return f"<h2>How to read the numbers</h2>\n<ul>{''.join(items + p.how_to_read(result))}</ul>"
 
 
-def render_report(result, summary, records, figure_html, title):
-    """The whole report.html page."""
+def render_report(result, summary, records, figure_html, title, comparisons=None):
+    """The whole report.html page (``comparisons``: :attr:`AuditResult.comparisons`)."""
     p = result.presentation
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in result.notes)
     cards = "".join(card(result, s, records) for s in result.subjects)
@@ -287,6 +288,7 @@ def render_report(result, summary, records, figure_html, title):
             failed_section(result),
             claims_section(result, summary),
             estimates_section(summary),
+            comparisons_section(result, result.comparisons if comparisons is None else comparisons),
             *p.sections(result),
             "<h2>Figures</h2>" + "".join(figure_html),
             exposed_section(result, records),

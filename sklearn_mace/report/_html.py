@@ -12,6 +12,7 @@ import numpy as np
 
 from ._comparisons import comparisons_section
 from ._format import fmt, fmt_p, html_page, table
+from ._sample_size import sample_size_line
 
 __all__ = ["render_report"]
 
@@ -273,6 +274,11 @@ def how_to_read(result):
     return f"<h2>How to read the numbers</h2>\n<ul>{''.join(items + p.how_to_read(result))}</ul>"
 
 
+def _sample_size_paragraph(result):
+    line = sample_size_line(result)
+    return f'<p class="muted">{html.escape(line)}</p>' if line else ""
+
+
 def render_report(result, summary, records, figure_html, title, comparisons=None):
     """The whole report.html page (``comparisons``: :attr:`AuditResult.comparisons`)."""
     p = result.presentation
@@ -285,6 +291,7 @@ def render_report(result, summary, records, figure_html, title, comparisons=None
     body = "\n".join(
         [
             f'<div class="cards">{cards}</div>',
+            _sample_size_paragraph(result),
             failed_section(result),
             claims_section(result, summary),
             estimates_section(summary),

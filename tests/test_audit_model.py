@@ -266,6 +266,9 @@ def test_cli_writes_the_report_only_under_out(audited):
         f"{kind}_{model}.png" for kind in ("loss", "risk", "roc") for model in ("forest", "linear")
     ]
     assert all(out in p.parents or p == out for p in audited["new"])
+    comparisons = pd.read_csv(out / "comparisons.csv")  # two models: their paired tests
+    assert set(comparisons["analysis"]) == {MACE_BAYES.name}
+    assert (comparisons[["subject_a", "subject_b"]].to_numpy() == [["forest", "linear"]]).all()
     html = (out / "report.html").read_text()
     assert "data:image/png;base64," in html and "<script" not in html
 

@@ -10,7 +10,9 @@ import html
 
 import numpy as np
 
+from ._comparisons import comparisons_section
 from ._format import fmt, fmt_p, html_page, table
+from ._sample_size import sample_size_line
 
 __all__ = ["render_report"]
 
@@ -272,8 +274,13 @@ def how_to_read(result):
     return f"<h2>How to read the numbers</h2>\n<ul>{''.join(items + p.how_to_read(result))}</ul>"
 
 
-def render_report(result, summary, records, figure_html, title):
-    """The whole report.html page."""
+def _sample_size_paragraph(result):
+    line = sample_size_line(result)
+    return f'<p class="muted">{html.escape(line)}</p>' if line else ""
+
+
+def render_report(result, summary, records, figure_html, title, comparisons=None):
+    """The whole report.html page (``comparisons``: :attr:`AuditResult.comparisons`)."""
     p = result.presentation
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in result.notes)
     cards = "".join(card(result, s, records) for s in result.subjects)
@@ -284,9 +291,11 @@ def render_report(result, summary, records, figure_html, title):
     body = "\n".join(
         [
             f'<div class="cards">{cards}</div>',
+            _sample_size_paragraph(result),
             failed_section(result),
             claims_section(result, summary),
             estimates_section(summary),
+            comparisons_section(result, result.comparisons if comparisons is None else comparisons),
             *p.sections(result),
             "<h2>Figures</h2>" + "".join(figure_html),
             exposed_section(result, records),

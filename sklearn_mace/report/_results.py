@@ -441,6 +441,19 @@ class AuditResult:
         return pd.DataFrame(rows)
 
     @property
+    def comparisons(self):
+        """Paired comparisons of the subjects: the table of ``comparisons.csv``.
+
+        For each analysis whose certified rule is fixed in advance and each pair of
+        subjects, the difference of the two rules' held-out advantages with its test
+        (:func:`~sklearn_mace.metrics.advantage_difference_test`, Holm-adjusted over the
+        table); empty with fewer than two subjects (``_comparisons.py``).
+        """
+        from ._comparisons import comparison_table
+
+        return comparison_table(self)
+
+    @property
     def records(self):
         """Every target record of every subject, ranked: the table of ``records.csv``.
 

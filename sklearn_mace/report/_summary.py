@@ -2,7 +2,9 @@
 
 import sys
 
+from ._comparisons import comparison_lines
 from ._format import fmt, fmt_p
+from ._sample_size import sample_size_line
 
 __all__ = ["print_summary"]
 
@@ -89,6 +91,11 @@ def print_summary(result, paths, file=None):
         print(line, file=file)
     for subject in result.subjects:
         print(verdict_line(result, subject), file=file)
+    for line in comparison_lines(result, result.comparisons):
+        print(line, file=file)
+    plan = sample_size_line(result)
+    if plan:
+        print(plan, file=file)
     for line in p.summary_lines(result):
         print(line, file=file)
     for note in result.notes:

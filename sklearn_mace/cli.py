@@ -373,7 +373,7 @@ def build_parser():
     return parser
 
 
-def _read_inputs(files, distinct, args):
+def _read_inputs(files, distinct, args=None):
     """Read ``{role: path}`` as ``--decimal``/``--thousands`` say; the ``distinct`` roles
     must differ. What reading did is in each table's ``attrs["notes"]``."""
     from .report import AuditInputError, read_table
@@ -383,9 +383,9 @@ def _read_inputs(files, distinct, args):
         tables[role] = read_table(
             path,
             role=role,
-            decimal=args.decimal,
-            thousands=args.thousands,
-            verbose=not args.quiet,
+            decimal=getattr(args, "decimal", None),
+            thousands=getattr(args, "thousands", None),
+            verbose=not getattr(args, "quiet", True),
         )
     present = [role for role in distinct if role in tables]
     for i, first in enumerate(present):

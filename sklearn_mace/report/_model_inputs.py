@@ -90,7 +90,7 @@ def label_key(value):
 
 def _shown(classes):
     """The first classes as plain Python values, for messages."""
-    return [v.item() if hasattr(v, 'item') else v for v in np.asarray(classes, dtype=object)[:10]]
+    return [v.item() if hasattr(v, "item") else v for v in np.asarray(classes, dtype=object)[:10]]
 
 
 def _keys(values):
@@ -173,7 +173,8 @@ def match_labels(labels, classes, *, column="label", drop_unmatched=False):
     if len(unseen):
         problems.append(f"values that are not classes of the model: {shown}")
     if missing.any():
-        problems.append(f"{int(missing.sum())} missing labels")
+        n_missing = int(missing.sum())
+        problems.append(f"{n_missing} missing label{'s' if n_missing > 1 else ''}")
     what = (
         f"The label column {column!r} has {' and '.join(problems)}; the model's classes are "
         f"{_shown(classes)}. Labels are matched by value (1, 1.0, '1' and True are the "
@@ -181,8 +182,8 @@ def match_labels(labels, classes, *, column="label", drop_unmatched=False):
     )
     if not drop_unmatched:
         raise AuditInputError(
-            what + ": fix the labels, or drop these records (drop_unmatched=True, "
-            "--drop-unmatched-labels)."
+            what + ": fix the labels, or drop these records (--drop-unmatched-labels; "
+            "audit_model(drop_unmatched_labels=True))."
         )
     if not keep.any():
         raise AuditInputError(what + ": no record would be left.")

@@ -11,6 +11,13 @@ files. Target: 200 000 synthetic rows in at most 2 minutes on 2 cores, at most 1
 
     python benchmarks/bench_audit_load.py            # 50 000 and 200 000 synthetic rows
     python benchmarks/bench_audit_load.py --quick    # 5 000 and 20 000 (a smoke run)
+    python benchmarks/bench_audit_load.py --mixed    # issue #22: 30 mixed columns
+
+``--mixed`` (issue #22) audits tables of 30 mixed columns instead: the population of
+``bench_encode.py`` (a free-text record id, 14 numeric columns, 12 categorical ones with 2 to
+40 categories, a boolean, 3 numbers-as-text columns), 5 000 members, 5 000 non-members and a
+release whose rows are population draws and 1 % member rows verbatim (with their own ids).
+Target: the 200 000-row release in at most 3 minutes at at most 1 GiB.
 
 Measured on 2 idle cores (every analysis ran, disclosure included):
 
@@ -70,6 +77,21 @@ def make_tables(n_members, n_non_members, n_synthetic, seed=0):
     }
 
 
+def make_mixed_tables(n_members, n_non_members, n_synthetic, seed=0):
+    """The 30-column population of ``bench_encode.py``; 1 % of the release copies members."""
+    from bench_encode import make_table
+
+    rng = np.random.default_rng(seed)
+    members, non_members = make_table(n_members, rng), make_table(n_non_members, rng)
+    n_copies = n_synthetic // 100
+    release = make_table(n_synthetic, rng)
+    copied = members.sample(n_copies, replace=True, random_state=seed).reset_index(drop=True)
+    copied["record_id"] = release["record_id"].iloc[:n_copies].to_numpy()
+    release = pd.concat([release.iloc[n_copies:], copied], ignore_index=True)
+    release = release.sample(frac=1.0, random_state=seed).reset_index(drop=True)
+    return {"members": members, "non-members": non_members, "synthetic": release}
+
+
 def _child_peak_mib():
     # ru_maxrss is in KiB on Linux; RUSAGE_CHILDREN holds the largest child so far
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
@@ -82,11 +104,12 @@ def _run(argv):
     return time.perf_counter() - start
 
 
-def bench(n_synthetic, *, n_members=5000, n_non_members=5000, seed=0):
+def bench(n_synthetic, *, n_members=5000, n_non_members=5000, seed=0, mixed=False):
+    make = make_mixed_tables if mixed else make_tables
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
         paths = {}
-        for name, frame in make_tables(n_members, n_non_members, n_synthetic, seed).items():
+        for name, frame in make(n_members, n_non_members, n_synthetic, seed).items():
             paths[name] = folder / f"{name}.csv"
             frame.to_csv(paths[name], index=False)
         baseline = _run(
@@ -115,12 +138,15 @@ def bench(n_synthetic, *, n_members=5000, n_non_members=5000, seed=0):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="5 000 and 20 000 rows")
+    parser.add_argument(
+        "--mixed", action="store_true", help="30 mixed columns with a free-text id (issue #22)"
+    )
     args = parser.parse_args(argv)
     sizes = (5_000, 20_000) if args.quick else (50_000, 200_000)
     header = ("synthetic rows", "wall s", "encode-only s", "ratio", "peak MiB")
     print(" ".join(f"{h:>{w}}" for h, w in zip(header, (14, 8, 14, 6, 9), strict=True)))
     for n in sizes:
-        wall, baseline, peak, summary = bench(n)
+        wall, baseline, peak, summary = bench(n, mixed=args.mixed)
         print(f"{n:>14} {wall:>8.1f} {baseline:>14.1f} {wall / baseline:>6.1f} {peak:>9.0f}")
         failed = summary.loc[summary["status"] == "failed", "analysis"].tolist()
         if failed:

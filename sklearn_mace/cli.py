@@ -3,13 +3,18 @@
 
 Both commands run the same engine and write the same kind of report. Exit status: 0 a
 complete report, 2 an input error (nothing written), 3 a partial report (an analysis failed;
-see "Failed analyses" in report.html and the ``status`` column of summary.csv). Without input
+see "Failed analyses" in report.html and the ``status`` column of summary.csv), 130
+interrupted (Ctrl-C; a previous report is left intact). Warnings raised by the audit go into
+the report's notes: the library's own (a column dropped, rows left out) are printed with the
+summary, those of third-party code only counted. Without input
 files, ``audit`` (and ``demo``) audit the embedded synthetic-data demo and ``audit-model`` the
 embedded model demo.
 """
 
 import argparse
 import sys
+import warnings
+from dataclasses import replace
 from pathlib import Path
 
 DEFAULT_OUT = Path("mace-output") / "audit"
@@ -18,8 +23,17 @@ MODEL_OUT = Path("mace-output") / "audit-model"
 EXIT_CODES = (
     "Exit status: 0 complete report, 2 input error (nothing written), 3 partial report (an "
     "analysis failed; see 'Failed analyses' in report.html and the status column of "
-    "summary.csv)."
+    "summary.csv), 130 interrupted (Ctrl-C; a previous report is left intact)."
 )
+RANDOM_STATE_HELP = (
+    "the base of every random choice (reference split, folds, seeds): the same inputs and "
+    "--random-state give the same report (default: 0)"
+)
+QUIET_HELP = (
+    "no progress bars and no count of third-party warnings on the terminal (those warnings "
+    "are listed in the report's notes either way)"
+)
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report an interrupted command
 RELATION = (
     "Members against fresh records refute substitute-one DP; an add/remove-one ε (what DP-SGD "
     "accountants and DP synthesizers state) implies substitute-one 2ε."
@@ -128,8 +142,49 @@ def _claim_options(group, noun):
         help=f"the ε of a DP claim to test: a certified ε above it turns a {noun}'s card red "
         f"(default: 1). {RELATION} For an add/remove-one claim ε, pass 2ε.",
     )
-    group.add_argument("--random-state", type=_random_state, default=0)
-    group.add_argument("--quiet", action="store_true", help="no progress bar")
+    group.add_argument("--random-state", type=_random_state, default=0, help=RANDOM_STATE_HELP)
+    group.add_argument("--quiet", action="store_true", help=QUIET_HELP)
+
+
+def _thousands(text):
+    if len(text) > 1 or text.isdigit():
+        raise argparse.ArgumentTypeError(
+            f"--thousands must be one character other than a digit, or '' for none; got {text!r}"
+        )
+    return text
+
+
+def _table_options(group):
+    """How the tables are read and which columns are row ids (both audits)."""
+    group.add_argument(
+        "--decimal",
+        choices=(",", "."),
+        default=None,
+        help="the decimal mark of the CSV files' numbers (default: ',' for a ';'-separated "
+        "file whose numbers are written 14,25 and never 14.25, else '.')",
+    )
+    group.add_argument(
+        "--thousands",
+        type=_thousands,
+        default=None,
+        metavar="CHAR",
+        help="the thousands separator of the CSV files' numbers, '' for none (default: '.' "
+        "with a decimal comma, ',' when quoted numbers are written \"1,234\", else none)",
+    )
+    group.add_argument(
+        "--id-columns",
+        action="append",
+        metavar="A,B,…",
+        help="the columns that are row ids, left out of the audit (default: those that look "
+        "like one: all-distinct integers over a dense range or under an id-like name, or an "
+        "evenly spaced sequence; each is named in a warning)",
+    )
+    group.add_argument(
+        "--keep-id-columns",
+        action="store_true",
+        help="keep the columns that look like row ids (split between members and hold-out "
+        "rows, a row id fakes a leak)",
+    )
 
 
 def _audit_inputs(sub):
@@ -175,6 +230,7 @@ def _add_audit_parser(commands):
     options.add_argument(
         "--columns", action="append", metavar="A,B,…", help="audit only these columns"
     )
+    _table_options(options)
     options.add_argument(
         "--out",
         metavar="DIR",
@@ -273,6 +329,19 @@ def _add_audit_model_parser(commands):
         metavar="A,B,…",
         help="the model's input columns, comma-separated (default: all but the label)",
     )
+    _table_options(options)
+    options.add_argument(
+        "--drop-unmatched-labels",
+        action="store_true",
+        help="leave out the records whose label is missing or not a class of a model "
+        "(default: an input error naming the column, the values and the rows)",
+    )
+    options.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="accept missing feature values, for models that handle them (an imputer in the "
+        "pipeline, HistGradientBoosting); infinite values are refused either way",
+    )
     options.add_argument(
         "--out",
         metavar="DIR",
@@ -299,28 +368,46 @@ def _add_audit_model_parser(commands):
 
 def build_parser():
     """The ``sklearn-mace`` argument parser and its three commands."""
+    from . import __version__
+
     parser = argparse.ArgumentParser(
         prog="sklearn-mace", description="Membership-inference auditing with scikit-learn."
     )
+    parser.add_argument("--version", action="version", version=f"sklearn-mace {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     _add_audit_parser(commands)
     _add_audit_model_parser(commands)
-    demo = commands.add_parser("demo", help="the audit on the embedded default data")
-    demo.add_argument("--out", metavar="DIR", type=Path, default=DEMO_OUT)
-    demo.add_argument("--random-state", type=_random_state, default=0)
-    demo.add_argument("--quiet", action="store_true", help="no progress bar")
+    demo = commands.add_parser(
+        "demo",
+        help="the audit on the embedded demo data (like `audit` without input files)",
+        description="Audit the embedded synthetic-data demo and write its report. " + EXIT_CODES,
+    )
+    demo.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        default=DEMO_OUT,
+        help=f"output folder (default: {DEMO_OUT}); nothing is written elsewhere",
+    )
+    demo.add_argument("--random-state", type=_random_state, default=0, help=RANDOM_STATE_HELP)
+    demo.add_argument("--quiet", action="store_true", help=QUIET_HELP)
     return parser
 
 
-def _read_inputs(files, distinct):
-    """Read ``{role: path}`` (notes to stderr); the ``distinct`` roles must differ."""
+def _read_inputs(files, distinct, args=None):
+    """Read ``{role: path}`` as ``--decimal``/``--thousands`` say; the ``distinct`` roles
+    must differ. What reading did is in each table's ``attrs["notes"]``."""
     from .report import AuditInputError, read_table
 
     tables = {}
     for role, path in files.items():
-        tables[role] = read_table(path, role=role)
-        for note in tables[role].attrs.get("notes", []):
-            print(f"note: {note}", file=sys.stderr)
+        tables[role] = read_table(
+            path,
+            role=role,
+            decimal=getattr(args, "decimal", None),
+            thousands=getattr(args, "thousands", None),
+            verbose=not getattr(args, "quiet", True),
+        )
     present = [role for role in distinct if role in tables]
     for i, first in enumerate(present):
         for second in present[i + 1 :]:
@@ -334,10 +421,83 @@ def _read_inputs(files, distinct):
     return tables
 
 
+def _listed(texts):
+    return [c.strip() for text in texts for c in text.split(",") if c.strip()]
+
+
 def _columns(args):
-    if not args.columns:
-        return None
-    return [c.strip() for text in args.columns for c in text.split(",") if c.strip()]
+    return _listed(args.columns) if args.columns else None
+
+
+def _id_columns(args):
+    """``id_columns`` of the audits: "auto", the named columns, or none (--keep-id-columns)."""
+    from .report import AuditInputError
+
+    if args.keep_id_columns and args.id_columns:
+        raise AuditInputError("--id-columns and --keep-id-columns exclude each other.")
+    if args.keep_id_columns:
+        return []
+    return _listed(args.id_columns) if args.id_columns else "auto"
+
+
+def _reading_notes(tables):
+    return [note for frame in tables.values() for note in frame.attrs.get("notes", [])]
+
+
+def _warning_notes(caught, notes):
+    """``(ours, third_party, count)`` notes from the warnings caught during an audit.
+
+    The library's own warnings (inputs changed, controls copied) become notes as written;
+    the others (numerical warnings of NumPy, scikit-learn, …) one note per kind, with its
+    count. Messages already among ``notes`` are not repeated.
+    """
+    ours, theirs, seen = [], {}, set(notes)
+    for caught_warning in caught:
+        category, text = caught_warning.category, str(caught_warning.message).strip()
+        if category.__module__.split(".")[0] == "sklearn_mace":
+            if text not in seen:
+                seen.add(text)
+                ours.append(text)
+            continue
+        key = f"{category.__name__}: {text}"
+        origin = Path(caught_warning.filename)
+        package = next((part for part in origin.parts[::-1] if part in _PACKAGES), origin.stem)
+        count, where = theirs.get(key, (0, package))
+        theirs[key] = (count + 1, where)
+    third_party = [
+        f"warning from third-party code ({where}, {count}×): {key}"
+        for key, (count, where) in theirs.items()
+    ]
+    return ours, third_party, sum(count for count, _ in theirs.values())
+
+
+_PACKAGES = ("numpy", "scipy", "sklearn", "pandas", "torch", "joblib", "matplotlib", "skops")
+
+
+def _audited(args, compute):
+    """Run ``compute()`` with every warning caught into the result's notes (module doc)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = compute()
+    ours, third_party, count = _warning_notes(caught, result.notes)
+    result.notes.extend(ours + third_party)
+    return result, (len(third_party), count)
+
+
+def _write_and_print(args, result, out, third_party):
+    """Write the report (staged: all files arrive, or none), then print the summary: the
+    third-party warnings, listed in the report's notes, are only counted on the terminal."""
+    from .report import write_report
+    from .report._summary import print_summary
+
+    paths = write_report(result, out)
+    shown = result.notes[: len(result.notes) - third_party[0]]
+    if third_party[1] and not args.quiet:
+        shown = [
+            *shown,
+            f"{third_party[1]} warnings of third-party code, listed in the report's notes",
+        ]
+    print_summary(replace(result, notes=shown), paths)
 
 
 def _changed(args, defaults):
@@ -365,6 +525,7 @@ def _demo_options_refused(args, defaults, command):
 
 
 CLAIM_DEFAULTS = {"prior": None, "confidence": 0.95, "delta": 0.0, "claimed_epsilon": 1.0}
+TABLE_DEFAULTS = {"decimal": None, "thousands": None, "id_columns": None, "keep_id_columns": False}
 
 
 def _run_demo(args):
@@ -380,6 +541,7 @@ def _run_demo(args):
             "max_categories": 20,
             "n_jobs": None,
             "no_disclosure": False,
+            **TABLE_DEFAULTS,
         },
         "audit",
     )
@@ -401,9 +563,8 @@ def _claim_kwargs(args):
 
 def run_audit(args):
     """``sklearn-mace audit``: read, audit, write the report, print the summary."""
-    from .report import AuditInputError, audit, write_report
+    from .report import AuditInputError, audit
     from .report._output import check_output_dir
-    from .report._summary import print_summary
 
     given = {"--members": args.members, "--non-members": args.non_members}
     given["--synthetic"] = args.synthetic
@@ -420,21 +581,30 @@ def run_audit(args):
     if args.reference is not None:
         files["reference"] = args.reference
     files.update({f"synthetic '{name}'": path for name, path in args.synthetic})
-    # a release may equal the members (a perfect copy, audited as such), not the real tables
-    tables = _read_inputs(files, distinct=("members", "non-members", "reference"))
-    result = audit(
-        tables["members"],
-        tables["non-members"],
-        {name: tables[f"synthetic '{name}'"] for name, _ in args.synthetic},
-        tables.get("reference"),
-        columns=_columns(args),
-        max_categories=args.max_categories,
-        group_by=args.group_by,
-        n_jobs=args.n_jobs,
-        disclosure=not args.no_disclosure,
-        **_claim_kwargs(args),
-    )
-    print_summary(result, write_report(result, out))
+    id_columns = _id_columns(args)
+
+    def compute():
+        # a release may equal the members (a perfect copy, audited as such), not the real
+        # tables
+        tables = _read_inputs(files, ("members", "non-members", "reference"), args)
+        result = audit(
+            tables["members"],
+            tables["non-members"],
+            {name: tables[f"synthetic '{name}'"] for name, _ in args.synthetic},
+            tables.get("reference"),
+            columns=_columns(args),
+            max_categories=args.max_categories,
+            group_by=args.group_by,
+            n_jobs=args.n_jobs,
+            disclosure=not args.no_disclosure,
+            id_columns=id_columns,
+            **_claim_kwargs(args),
+        )
+        result.notes[:0] = _reading_notes(tables)
+        return result
+
+    result, third_party = _audited(args, compute)
+    _write_and_print(args, result, out, third_party)
     return result
 
 
@@ -442,8 +612,8 @@ def _run_model_demo(args):
     from ._model_demo import run_model_demo
     from .report._output import check_output_dir
 
-    defaults = {**CLAIM_DEFAULTS, "shadow_estimator": None, "columns": None}
-    defaults["reference_models"] = 16
+    defaults = {**CLAIM_DEFAULTS, **TABLE_DEFAULTS, "shadow_estimator": None, "columns": None}
+    defaults.update(drop_unmatched_labels=False, allow_missing=False, reference_models=16)
     _demo_options_refused(args, defaults | {"trust_pickle": False}, "audit-model")
     check_output_dir(args.out)
     print(
@@ -471,9 +641,8 @@ def _load_models(args):
 
 def run_audit_model(args):
     """``sklearn-mace audit-model``: load, audit, write the report, print the summary."""
-    from .report import AuditInputError, audit_model, write_report
+    from .report import AuditInputError, audit_model
     from .report._output import check_output_dir
-    from .report._summary import print_summary
 
     given = {"--model": args.model, "--members": args.members}
     given.update({"--non-members": args.non_members, "--label": args.label})
@@ -490,26 +659,36 @@ def run_audit_model(args):
     files = {"members": args.members, "non-members": args.non_members}
     if args.population is not None:
         files["population"] = args.population
-    tables = _read_inputs(files, distinct=("members", "non-members", "population"))
-    models, recipes = _load_models(args)
-    result = audit_model(
-        models,
-        tables["members"],
-        tables["non-members"],
-        label=args.label,
-        population=tables.get("population"),
-        columns=_columns(args),
-        shadow_estimators=recipes,
-        n_reference_models=args.reference_models,
-        n_jobs=args.n_jobs,
-        **_claim_kwargs(args),
-    )
-    print_summary(result, write_report(result, out))  # staged: all files arrive, or none
+    id_columns = _id_columns(args)
+
+    def compute():
+        tables = _read_inputs(files, ("members", "non-members", "population"), args)
+        models, recipes = _load_models(args)
+        result = audit_model(
+            models,
+            tables["members"],
+            tables["non-members"],
+            label=args.label,
+            population=tables.get("population"),
+            columns=_columns(args),
+            shadow_estimators=recipes,
+            n_reference_models=args.reference_models,
+            n_jobs=args.n_jobs,
+            id_columns=id_columns,
+            drop_unmatched_labels=args.drop_unmatched_labels,
+            allow_missing=args.allow_missing,
+            **_claim_kwargs(args),
+        )
+        result.notes[:0] = _reading_notes(tables)
+        return result
+
+    result, third_party = _audited(args, compute)
+    _write_and_print(args, result, out, third_party)
     return result
 
 
 def main(argv=None):
-    """Run the command line; returns the exit status (0, 2 or 3)."""
+    """Run the command line; returns the exit status (0, 2, 3, or 130 when interrupted)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     from .report import AuditInputError
@@ -529,9 +708,21 @@ def main(argv=None):
         else:
             from ._demo import run_demo
 
-            result = run_demo(out=args.out, random_state=args.random_state, verbose=not args.quiet)
+            with warnings.catch_warnings():
+                if args.quiet:
+                    warnings.simplefilter("ignore")
+                result = run_demo(
+                    out=args.out, random_state=args.random_state, verbose=not args.quiet
+                )
     except AuditInputError as exc:
         parser.exit(2, f"sklearn-mace {args.command}: error: {exc}\n")
+    except KeyboardInterrupt:  # one line, not a traceback; the report is staged
+        print(
+            f"\nsklearn-mace {args.command}: interrupted; no new report was written (a "
+            "previous report in the output folder is left as it was).",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
     return 3 if result.partial else 0  # 3: a partial report (some analysis failed)
 
 

@@ -39,6 +39,7 @@ from ._model_attacks import (
     rmia_scores,
     shadow_scores,
 )
+from ._model_inputs import prepare_model_records
 from ._model_queries import as_audited_models, check_model_tables, label_index, model_queries
 from ._release_inputs import check_options
 from ._results import AuditResult, failure_notes
@@ -185,6 +186,9 @@ def audit_model(
     n_reference_models=REFERENCE_MODELS,
     n_jobs=None,
     random_state=0,
+    id_columns="auto",
+    drop_unmatched_labels=False,
+    allow_missing=False,
     verbose=True,
 ):
     """Audit one or more trained classifiers for membership leakage.
@@ -228,6 +232,17 @@ def audit_model(
         Parallel shadow-model training (joblib's semantics); results do not depend on it.
     random_state : int, default=0
         The base of every seed.
+    id_columns : "auto" or list of str, default="auto"
+        Row-id columns left out of the inputs of a model that does not name its inputs:
+        ``"auto"`` those that look like one (with a warning), a list exactly those, ``[]``
+        none (:func:`~sklearn_mace.report._model_inputs.model_input_columns`).
+    drop_unmatched_labels : bool, default=False
+        Leave out the records whose label is missing or not a class of a model (with a
+        note); by default they are an input error naming the values and the rows. Labels
+        are matched by value: ``1``, ``1.0``, ``"1"`` and ``True`` are one class.
+    allow_missing : bool, default=False
+        Accept missing feature values (for a model that imputes them); infinite values are
+        refused either way.
     verbose : bool, default=True
         A progress bar on stderr.
 
@@ -265,6 +280,17 @@ def audit_model(
         )
     models = as_audited_models(models)
     tables, features = check_model_tables(members, non_members, population, label, columns)
+    tables, model_columns, notes = prepare_model_records(
+        models,
+        tables,
+        features,
+        label,
+        id_columns=id_columns,
+        drop_unmatched=drop_unmatched_labels,
+        allow_missing=allow_missing,
+    )
+    members, non_members = tables["members"], tables["non-members"]
+    population = tables.get("population")
     targets_frame = pd.concat([members, non_members], ignore_index=True)
     m = np.r_[np.ones(len(members), dtype=int), np.zeros(len(non_members), dtype=int)]
     targets = Targets(
@@ -273,11 +299,13 @@ def audit_model(
         row=np.r_[np.arange(len(members)), np.arange(len(non_members))],
         prior=float(m.mean()) if prior is None else float(prior),
     )
-    notes, recipes = [], dict(shadow_estimators or {})
-    context = dict(targets=targets_frame, features=features, label=label, population=population)
+    recipes = dict(shadow_estimators or {})
+    context = dict(targets=targets_frame, label=label, population=population)
     context["n_models"] = int(n_reference_models)
     subjects = [
-        _subject(name, model, **context, recipes=recipes, m=m, notes=notes)
+        _subject(
+            name, model, **context, features=model_columns[name], recipes=recipes, m=m, notes=notes
+        )
         for name, model in models.items()
     ]
     engine = ModelAudit(

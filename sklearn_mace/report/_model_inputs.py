@@ -38,9 +38,11 @@ from ._io import AuditInputError, AuditInputWarning
 __all__ = [
     "LabelMatch",
     "check_finite_features",
+    "label_indices",
     "label_key",
     "match_labels",
     "model_input_columns",
+    "prepare_model_records",
 ]
 
 _TRUE, _FALSE = {"true"}, {"false"}
@@ -84,6 +86,11 @@ def label_key(value):
     except ValueError:
         return ("text", text)
     return None if math.isnan(number) else ("number", number)
+
+
+def _shown(classes):
+    """The first classes as plain Python values, for messages."""
+    return [v.item() if hasattr(v, "item") else v for v in np.asarray(classes, dtype=object)[:10]]
 
 
 def _keys(values):
@@ -146,7 +153,7 @@ def match_labels(labels, classes, *, column="label", drop_unmatched=False):
     ):
         if key is None or key in lookup:
             raise AuditInputError(
-                f"The model's classes {list(classes)[:10]} cannot be told apart by value "
+                f"The model's classes {_shown(classes)} cannot be told apart by value "
                 f"({value!r} is missing or equals another class): relabel the model."
             )
         lookup[key] = j
@@ -166,16 +173,17 @@ def match_labels(labels, classes, *, column="label", drop_unmatched=False):
     if len(unseen):
         problems.append(f"values that are not classes of the model: {shown}")
     if missing.any():
-        problems.append(f"{int(missing.sum())} missing labels")
+        n_missing = int(missing.sum())
+        problems.append(f"{n_missing} missing label{'s' if n_missing > 1 else ''}")
     what = (
         f"The label column {column!r} has {' and '.join(problems)}; the model's classes are "
-        f"{list(classes)[:10]}. Labels are matched by value (1, 1.0, '1' and True are the "
+        f"{_shown(classes)}. Labels are matched by value (1, 1.0, '1' and True are the "
         "same class)"
     )
     if not drop_unmatched:
         raise AuditInputError(
-            what + ": fix the labels, or drop these records (drop_unmatched=True, "
-            "--drop-unmatched-labels)."
+            what + ": fix the labels, or drop these records (--drop-unmatched-labels; "
+            "audit_model(drop_unmatched_labels=True))."
         )
     if not keep.any():
         raise AuditInputError(what + ": no record would be left.")
@@ -322,3 +330,107 @@ def model_input_columns(model, tables, features, *, id_columns="auto", allow_mis
                 break
     check_finite_features(tables, columns, allow_missing=allow_missing)
     return columns
+
+
+def label_indices(labels, classes):
+    """Index of each label among ``classes``, matched by value; -1 for none (no error).
+
+    Examples
+    --------
+    >>> from sklearn_mace.report._model_inputs import label_indices
+    >>> label_indices([1.0, "0", 7, None], [0, 1]).tolist()
+    [1, 0, -1, -1]
+    """
+    lookup = {}
+    for j, key in enumerate(_keys(classes)):
+        lookup.setdefault(key, j)
+    return np.array([lookup.get(k, -1) if k is not None else -1 for k in _keys(labels)], dtype=int)
+
+
+def _classes(model, frame, labels):
+    """The model's classes; an ONNX model names them (or has them fixed from the labels,
+    :meth:`AuditedModel.resolve_classes`) only once it has run, here on one record."""
+    if model.classes_ is None or model.session is not None:
+        log_proba = model.log_proba(frame.iloc[:1])
+        model.resolve_classes(log_proba.shape[1], labels)
+    return model.classes_
+
+
+def prepare_model_records(
+    models,
+    tables,
+    features,
+    label,
+    *,
+    id_columns="auto",
+    drop_unmatched=False,
+    allow_missing=False,
+    min_rows=10,
+):
+    """Each model's input columns, and the records whose labels every model can score.
+
+    For every model, :func:`model_input_columns` (row ids, the model's own columns, column
+    order, non-finite values), then :func:`match_labels` on every table's labels against its
+    classes: a missing label or one that is no class of the model is an input error naming
+    the model, the table, the column, the values and the rows — unless ``drop_unmatched``,
+    which leaves those records out of every table (with a note).
+
+    Parameters
+    ----------
+    models : dict of str -> AuditedModel
+    tables : dict of str -> DataFrame
+        ``members``, ``non-members`` and optionally ``population``.
+    features : list of str
+        The feature columns (all but the label, or those chosen).
+    label : str
+        The label column.
+    id_columns, allow_missing
+        See :func:`model_input_columns`.
+    drop_unmatched : bool, default=False
+        See :func:`match_labels`.
+    min_rows : int, default=10
+        The members and non-members must keep at least this many records each.
+
+    Returns
+    -------
+    tables : dict of str -> DataFrame
+        The tables, without the dropped records (index reset where any was dropped).
+    columns : dict of str -> list of str
+        Each model's input columns, in its order.
+    notes : list of str
+        What was left out, for the report.
+    """
+    columns, keep, notes = {}, {name: None for name in tables}, []
+    targets = pd.concat([tables["members"], tables["non-members"]], ignore_index=True)
+    for name, model in models.items():
+        columns[name] = model_input_columns(
+            model, tables, features, id_columns=id_columns, allow_missing=allow_missing
+        )
+        classes = _classes(model, tables["members"][columns[name]], targets[label].to_numpy())
+        for table, frame in tables.items():
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", AuditInputWarning)  # noted below
+                    match = match_labels(
+                        frame[label].to_numpy(),
+                        classes,
+                        column=label,
+                        drop_unmatched=drop_unmatched,
+                    )
+            except AuditInputError as exc:
+                raise AuditInputError(f"Model '{name}', {table} table: {exc}") from exc
+            if match.note is not None:
+                notes.append(f"Model '{name}', {table} table: {match.note}")
+                warnings.warn(notes[-1], AuditInputWarning, stacklevel=2)
+            keep[table] = match.keep if keep[table] is None else keep[table] & match.keep
+    kept = {}
+    for table, frame in tables.items():
+        if keep[table] is not None and not keep[table].all():
+            frame = frame.loc[keep[table]].reset_index(drop=True)
+            if table != "population" and len(frame) < min_rows:
+                raise AuditInputError(
+                    f"Too few rows for the audit: {len(frame)} {table} records are left once "
+                    f"those with unmatched labels are dropped; it needs at least {min_rows}."
+                )
+        kept[table] = frame
+    return kept, columns, notes

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ._io import AuditInputError
+from ._model_inputs import label_indices
 from ._model_io import AuditedModel
 
 __all__ = ["as_audited_models", "check_model_tables", "label_index", "model_queries"]
@@ -72,9 +73,10 @@ def check_model_tables(members, non_members, population, label, columns):
 
 
 def label_index(classes, labels):
-    """Index of each label among ``classes`` (compared as text); -1 when it is not one."""
-    lookup = {str(c): j for j, c in enumerate(classes)}
-    return np.array([lookup.get(str(v), -1) for v in labels])
+    """Index of each label among ``classes``, matched by value (``1``, ``1.0``, ``"1"`` and
+    ``True`` are one class; :func:`~sklearn_mace.report._model_inputs.label_key`); -1 when
+    it is not one."""
+    return label_indices(labels, classes)
 
 
 def model_queries(model, frame, labels):

@@ -212,6 +212,7 @@ def audit(
     random_state=0,
     n_jobs=None,
     disclosure=True,
+    id_columns="auto",
     verbose=True,
 ):
     """Audit one or more synthetic releases for membership leakage.
@@ -256,7 +257,12 @@ def audit(
     disclosure : bool, default=True
         Also measure the attribute-inference risk of every column and the linkability risk
         of each release (:func:`~sklearn_mace.disclosure.disclosure_summary`; estimates with
-        per-row intervals, not certified claims), on at most 500 members and 500 controls.
+        per-row intervals, not certified claims), on at most 500 members and 500 controls
+        (non-members: records no release can have seen).
+    id_columns : "auto" or list of str, default="auto"
+        Columns left out as row ids: ``"auto"`` those that look like one, each named in an
+        :class:`~sklearn_mace.report.AuditInputWarning`; a list exactly those (``[]``: none).
+        See :func:`encode_tables`.
     verbose : bool, default=True
         Show a progress bar on stderr.
 
@@ -299,6 +305,8 @@ def audit(
         delta=delta,
         random_state=base,
         n_jobs=n_jobs,
+        id_columns=id_columns,
+        verbose=verbose,
     )
     prepared = prepare_release_inputs(
         members,

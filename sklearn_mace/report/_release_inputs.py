@@ -153,7 +153,8 @@ def _check_release_sizes(arrays, synthetic, n_features, n_targets):
 def prepare_release_inputs(members, non_members, synthetic, reference, *, options, seed):
     """Encode the tables, split off the reference, build the targets (input errors here).
 
-    ``options``: ``columns``, ``prior``, ``max_categories``, ``group_by``. Returns a dict:
+    ``options``: ``columns``, ``prior``, ``max_categories``, ``group_by``, and optionally
+    ``id_columns`` and ``verbose`` (of :func:`encode_tables`). Returns a dict:
     ``tables`` (raw), ``targets`` (:class:`Targets`), ``X_targets``, ``X_reference``,
     ``target_keys``, ``synthetic`` (name -> encoded rows), ``synthetic_keys``,
     ``feature_names``, ``column_report``, ``kept`` (audited raw columns), ``notes``.
@@ -164,7 +165,11 @@ def prepare_release_inputs(members, non_members, synthetic, reference, *, option
         tables["reference"] = reference
     max_categories = options["max_categories"]
     arrays, feature_names, column_report = encode_tables(
-        tables, options["columns"], max_categories=max_categories
+        tables,
+        options["columns"],
+        max_categories=max_categories,
+        id_columns=options.get("id_columns", "auto"),
+        verbose=options.get("verbose", False),
     )
     group_by, notes = options["group_by"], []
     groups = (
@@ -266,10 +271,9 @@ def _disclosure_pools(tables, kept, rng, notes):
         )
     if len(columns) < 2:
         return columns, None, None
-    control = tables["non-members"][columns]
-    if "reference" in tables:
-        control = pd.concat([control, tables["reference"][columns]], ignore_index=True)
-    pools = (members[columns], control)
+    # controls: records no release can have seen. Not the reference rows: a release may be
+    # built from them (as filler), and would then know the controls as well as the members
+    pools = (members[columns], tables["non-members"][columns])
     targets, control = (
         pool.sample(n=min(len(pool), MAX_DISCLOSURE_RECORDS), random_state=rng) for pool in pools
     )
@@ -285,8 +289,10 @@ def _disclosure_pools(tables, kept, rng, notes):
 def run_disclosure(tables, synthetic, kept, *, confidence, seed, notes):
     """Attribute inference and linkability on the raw audited columns: ``(table, error)``.
 
-    The control records are the non-members (and the reference rows, when given): population
-    records the generator never saw. At most ``MAX_DISCLOSURE_RECORDS`` targets and as many
+    The control records are the non-members: population records the generator never saw
+    (never the reference rows, which a release may hold: a
+    :class:`~sklearn_mace.disclosure.ControlCopyWarning` says when a release holds more
+    controls verbatim than chance explains). At most ``MAX_DISCLOSURE_RECORDS`` targets and as many
     controls are attacked, drawn at random (anonymeter's ``n_attacks``). Numeric columns with
     missing values have no distance in the mixed metric and are left out (named in a note).
     These are estimates with per-row intervals, not part of the certified claims.

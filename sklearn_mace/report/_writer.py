@@ -76,7 +76,8 @@ def _write_files(result, out, title):
     summary.to_csv(paths["summary"], index=False)
     records.to_csv(paths["records"], index=False)
     paths.update(result.presentation.extra_files(result, out))
-    figures = {**common_figures(result), **result.presentation.figures(result)}
+    common = common_figures(result) if result.presentation.record_targets else {}
+    figures = {**common, **result.presentation.figures(result)}
     figure_html = []
     for name, (fig, caption) in figures.items():
         png, element = embed_figure(fig, name, caption)

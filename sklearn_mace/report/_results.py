@@ -410,7 +410,8 @@ class AuditResult:
             ``"leakage certified above ε = 1"``, ``"leakage certified"`` or
             ``"no leakage certified"`` (:data:`VERDICTS`).
         """
-        return VERDICTS[self.verdict(subject)].format(epsilon=self.claimed_epsilon)
+        verdicts = getattr(self.presentation, "verdicts", None) or VERDICTS
+        return verdicts[self.verdict(subject)].format(epsilon=self.claimed_epsilon)
 
     @property
     def failures(self):

@@ -82,7 +82,8 @@ def _write_files(result, out, title):
         paths["comparisons"] = out / "comparisons.csv"
         comparisons.to_csv(paths["comparisons"], index=False)
     paths.update(result.presentation.extra_files(result, out))
-    figures = {**common_figures(result), **result.presentation.figures(result)}
+    common = common_figures(result) if result.presentation.record_targets else {}
+    figures = {**common, **result.presentation.figures(result)}
     figure_html = []
     for name, (fig, caption) in figures.items():
         png, element = embed_figure(fig, name, caption)

@@ -58,6 +58,7 @@ class AlgorithmPresentation(Presentation):
     noun = "recipe"
     title = "sklearn-mace algorithm privacy audit"
     command = "sklearn-mace audit-algorithm"
+    target_nouns = ("runs with the target", "runs without it")
     record_targets = False
     verdicts = {
         "high": "the claim is contradicted: ε > {epsilon:g} is certified",
@@ -82,6 +83,10 @@ class AlgorithmPresentation(Presentation):
             f" · {name} neighbours · {result.inputs['n_runs']} runs per side · "
             f"{len(result.inputs['target_names'])} targets"
         )
+
+    def relation_name(self, result):
+        """The relation of the runs (and of the claim)."""
+        return _relation(result)[0]
 
     def relation_line(self, result, subject):
         """Which guarantee the runs test: the relation of the runs, nothing converted."""

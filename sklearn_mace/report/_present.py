@@ -28,6 +28,12 @@ class Presentation:
     #: are something else (the shadow runs of a training recipe) turns them off and says
     #: what its numbers mean itself.
     record_targets = True
+    #: what the targets of each side are called (the sample-size line counts them)
+    target_nouns = ("members", "non-members")
+
+    def relation_name(self, result):
+        """The neighbour relation the certified ε refutes, in two words."""
+        return "substitute-one"
 
     def facts_line(self, result, subject):
         """HTML after the subject's name on its card."""

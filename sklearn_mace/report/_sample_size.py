@@ -66,7 +66,8 @@ def sample_size_line(result):
     except ValueError as exc:
         return f"Sample size: not planned ({exc})"
     factor, how = (2, "at least ") if split else (1, "about ")
-    need = f"{how}{factor * plan.n_members} members and {factor * plan.n_nonmembers} non-members"
+    ones, zeros = result.presentation.target_nouns
+    need = f"{how}{factor * plan.n_members} {ones} and {factor * plan.n_nonmembers} {zeros}"
     rule = (
         "its threshold is chosen on half of the targets and certified on the other half, "
         "hence twice the planned count"
@@ -75,7 +76,8 @@ def sample_size_line(result):
     )
     return (
         f"Sample size: to certify ε > 0 with {100 * POWER:.0f} % power if a "
-        f"{result.presentation.noun} leaked ε = {epsilon:g} (substitute-one, δ = "
+        f"{result.presentation.noun} leaked ε = {epsilon:g} "
+        f"({result.presentation.relation_name(result)}, δ = "
         f"{result.delta:g}), {analysis.name} at its claim's level "
         f"({100 * subject.claim_confidence:.2f} %) would need {need} ({rule}; the attack "
         "assumed to err like randomized response at that ε, so this is a minimum); this "

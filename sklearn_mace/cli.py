@@ -330,6 +330,11 @@ def _add_audit_model_parser(commands):
         help="the model's input columns, comma-separated (default: all but the label)",
     )
     _table_options(options)
+    _model_audit_options(options)
+
+
+def _model_audit_options(options):
+    """Labels, missing values, output, jobs and reference models of ``audit-model``."""
     options.add_argument(
         "--drop-unmatched-labels",
         action="store_true",

@@ -84,7 +84,7 @@ def api_page(package="sklearn_mace"):
         "",
         "Every public name of ``sklearn_mace``, one page each, generated from the numpydoc",
         "docstrings. The :ref:`user guide <user_guide>` explains the methods; the",
-        ":ref:`gallery <sphx_glr_auto_examples>` shows them at work.",
+        ":ref:`gallery <examples>` shows them at work.",
         "",
     ]
     entries = api_entries(package)

@@ -14,8 +14,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))  # this tree's package, not an installed one
 
-import sklearn_mace  # noqa: E402
 from api_reference import write_api_page  # noqa: E402
+
+import sklearn_mace  # noqa: E402
 
 project = "sklearn-mace"
 author = "the sklearn-mace developers"

@@ -36,7 +36,8 @@ def _stale(report):
 
 def run_demos():
     """Run both demo audits into ``generated/demo/<audit>`` unless their reports are fresh."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path}
     for folder, command in AUDITS.items():
         out = DEMO / folder
         if not _stale(out / "report.html"):

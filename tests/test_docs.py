@@ -70,9 +70,7 @@ def _autosummary_entries(text):
 
 API_PAGE = API.api_page()
 DOCUMENTED = [
-    f"{module}.{name}"
-    for module, names in _autosummary_entries(API_PAGE).items()
-    for name in names
+    f"{module}.{name}" for module, names in _autosummary_entries(API_PAGE).items() for name in names
 ]
 
 
@@ -90,8 +88,7 @@ def test_every_public_name_has_an_api_page(module_name, name):
     pages = [
         path
         for path in DOCUMENTED
-        if getattr(importlib.import_module(path.rpartition(".")[0]), path.rpartition(".")[2])
-        is obj
+        if getattr(importlib.import_module(path.rpartition(".")[0]), path.rpartition(".")[2]) is obj
     ]
     assert len(pages) == 1, f"{module_name}.{name}: pages {pages} (want exactly one)"
     if pages[0] != f"{module_name}.{name}":  # a re-export links to the page

@@ -71,9 +71,6 @@ def _summary(module):
     return " ".join(doc.split("\n\n")[0].split())
 
 
-_TEMPLATES = {"class": "class.rst", "warning": "class.rst", "exception": "class.rst"}
-
-
 def api_page(package="sklearn_mace"):
     """Return the reStructuredText of the API reference."""
     lines = [
@@ -105,20 +102,11 @@ def api_page(package="sklearn_mace"):
             group = [row for row in own if row[2] in kinds]
             if not group:
                 continue
-            lines += [f".. rubric:: {title}", ""]
-            for template in sorted({_TEMPLATES.get(row[2], "function.rst") for row in group}):
-                lines += [
-                    ".. autosummary::",
-                    "   :toctree: .",
-                    f"   :template: {template}",
-                    "",
-                ]
-                lines += [
-                    f"   {name}"
-                    for name, _, kind in group
-                    if _TEMPLATES.get(kind, "function.rst") == template
-                ]
-                lines.append("")
+            # the page templates are _templates/autosummary/{class,function}.rst, which
+            # autosummary picks by the object's type
+            lines += [f".. rubric:: {title}", "", ".. autosummary::", "   :toctree: .", ""]
+            lines += [f"   {name}" for name, _, _ in group]
+            lines.append("")
         if reexported:
             lines += [
                 ".. rubric:: Also importable from here",

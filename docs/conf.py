@@ -7,6 +7,7 @@ sphinx-gallery gallery, and the demo's cards are audited at build time
 """
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -57,6 +58,8 @@ myst_heading_anchors = 3
 suppress_warnings = ["myst.xref_missing"]
 
 # -- Gallery ---------------------------------------------------------------------------------
+# the examples' progress bars (the GANs' epochs) would fill the gallery's printed output
+os.environ.setdefault("TQDM_DISABLE", "1")
 # SKLEARN_MACE_DOCS_PLOT_GALLERY=0 (``make docs-noplot``) builds the pages without running the
 # examples, as scikit-learn's ``make html-noplot`` does
 PLOT_GALLERY = os.environ.get("SKLEARN_MACE_DOCS_PLOT_GALLERY", "1") not in ("", "0")
@@ -96,3 +99,35 @@ html_theme_options = {
     "footer_end": ["sphinx-version"],
 }
 html_context = {"default_mode": "light"}
+
+
+# -- Docstring hooks -------------------------------------------------------------------------
+_SHAPE = re.compile(r"of shape \(([^)]*)\)")
+
+
+def _escape_shape_names(app, what, name, obj, options, lines):
+    """``of shape (n_samples, n_features_in_)``: a name ending in ``_`` is an RST link.
+
+    The attribute names that shapes refer to (``n_features_in_``) would be read as links
+    to undefined targets; their trailing underscore is escaped.
+    """
+    for i, line in enumerate(lines):
+        lines[i] = _SHAPE.sub(
+            lambda m: "of shape (" + re.sub(r"(\w)_\b", r"\1\\_", m.group(1)) + ")", line
+        )
+
+
+def _skip_metadata_requests(app, what, name, obj, skip, options):
+    """Leave out scikit-learn's generated ``set_<method>_request`` (metadata routing).
+
+    scikit-learn adds them to every estimator; their docstrings link scikit-learn's own
+    glossary, and they are documented there.
+    """
+    if re.fullmatch(r"set_\w+_request", name):
+        return True
+    return None
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _escape_shape_names)
+    app.connect("autodoc-skip-member", _skip_metadata_requests)

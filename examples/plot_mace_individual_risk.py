@@ -1,9 +1,9 @@
 """
-Are atypical training images more exposed than the rest? (MACE Fig. 4)
-======================================================================
+Are atypical training images more exposed than the rest?
+========================================================
 
-MACE §6.3 on 8 × 8 digits. A random 10 % of ``load_digits`` is the training set; 10 % of
-those training images get a white 4 × 4 box at their centre
+MACE §6.3 and Fig. 4, on 8 × 8 digits. A random 10 % of ``load_digits`` is the training
+set; 10 % of those training images get a white 4 × 4 box at their centre
 (:func:`~sklearn_mace.datasets.add_white_box`); the non-training images are left as they
 are. A JS-GAN is trained on this set, and the adversary observes the discriminator score
 ``D(z)`` (MACE Eq. 3).

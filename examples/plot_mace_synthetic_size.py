@@ -1,6 +1,6 @@
 """
-Does releasing more synthetic data leak more? (MACE App. H)
-===========================================================
+Does releasing more synthetic data leak more?
+=============================================
 
 MACE App. H, Fig. 7, on 8 × 8 digits. One overfit JS-GAN (trained on a random 10 % of
 ``load_digits``) releases synthetic datasets of growing size; the adversary observes the

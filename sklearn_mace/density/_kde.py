@@ -204,7 +204,7 @@ or {"scott", "silverman"}, default="scott"
     ----------
     bandwidth_matrix_ : ndarray of shape (n_features, n_features)
         The kernel covariance ``H``.
-    data_ : ndarray of shape (``n_samples_fit_``, n_features)
+    data_ : ndarray of shape (n_samples_fit_, n_features)
         The rows the density was fitted on (the kernel centres).
     n_samples_fit_ : int
         Number of rows the density was fitted on (``n`` in the CIs of MACE Thm 3).

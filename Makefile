@@ -32,7 +32,7 @@ test-slow: $(STAMP)
 	$(BIN)/python -m pytest -m slow
 
 # the linter and the formatter, over everything the repository ships
-LINT_PATHS := sklearn_mace tests examples benchmarks
+LINT_PATHS := sklearn_mace tests examples benchmarks docs
 lint: $(STAMP)
 	$(BIN)/ruff check $(LINT_PATHS)
 	$(BIN)/ruff format --check $(LINT_PATHS)

@@ -53,9 +53,6 @@ numpydoc_xref_param_type = False
 
 # -- Markdown (CHANGELOG.md, design.md) ------------------------------------------------------
 myst_heading_anchors = 3
-# design.md and CHANGELOG.md link to repository files (README.md, docs/design.md) that are
-# not pages of this site; myst names them as unresolved cross-references
-suppress_warnings = ["myst.xref_missing"]
 
 # -- Gallery ---------------------------------------------------------------------------------
 # the examples' progress bars (the GANs' epochs) would fill the gallery's printed output

@@ -104,20 +104,29 @@ def api_page(package="sklearn_mace"):
                 continue
             # the page templates are _templates/autosummary/{class,function}.rst, which
             # autosummary picks by the object's type
-            lines += [f".. rubric:: {title}", "", ".. autosummary::", "   :toctree: .", ""]
+            lines += [
+                f".. rubric:: {title}",
+                "",
+                ".. autosummary::",
+                "   :toctree: .",
+                "   :nosignatures:",
+                "",
+            ]
             lines += [f"   {name}" for name, _, _ in group]
             lines.append("")
         if reexported:
+            links = [
+                f":{'func' if kind == 'function' else 'class'}:`{name} <{path}>`"
+                for name, path, kind in reexported
+            ]
             lines += [
                 ".. rubric:: Also importable from here",
                 "",
-                "Each is documented once, under the module that defines its family:",
+                "Each is documented once, under the module that defines its family: "
+                + ", ".join(links)
+                + ".",
                 "",
             ]
-            for name, path, kind in reexported:
-                role = "func" if kind == "function" else "class"
-                lines.append(f"* :{role}:`{name} <{path}>`")
-            lines.append("")
     return "\n".join(lines)
 
 

@@ -172,8 +172,11 @@ def test_a_failed_analysis_skips_its_pairs_and_says_so():
 
 
 def test_one_subject_has_no_comparisons_and_no_file(tmp_path):
+    two = _audit([Analysis("Bayes rule", _shifted(3.0), threshold=BAYES_RULE)], ["a", "b"])
+    assert (write_report(two, tmp_path / "out")["comparisons"]).exists()
     result = _audit([Analysis("Bayes rule", _shifted(3.0), threshold=BAYES_RULE)], ["only"])
     assert result.comparisons.empty
+    # the same folder: the earlier run's comparisons.csv goes (a folder never mixes runs)
     paths = write_report(result, tmp_path / "out")
     assert "comparisons" not in paths and not (tmp_path / "out" / "comparisons.csv").exists()
     assert "Comparisons of the" not in paths["report"].read_text(encoding="utf-8")

@@ -124,7 +124,10 @@ def write_values():
         **_subject_values("regularised", model, "regularised"),
     }
     leaky = next(row for row in release if row["subject"] == "leaky")
-    for key in ("synthetic_rows", "member_targets", "nonmember_targets", "member_exact_copies"):
+    counts = ("synthetic_rows", "member_targets", "nonmember_targets")
+    copies = ("member_exact_copies", "nonmember_exact_copies")
+    copies += ("member_near_copies", "nonmember_near_copies")
+    for key in counts + copies:
         values[f"leaky_{key}"] = leaky[key]
     lines = [f".. |{key}| replace:: {value}" for key, value in sorted(values.items())]
     path = HERE / "generated" / "demo_values.txt"

@@ -2,8 +2,8 @@
 
 * Every public name — every entry of the ``__all__`` of ``sklearn_mace`` and of each public
   module — has an API page: one autosummary entry in the generated reference (or, for a
-  re-export, a link to the page of the module that documents it). When ``make docs`` has
-  run, the page itself is checked in the build.
+  re-export, a link to the page of the module that documents it). autosummary writes one
+  page per entry, and ``make docs`` (warnings as errors) fails if one cannot be written.
 * No public docstring holds a table (benchmark tables belong in the user guide; the
   docstring links it), and every ``:ref:`` a public docstring makes names a label that exists
   in ``docs/``.
@@ -94,9 +94,6 @@ def test_every_public_name_has_an_api_page(module_name, name):
     if pages[0] != f"{module_name}.{name}":  # a re-export links to the page
         role = "func" if inspect.isfunction(obj) else "class"
         assert f":{role}:`{name} <{pages[0]}>`" in API_PAGE
-    built = DOCS / "_build" / "html" / "generated"
-    if built.is_dir():  # after `make docs`: the page was really written
-        assert (built / f"{pages[0]}.html").is_file(), pages[0]
 
 
 def test_no_page_for_a_name_that_is_not_public():

@@ -373,7 +373,7 @@ def _model_audit_options(options):
 
 def build_parser():
     """The ``sklearn-mace`` argument parser and its three commands."""
-    from . import __version__
+    from ._version import __version__
 
     parser = argparse.ArgumentParser(
         prog="sklearn-mace", description="Membership-inference auditing with scikit-learn."

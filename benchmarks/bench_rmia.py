@@ -230,7 +230,8 @@ def main():
     parser.add_argument("--ks", type=int, nargs="+", default=[2, 4, 8, 16])
     parser.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
     parser.add_argument("--audit-k", type=int, default=16)
-    parser.add_argument("--skip-cost", action="store_true")
+    parser.add_argument("--skip-cost", action="store_true", help="table (b) only")
+    parser.add_argument("--cost-only", action="store_true", help="table (a) only")
     args = parser.parse_args()
     if args.quick:
         args.seeds, args.ks, args.settings, args.audit_k = 1, [2, 4], ["digits RF"], 4
@@ -250,6 +251,8 @@ def main():
             print(f"ratio audit / reference models alone: {total / baseline:.2f}  (goal <= 1.2)")
             print(f"ratio audit / its own reference step: {total / inside:.2f}")
             print(summary.round(3).to_string())
+        if args.cost_only:
+            return
         print(f"\n(b) pooled over seeds {list(range(args.seeds))}, K in {args.ks}")
         table = strength_table(args.settings, args.ks, list(range(args.seeds)))
         for setting, part in table.groupby("setting", sort=False):

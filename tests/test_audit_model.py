@@ -357,9 +357,10 @@ def test_embedded_demo_from_the_command_line(tmp_path, monkeypatch):
     printed = _run(["audit-model", "--quiet"])
     assert {p.name for p in tmp_path.iterdir()} == {"mace-output"}
     summary = _check_demo(tmp_path / "mace-output" / "audit-model", printed)
-    # LiRA is the strongest attack at low FPR on the memorizing forest (measured 0.245 at
-    # 1 % FPR, against 0.125 for the shadow-model attack and 0 for BTTA)
+    # the reference-model attacks are the strongest at low FPR on the memorizing forest
+    # (measured at 1 % FPR: RMIA 0.550, LiRA 0.398, the shadow-model attack 0.135, BTTA 0)
     assert summary.loc[("overfit", LIRA_NAME), "tpr_at_1pct_fpr"] > 0.1
+    assert summary.loc[("overfit", RMIA_NAME), "tpr_at_1pct_fpr"] > 0.3
 
 
 def test_results_do_not_depend_on_n_jobs(workspace):

@@ -13,21 +13,16 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.special import expit
 from scipy.stats import norm
-from sklearn.base import BaseEstimator, clone
 from sklearn.metrics import roc_curve
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..base import AttackerMixin, resolve_prior
 from ..queries import ClassifierQuery
 from ..utils._sklearn_compat import HasMethods, Interval, _fit_context
 from ._reference import (
-    check_reference_models,
-    fit_views,
+    ReferenceModelAttack,
     pool_inside,
-    pool_of,
     record_keys,
-    train_reference_models,
     view_stack,
 )
 
@@ -95,14 +90,6 @@ def _gaussian_fit(phi, inside):
     return mean, var, count, pooled
 
 
-def keep_fitted_clone(attack):
-    """A clone of ``attack`` sharing its fitted ``target`` and ``reference_models``."""
-    params = attack.get_params(deep=False)
-    target, shared = params.pop("target"), params.pop("reference_models")
-    params = {k: clone(v, safe=False) for k, v in params.items()}
-    return type(attack)(target, reference_models=shared, **params)
-
-
 def best_cut(m, scores, prior):
     """Cut on ``scores`` of the largest prior-weighted accuracy on the fitted records."""
     fpr, tpr, thresholds = roc_curve(m, scores)
@@ -115,7 +102,7 @@ def best_cut(m, scores, prior):
     return float((thresholds[best] + lower) / 2)
 
 
-class LiRAAttack(AttackerMixin, BaseEstimator):
+class LiRAAttack(ReferenceModelAttack):
     """Likelihood-ratio attack (LiRA) against a fitted classifier, with shadow models.
 
     ``fit`` trains ``n_shadow`` clones of ``estimator`` on random halves of a pool of
@@ -284,16 +271,6 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
         self.verbose = verbose
         self.member_label = member_label
 
-    def __sklearn_clone__(self):
-        """Clone the attack but keep the fitted target and reference models (never refitted)."""
-        return keep_fitted_clone(self)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        # y never trains the scores (the shadows do), so no accuracy on y can be promised
-        tags.classifier_tags.poor_score = True
-        return tags
-
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, population=None):
@@ -315,22 +292,7 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
         self : LiRAAttack
             The fitted attacker.
         """
-        X, y = validate_data(self, X, y)
-        if X.shape[1] < 2:
-            raise ValueError(
-                f"X has {X.shape[1]} feature(s) but LiRAAttack needs at least 2: the target's "
-                "input columns and the true label in the last column."
-            )
-        m = self._fit_membership_labels(y)
-        self.prior_ = resolve_prior(self.prior, m)
-        if self.reference_models is None:
-            pool = pool_of("LiRAAttack", X, population, self.n_shadow)
-            estimator = clone(self.target) if self.estimator is None else self.estimator
-            self.shadows_ = train_reference_models(self, estimator, self.n_shadow, pool)
-        else:
-            pool = pool_of("LiRAAttack", X, population, None)
-            self.shadows_ = check_reference_models(self.reference_models, pool)
-        self.views_ = fit_views(self.views, pool)
+        X, m, pool = self._fit_reference(X, y, population, self.n_shadow)
         self._fit_gaussians(pool)
         if self.online:  # Bayes rule at the prior: log LR > log((1 - p) / p)
             self.offset_ = float(np.log1p(-self.prior_) - np.log(self.prior_))
@@ -434,36 +396,6 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
         else:
             score = -norm.logsf(phi, mean_out, np.sqrt(var_out))
         return score.mean(axis=0)
-
-    def decision_function(self, X):
-        """``score_samples(X) - offset_``: positive means member (online: log posterior odds).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features_in_)
-            Records.
-
-        Returns
-        -------
-        decision : ndarray of shape (n_samples,)
-            Positive where the guess is "member".
-        """
-        return self.score_samples(X) - self.offset_
-
-    def predict(self, X):
-        """``classes_[1]`` (member) where ``decision_function(X) > 0``, else ``classes_[0]``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features_in_)
-            Records.
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-            ``classes_[1]`` where the guess is "member", else ``classes_[0]``.
-        """
-        return self._labels(self.decision_function(X) > 0)
 
     @available_if(lambda self: self.online)
     def predict_proba(self, X):

@@ -7,12 +7,20 @@ so that one set of reference models can serve several attacks. Records are match
 """
 
 import numpy as np
-from sklearn.base import clone
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.base import BaseEstimator, clone
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
+from ..base import AttackerMixin, ScoreCutMixin, resolve_prior
 from ._shadow import ShadowModels
 
-__all__ = ["check_reference_models", "pool_of", "pool_inside", "record_keys", "view_stack"]
+__all__ = [
+    "ReferenceModelAttack",
+    "check_reference_models",
+    "pool_of",
+    "pool_inside",
+    "record_keys",
+    "view_stack",
+]
 
 
 def record_keys(records):
@@ -98,3 +106,48 @@ def view_stack(views, records):
     if views is None:
         return records[None]
     return views.transform(records)
+
+
+class ReferenceModelAttack(ScoreCutMixin, AttackerMixin, BaseEstimator):
+    """What LiRA and RMIA share as estimators: a fitted target that clones keep, the pool,
+    its reference models and views, and a score cut at ``offset_``.
+
+    Subclasses have the parameters ``target``, ``estimator``, ``views``,
+    ``reference_models`` and ``prior``, call :meth:`_fit_reference` first in ``fit``, and
+    implement ``score_samples``.
+    """
+
+    def __sklearn_clone__(self):
+        """Clone the attack but keep the fitted target and reference models (never refitted)."""
+        params = self.get_params(deep=False)
+        target, shared = params.pop("target"), params.pop("reference_models")
+        params = {k: clone(v, safe=False) for k, v in params.items()}
+        return type(self)(target, reference_models=shared, **params)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # y never trains the scores (the reference models do): no accuracy on y is promised
+        tags.classifier_tags.poor_score = True
+        return tags
+
+    def _fit_reference(self, X, y, population, n_models):
+        """Validate; set ``prior_``, ``shadows_`` (trained on ``n_models`` halves of the
+        pool, or the given ``reference_models``) and ``views_``; return ``(X, m, pool)``."""
+        name = type(self).__name__
+        X, y = validate_data(self, X, y)
+        if X.shape[1] < 2:
+            raise ValueError(
+                f"X has {X.shape[1]} feature(s) but {name} needs at least 2: the target's "
+                "input columns and the true label in the last column."
+            )
+        m = self._fit_membership_labels(y)
+        self.prior_ = resolve_prior(self.prior, m)
+        if self.reference_models is None:
+            pool = pool_of(name, X, population, n_models)
+            estimator = clone(self.target) if self.estimator is None else self.estimator
+            self.shadows_ = train_reference_models(self, estimator, n_models, pool)
+        else:
+            pool = pool_of(name, X, population, None)
+            self.shadows_ = check_reference_models(self.reference_models, pool)
+        self.views_ = fit_views(self.views, pool)
+        return X, m, pool

@@ -10,19 +10,14 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import expit
-from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..base import AttackerMixin, resolve_prior
 from ..utils._sklearn_compat import HasMethods, Interval, _fit_context
-from ._lira import best_cut, keep_fitted_clone, logit_confidence
+from ._lira import best_cut, logit_confidence
 from ._reference import (
-    check_reference_models,
-    fit_views,
+    ReferenceModelAttack,
     pool_inside,
-    pool_of,
     record_keys,
-    train_reference_models,
     view_stack,
 )
 
@@ -55,7 +50,7 @@ def _tie_break(log_x, log_z, count):
     return _BELOW_ONE * frac
 
 
-class RMIAAttack(AttackerMixin, BaseEstimator):
+class RMIAAttack(ReferenceModelAttack):
     """Relative membership inference attack (RMIA): a pairwise likelihood-ratio test.
 
     For a record ``x`` (input and true label) and the target model ``theta``, with
@@ -233,16 +228,6 @@ class RMIAAttack(AttackerMixin, BaseEstimator):
         self.verbose = verbose
         self.member_label = member_label
 
-    def __sklearn_clone__(self):
-        """Clone the attack but keep the fitted target and reference models (never refitted)."""
-        return keep_fitted_clone(self)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        # y never trains the scores (the reference models do): no accuracy on y is promised
-        tags.classifier_tags.poor_score = True
-        return tags
-
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, population=None):
@@ -263,22 +248,7 @@ class RMIAAttack(AttackerMixin, BaseEstimator):
         self : RMIAAttack
             The fitted attacker.
         """
-        X, y = validate_data(self, X, y)
-        if X.shape[1] < 2:
-            raise ValueError(
-                f"X has {X.shape[1]} feature(s) but RMIAAttack needs at least 2: the target's "
-                "input columns and the true label in the last column."
-            )
-        m = self._fit_membership_labels(y)
-        self.prior_ = resolve_prior(self.prior, m)
-        if self.reference_models is None:
-            pool = pool_of("RMIAAttack", X, population, self.n_reference)
-            estimator = clone(self.target) if self.estimator is None else self.estimator
-            self.shadows_ = train_reference_models(self, estimator, self.n_reference, pool)
-        else:
-            pool = pool_of("RMIAAttack", X, population, None)
-            self.shadows_ = check_reference_models(self.reference_models, pool)
-        self.views_ = fit_views(self.views, pool)
+        X, m, pool = self._fit_reference(X, y, population, self.n_reference)
         unique, inside = pool_inside(self.shadows_, pool)
         self._index = dict(zip(record_keys(unique), range(unique.shape[0]), strict=True))
         p = self._reference_probability(unique)  # (views, models, records)
@@ -359,33 +329,3 @@ class RMIAAttack(AttackerMixin, BaseEstimator):
         log_x = np.log(self._relative_likelihood(X)) - np.log(self.gamma)
         count = np.searchsorted(log_z, log_x, side="left")
         return (count + _tie_break(log_x, log_z, count)) / log_z.size
-
-    def decision_function(self, X):
-        """``score_samples(X) - offset_``: positive means member.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features_in_)
-            Records.
-
-        Returns
-        -------
-        decision : ndarray of shape (n_samples,)
-            Positive where the guess is "member".
-        """
-        return self.score_samples(X) - self.offset_
-
-    def predict(self, X):
-        """``classes_[1]`` (member) where ``decision_function(X) > 0``, else ``classes_[0]``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features_in_)
-            Records.
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-            ``classes_[1]`` where the guess is "member", else ``classes_[0]``.
-        """
-        return self._labels(self.decision_function(X) > 0)

@@ -12,6 +12,10 @@ questions:
   ``FPR + e^ε·FNR ≥ 1 − δ`` (the hypothesis-testing form of DP), so exact
   (Clopper–Pearson) bounds on a test's error rates give an ε the model must exceed. A
   certified ε above the accountant's would refute the claim (or the auditor's bound).
+  Which claim: members against records the model never saw is a *substitute-one*
+  experiment, while opacus' accountant states *add/remove-one* ε; an add/remove ε-DP model
+  is 2ε-DP under substitution, so only a certified ε above twice the accountant's refutes
+  it (see the user guide, "The neighbour relation and δ").
 * **How much does an attack actually gain?** The held-out advantage ``TPR − FPR`` of the
   cross-fitted Bayes classifier (MACE Lemma 1) on the query, next to MACE's U_N estimate of
   the optimal advantage (Thm 6), which is an estimate, not a bound.

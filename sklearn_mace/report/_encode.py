@@ -398,7 +398,9 @@ def _id_columns(real_frames, columns, id_columns):
         return found
     unknown = [c for c in id_columns if c not in columns]
     if unknown:
-        raise AuditInputError(f"id_columns names {unknown}, which are not audited columns.")
+        raise AuditInputError(
+            f"id_columns (--id-columns) names {unknown}, which are not audited columns."
+        )
     return {c: "a row id (named in id_columns)" for c in id_columns}
 
 

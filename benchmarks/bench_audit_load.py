@@ -19,6 +19,21 @@ files. Target: 200 000 synthetic rows in at most 2 minutes on 2 cores, at most 1
 release whose rows are population draws and 1 % member rows verbatim (with their own ids).
 Target: the 200 000-row release in at most 3 minutes at at most 1 GiB.
 
+Measured with ``--mixed`` on 2 shared cores (load average 6-8 from other work, so about a
+third of the machine), before the release was encoded in blocks:
+
+    synthetic rows   wall s  encode-only s  ratio  peak MiB
+             50000    149.2            9.2   16.3       874
+            200000    629.7           10.5   59.9      1284
+
+Both targets are missed on this machine. Where the 200 000-row run spends its time and
+memory (an in-process profile of the same run, same load): reading and encoding 20 s (peak
+683 MiB, now lower: the release is encoded in blocks), the nearest-synthetic distances 35 s
+(peak 1179 MiB: importing torch and its float32 screen), DOMIAS 270 s (peak 1251 MiB), MC
+98 s, GAN-leaks CAL 18 s, the three figure points 17 s, attribute inference and linkability
+143 s; 604 s in all. The 93 encoded features (against 20 above) make every pairwise pass
+about 4.6 times dearer.
+
 Measured on 2 idle cores (every analysis ran, disclosure included):
 
     synthetic rows   wall s  encode-only s  ratio  peak MiB

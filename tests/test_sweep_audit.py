@@ -438,3 +438,18 @@ def test_fuzzed_csv_files_give_a_report_or_a_clear_error(style, seed, capsys):
             assert set(summary["subject"]) == {"leaky"}
         outside = {n for n, _ in _tree(root) - before if not n.startswith("work/out")}
         assert outside == set(), outside
+
+
+def test_a_release_that_copies_the_controls_gets_a_printed_note(tmp_path, capsys):
+    """The library's own warnings (here ControlCopyWarning) are notes, printed and reported."""
+    members, non_members, _ = audit_tables()
+    copies = pd.concat([non_members, members], ignore_index=True)
+    paths = _write(tmp_path, {"members": members, "non-members": non_members, "copies": copies})
+    argv = ["audit", "--members", paths["members"], "--non-members", paths["non-members"]]
+    argv += ["--synthetic", paths["copies"], "--out", tmp_path / "out", "--quiet"]
+    assert main([str(a) for a in argv]) == 0
+    captured = capsys.readouterr()
+    assert "note: The release holds" in captured.out and "control records verbatim" in captured.out
+    assert "ControlCopyWarning" not in captured.err  # a note, not a raw warning
+    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "control records verbatim" in page

@@ -15,7 +15,8 @@ Three tables (run all, or one with ``--null``, ``--rr`` or ``--cost``):
   N = 2 000 and 10 000: the whole default fit (normal scores, the cross-fit that selects the
   bandwidth and certifies, the forward chain of the exact p-value, U_N) relative to MACE's U_N
   alone (per-class Scott KDEs and U_N, no cross-fit), both timed in this process, best of
-  ``--repeats`` (the target: at most 2×).
+  ``--repeats`` (the target: at most 2×); ``--dims`` picks the dimensions, ``--cpu-time``
+  times CPU seconds (load-independent with one thread) instead of wall time.
 * ``--kernel`` — the kernel table (``density._grid.grouped_log_kernel_sums``, all 11
   bandwidth candidates at once) per pair and candidate, by block size, against one pass of
   the exact float64 kernel that U_N's Monte Carlo uses (``gaussian_log_kernel_sum``).
@@ -38,11 +39,13 @@ from scipy.stats import norm
 from sklearn_mace import BayesOptimalMIA, KDEAdvantageEstimator
 from sklearn_mace.estimation import histogram_advantage, kde_advantage
 
+CLOCK = time.perf_counter  # --cpu-time: time.process_time (this process's CPU seconds)
+
 
 def timed(fn, *args):
-    start = time.perf_counter()
+    start = CLOCK()
     out = fn(*args)
-    return out, time.perf_counter() - start
+    return out, CLOCK() - start
 
 
 def best_of(repeats, fn, *args):
@@ -188,9 +191,22 @@ def main():
     parser.add_argument("--quick", action="store_true", help="small sizes, one seed")
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--repeats", type=int, default=3, help="timings: best of this many")
+    parser.add_argument("--dims", type=int, nargs="+", default=[1, 8, 16], help="--cost: d")
+    parser.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="time this process's CPU seconds instead of wall time (with one thread, what a "
+        "busy machine does not inflate)",
+    )
     args = parser.parse_args()
+    global CLOCK
+    CLOCK = time.process_time if args.cpu_time else time.perf_counter
     torch.set_num_threads(args.threads)
-    print(f"torch threads: {torch.get_num_threads()}, load average: {os.getloadavg()[0]:.1f}")
+    clock = "CPU" if args.cpu_time else "wall"
+    print(
+        f"torch threads: {torch.get_num_threads()}, load average: {os.getloadavg()[0]:.1f}, "
+        f"{clock} time"
+    )
     everything = not (args.null or args.rr or args.cost or args.kernel)
     if args.null or everything:
         if args.quick:
@@ -206,7 +222,7 @@ def main():
         )
         print()
     if args.cost or everything:
-        cases = [(d, n) for d in (1, 8, 16) for n in (2000, 10_000)]
+        cases = [(d, n) for d in args.dims for n in (2000, 10_000)]
         cost_table(cases[:1] if args.quick else cases, 1 if args.quick else args.repeats)
         print()
     if args.kernel or everything:

@@ -42,7 +42,8 @@ from sklearn_mace.metrics import epsilon_from_advantage
 from sklearn_mace.queries import ClassifierQuery
 
 SEED = 0
-OUTPUT = Path(__file__).resolve().parent / "output"
+# examples/output; sphinx-gallery runs an example from its folder without defining __file__
+OUTPUT = Path(globals().get("__file__", "plot.py")).resolve().parent / "output"
 
 # %%
 # The target and its generalization gap
@@ -230,4 +231,4 @@ ax.legend(loc="lower right")
 fig.tight_layout()
 OUTPUT.mkdir(exist_ok=True)
 fig.savefig(OUTPUT / "btta_digits.png", dpi=120)
-print(f"figure written to {OUTPUT / 'btta_digits.png'}")
+print("figure written to examples/output/btta_digits.png")

@@ -1,6 +1,6 @@
 """
-Checking a DP-SGD claim: certified ε beside the accountant's ε
-=============================================================
+Does the measured leakage contradict a DP-SGD model's ε?
+========================================================
 
 An ML team trains a digit classifier with DP-SGD (Abadi et al. 2016, with ``opacus``) and
 publishes "(ε, δ)-DP, ε from the accountant". An auditor who holds the training records
@@ -47,7 +47,8 @@ for notice in ("Secure RNG turned off", "Full backward hook is firing", "Optimal
     warnings.filterwarnings("ignore", message=notice, category=UserWarning)
 SEED = 0
 DELTA = 1e-5
-OUTPUT = Path(__file__).resolve().parent / "output"
+# examples/output; sphinx-gallery runs an example from its folder without defining __file__
+OUTPUT = Path(globals().get("__file__", "plot.py")).resolve().parent / "output"
 
 # %%
 # Members and non-members
@@ -191,4 +192,4 @@ ax.legend(loc="upper left", fontsize=8)
 fig.tight_layout()
 OUTPUT.mkdir(exist_ok=True)
 fig.savefig(OUTPUT / "dpsgd_audit.png", dpi=120)
-print(f"figure written to {OUTPUT / 'dpsgd_audit.png'}")
+print("figure written to examples/output/dpsgd_audit.png")

@@ -1,9 +1,9 @@
 """
-Individual privacy risk: corrupted training images are more exposed (MACE Fig. 4)
-=================================================================================
+Are atypical training images more exposed than the rest?
+========================================================
 
-MACE §6.3 on 8 × 8 digits. A random 10 % of ``load_digits`` is the training set; 10 % of
-those training images get a white 4 × 4 box at their centre
+MACE §6.3 and Fig. 4, on 8 × 8 digits. A random 10 % of ``load_digits`` is the training
+set; 10 % of those training images get a white 4 × 4 box at their centre
 (:func:`~sklearn_mace.datasets.add_white_box`); the non-training images are left as they
 are. A JS-GAN is trained on this set, and the adversary observes the discriminator score
 ``D(z)`` (MACE Eq. 3).
@@ -29,7 +29,8 @@ from sklearn_mace.generative import JSGAN
 
 torch.set_num_threads(1)  # small MLPs: one thread is fastest, most of all on a shared CPU
 SEED = 0
-OUTPUT = Path(__file__).resolve().parent / "output"
+# examples/output; sphinx-gallery runs an example from its folder without defining __file__
+OUTPUT = Path(globals().get("__file__", "plot.py")).resolve().parent / "output"
 
 digits = load_digit_images()
 X = digits.data
@@ -100,4 +101,4 @@ fig.suptitle("Training images (top row corrupted, bottom row clean) and their ri
 fig.tight_layout()
 OUTPUT.mkdir(exist_ok=True)
 fig.savefig(OUTPUT / "mace_individual_risk.png", dpi=120)
-print(f"figure: {OUTPUT / 'mace_individual_risk.png'}")
+print("figure: examples/output/mace_individual_risk.png")

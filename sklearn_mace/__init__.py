@@ -11,8 +11,7 @@ imports neither torch nor pandas.
 """
 
 from ._lazy import attach
-
-__version__ = "0.1.0.dev0"
+from ._version import __version__ as __version__
 
 __getattr__, __dir__, __all__ = attach(
     __name__,
@@ -25,6 +24,8 @@ __getattr__, __dir__, __all__ = attach(
             "DOMIASAttack",
             "GeneralizedMetricAttack",
             "LiRAAttack",
+            "RMIAAttack",
+            "RecordViews",
             "ShadowModelAttack",
             "ShadowModels",
             "TakeTheTypicalAttack",

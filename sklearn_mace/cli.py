@@ -93,6 +93,16 @@ def _n_jobs(text):
     return value
 
 
+def _reference_models(text):
+    value = _integer(lambda v: v >= 2, text)
+    if value is None:
+        raise argparse.ArgumentTypeError(
+            f"--reference-models must be an integer >= 2 (each record trains half of them); "
+            f"got {text!r}"
+        )
+    return value
+
+
 def _named_path(text):
     """``NAME=PATH`` or ``PATH`` (the name is then the file name without its suffixes)."""
     name, sep, path = text.partition("=")
@@ -275,7 +285,8 @@ def _model_inputs(sub):
     inputs.add_argument(
         "--population",
         metavar="PATH",
-        help="further population rows that train shadow models (shadow-model attack, LiRA)",
+        help="further population rows that train the reference models (shadow-model attack, "
+        "LiRA, RMIA) and that RMIA compares each target with",
     )
     inputs.add_argument(
         "--shadow-estimator",
@@ -296,7 +307,8 @@ def _add_audit_model_parser(commands):
             "Audit a trained classifier for membership leakage: BTTA from the generalization "
             "gap and its best CBTTA partition, MACE on the per-record loss (its Bayes rule, a "
             "certified lower bound on the optimal advantage, and its best-ε threshold), and "
-            "with --population the shadow-model attack and LiRA. Every analysis's held-out "
+            "with --population one set of reference models read by the shadow-model attack, "
+            "LiRA and RMIA. Every analysis's held-out "
             "scores get a certified ε lower bound, and every certified number of a model holds "
             "at --confidence together. Without inputs it audits an embedded demo (an overfit "
             f"and a regularised classifier on scikit-learn's digits). {RELATION} {EXIT_CODES}"
@@ -318,6 +330,11 @@ def _add_audit_model_parser(commands):
         help="the model's input columns, comma-separated (default: all but the label)",
     )
     _table_options(options)
+    _model_audit_options(options)
+
+
+def _model_audit_options(options):
+    """Labels, missing values, output, jobs and reference models of ``audit-model``."""
     options.add_argument(
         "--drop-unmatched-labels",
         action="store_true",
@@ -343,19 +360,29 @@ def _add_audit_model_parser(commands):
         default=None,
         help="parallel jobs for shadow models (joblib: -1 = all cores)",
     )
+    options.add_argument(
+        "--reference-models",
+        metavar="K",
+        type=_reference_models,
+        default=16,
+        help="with --population: how many reference models to train (default 16, at least "
+        "2), once per model, each on a random half of the targets and the population; the "
+        "shadow-model attack, LiRA (needs 4) and RMIA all read them",
+    )
 
 
 def build_parser():
     """The ``sklearn-mace`` argument parser and its three commands."""
-    # the package's __init__ ran before this submodule (no import of it: the layer rules)
-    version = sys.modules[__name__.rpartition(".")[0]].__version__
+    from ._version import __version__
+
     parser = argparse.ArgumentParser(
         prog="sklearn-mace", description="Membership-inference auditing with scikit-learn."
     )
-    parser.add_argument("--version", action="version", version=f"sklearn-mace {version}")
+    parser.add_argument("--version", action="version", version=f"sklearn-mace {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     _add_audit_parser(commands)
     _add_audit_model_parser(commands)
+    _add_audit_algorithm_parser(commands)
     demo = commands.add_parser(
         "demo",
         help="the audit on the embedded demo data (like `audit` without input files)",
@@ -599,7 +626,7 @@ def _run_model_demo(args):
     from .report._output import check_output_dir
 
     defaults = {**CLAIM_DEFAULTS, **TABLE_DEFAULTS, "shadow_estimator": None, "columns": None}
-    defaults.update(drop_unmatched_labels=False, allow_missing=False)
+    defaults.update(drop_unmatched_labels=False, allow_missing=False, reference_models=16)
     _demo_options_refused(args, defaults | {"trust_pickle": False}, "audit-model")
     check_output_dir(args.out)
     print(
@@ -658,6 +685,7 @@ def run_audit_model(args):
             population=tables.get("population"),
             columns=_columns(args),
             shadow_estimators=recipes,
+            n_reference_models=args.reference_models,
             n_jobs=args.n_jobs,
             id_columns=id_columns,
             drop_unmatched_labels=args.drop_unmatched_labels,
@@ -669,6 +697,155 @@ def run_audit_model(args):
 
     result, third_party = _audited(args, compute)
     _write_and_print(args, result, out, third_party)
+    return result
+
+
+ALGORITHM_OUT = Path("mace-output") / "audit-algorithm"
+ALGORITHM_RECIPES = (
+    "dp-histogram",
+    "wrong-noise-histogram",
+    "gaussian-mixture",
+    "sdv",
+    "ctgan",
+    "smartnoise",
+)
+
+
+def _add_audit_algorithm_parser(commands):
+    sub = commands.add_parser(
+        "audit-algorithm",
+        help="does a training recipe keep its DP claim? shadow runs, certified ε per target",
+        description=(
+            "Audit a training algorithm, not one output: each recipe is trained --n-runs "
+            "times without any target and as many times with each target, an attack learns "
+            "the target's presence from part of the runs and the other runs certify a lower "
+            "bound on ε (exact Clopper-Pearson bounds); a claim is contradicted only when "
+            "that bound exceeds --claimed-epsilon. Without inputs it audits the embedded "
+            "demo: the correct and a wrong-noise DP histogram synthesizer, both claimed at "
+            f"ε = 1. Writes report.html, summary.csv, records.csv and figures/. {EXIT_CODES}"
+        ),
+    )
+    sub.add_argument(
+        "--recipe",
+        nargs="+",
+        choices=ALGORITHM_RECIPES,
+        metavar="NAME",
+        help="built-in recipes to audit: dp-histogram, wrong-noise-histogram, "
+        "gaussian-mixture, and sdv, ctgan, smartnoise when their package is installed "
+        "(default: the two histograms)",
+    )
+    sub.add_argument(
+        "--population",
+        metavar="PATH",
+        help="records (CSV or Parquet) the training sets are drawn from; columns with at "
+        "most 20 values are categorical (default: the embedded demo population)",
+    )
+    sub.add_argument(
+        "--targets",
+        type=_positive_count("--targets"),
+        metavar="K",
+        help="audit the K most vulnerable records of the population (default: the demo's "
+        "most common record and empty-cell canary, or 2 on a population file)",
+    )
+    _algorithm_options(sub)
+
+
+def _algorithm_options(sub):
+    """The claim and the runs of ``audit-algorithm``."""
+    sub.add_argument(
+        "--claimed-epsilon",
+        type=_number("--claimed-epsilon", 0, float("inf"), closed_low=True),
+        default=1.0,
+        help="the ε the recipes claim under --neighbour; the histograms are calibrated to "
+        "it (default: 1)",
+    )
+    sub.add_argument(
+        "--delta",
+        type=_number("--delta", 0, 1, closed_low=True),
+        default=0.0,
+        help="δ of the (ε, δ) claim (default: 0)",
+    )
+    sub.add_argument(
+        "--confidence",
+        type=_number("--confidence", 0, 1),
+        default=0.95,
+        help="each recipe's target bounds hold together at this level (default: 0.95)",
+    )
+    sub.add_argument(
+        "--neighbour",
+        choices=("add-remove", "substitute"),
+        default="add-remove",
+        help="neighbour relation of the claim and of the runs: the target added or removed, "
+        "or substituted for another record (default: add-remove)",
+    )
+    sub.add_argument(
+        "--n-runs",
+        type=_positive_count("--n-runs", low=10),
+        default=1000,
+        help="runs per side (default: 1000); n runs per side certify at most about log(n/3)",
+    )
+    sub.add_argument(
+        "--n-jobs", type=_n_jobs, default=None, help="runs in parallel (joblib: -1 = all cores)"
+    )
+    sub.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        default=ALGORITHM_OUT,
+        help=f"output folder (default: {ALGORITHM_OUT}); nothing is written elsewhere",
+    )
+    sub.add_argument("--random-state", type=_random_state, default=0, help=RANDOM_STATE_HELP)
+    sub.add_argument("--quiet", action="store_true", help=QUIET_HELP)
+
+
+def _positive_count(flag, low=1):
+    def parse(text):
+        value = _integer(lambda v: v >= low, text)
+        if value is None:
+            raise argparse.ArgumentTypeError(f"{flag} must be an integer >= {low}; got {text!r}")
+        return value
+
+    return parse
+
+
+def run_audit_algorithm(args):
+    """``sklearn-mace audit-algorithm``: shadow runs of each recipe, the card, the summary."""
+    from .report import AuditInputError, write_report
+    from .report._algorithm import audit_algorithm, available_recipes
+    from .report._output import check_output_dir
+    from .report._summary import print_summary
+
+    recipes = args.recipe or ["dp-histogram", "wrong-noise-histogram"]
+    missing = [r for r in recipes if r not in available_recipes()]
+    if missing:
+        raise AuditInputError(
+            f'--recipe {missing[0]} needs its package: pip install "sklearn-mace[{missing[0]}]".'
+        )
+    if len(set(recipes)) != len(recipes):
+        raise AuditInputError(f"--recipe names each recipe once; got {recipes}.")
+    out = check_output_dir(args.out)  # before any work
+    population = None
+    if args.population is not None:
+        population = _read_inputs({"population": args.population}, distinct=())["population"]
+    elif args.recipe is None and args.targets is None:
+        print(
+            "No inputs given: auditing the embedded demo (see "
+            "`sklearn-mace audit-algorithm --help`)."
+        )
+    result = audit_algorithm(
+        recipes,
+        population,
+        targets=args.targets,
+        claimed_epsilon=args.claimed_epsilon,
+        delta=args.delta,
+        confidence=args.confidence,
+        relation=args.neighbour.replace("-", "_"),
+        n_runs=args.n_runs,
+        n_jobs=args.n_jobs,
+        random_state=args.random_state,
+        verbose=not args.quiet,
+    )
+    print_summary(result, write_report(result, out))
     return result
 
 
@@ -687,6 +864,7 @@ def main(argv=None):
             'pip install "sklearn-mace[plot]"\n',
         )
     commands = {"audit": run_audit, "audit-model": run_audit_model}
+    commands["audit-algorithm"] = run_audit_algorithm
     try:
         if args.command in commands:
             result = commands[args.command](args)

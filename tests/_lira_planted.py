@@ -43,10 +43,14 @@ class PlantedModel(ClassifierMixin, BaseEstimator):
         return np.column_stack([expit(-phi), expit(phi)])  # both sides exact in the tails
 
 
-def planted_problem(n_records, *, spread=3.0, delta=2.0, noise=1.0, seed=0):
-    """(records, member, target, oracle scores) with a target trained on a random half."""
+def planted_problem(n_records, *, spread=3.0, delta=2.0, noise=1.0, location=0.0, seed=0):
+    """(records, member, target, oracle scores) with a target trained on a random half.
+
+    ``location`` shifts every difficulty: far below 0, ``p_y = expit(phi)`` is ``exp(phi)``
+    to first order, the regime where RMIA's probability ratio is the planted likelihood ratio.
+    """
     rng = np.random.default_rng(seed)
-    difficulty = rng.normal(scale=spread, size=n_records)
+    difficulty = location + rng.normal(scale=spread, size=n_records)
     records = np.column_stack([np.arange(n_records), np.ones(n_records)])
     member = rng.random(n_records) < 0.5
     target = PlantedModel(difficulty, delta=delta, noise=noise, random_state=seed + 1)

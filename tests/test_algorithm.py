@@ -347,3 +347,39 @@ def test_demo_columns_and_names():
     assert table.recipe.str.contains("wrong").tolist() == [False, False, True, True]
     assert table.true_epsilon.tolist() == [1.0, 1.0, 2.0, 2.0]
     assert table.contradicted.dtype == bool
+
+
+def test_parallel_runs_train_on_one_thread_each(monkeypatch):
+    # runs in parallel are one per worker already: a recipe's BLAS threads on top would
+    # oversubscribe the cores. one_thread limits BLAS and OpenMP to 1 and restores them; the
+    # runs use it exactly when they run in parallel.
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from sklearn_mace.algorithm import _runs
+
+    if not any(lib["user_api"] == "blas" for lib in threadpool_info()):
+        pytest.skip("no BLAS library found by threadpoolctl")
+
+    def blas_threads():
+        return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+    # BLAS only after the exit: with two copies of libgomp loaded (torch's and
+    # scikit-learn's), threadpoolctl cannot restore OpenMP's per-thread count in both
+    with threadpool_limits(limits=2, user_api="blas"):
+        with _runs.one_thread():
+            inside = {lib["num_threads"] for lib in threadpool_info()}
+        after = blas_threads()
+        with _runs.one_thread(active=False):
+            unchanged = blas_threads()
+    assert inside == {1} and after == {2} and unchanged == {2}
+
+    calls = []
+    real = _runs.one_thread
+    monkeypatch.setattr(_runs, "one_thread", lambda active: calls.append(active) or real(active))
+    params = dict(targets=1, n_runs=12, train_size=40, featurizer=COUNT, random_state=0)
+    AlgorithmAudit(DPHistogramSynthesizer(categories=3), **params).fit(_population())
+    assert calls and not any(calls)
+    calls.clear()
+    with parallel_config(backend="threading"):
+        AlgorithmAudit(DPHistogramSynthesizer(categories=3), n_jobs=2, **params).fit(_population())
+    assert calls and all(calls)

@@ -27,6 +27,7 @@ ROOT = Path(sklearn_mace.__file__).parent
 _MODELS = {"_validation", "base", "metrics", "density", "queries", "utils"}
 ALLOWED = {
     "_lazy": set(),
+    "_version": set(),
     "_validation": set(),
     "utils": set(),
     "metrics": {"_validation", "utils"},
@@ -46,10 +47,10 @@ ALLOWED = {
     "_model_demo": {"report", "datasets", "utils"},
     "cli": {"report", "_demo", "_model_demo"},
     "__main__": {"cli"},
-    "": {"_lazy"},
+    "": {"_lazy", "_version"},
 }
-# every part may import these (the lazy-export helper of the ``__init__`` files)
-ANYONE = {"_lazy"}
+# every part may import these (the lazy-export helper of the ``__init__`` files, the version)
+ANYONE = {"_lazy", "_version"}
 # parts that may reach these only from inside functions (never at import time)
 LAZY_ONLY = {"cli": {"report", "_demo", "_model_demo"}}
 
@@ -219,11 +220,13 @@ def test_no_import_cycles():
 
 @pytest.mark.parametrize("package", PUBLIC_PACKAGES)
 def test_public_init_is_lazy(package):
-    """Public ``__init__`` files import only ``_lazy``: every name loads on first access."""
+    """Public ``__init__`` files import only ``_lazy`` (and the leaf ``_version``): every
+    name loads on first access."""
+    leaves = {f"{PACKAGE}._lazy", f"{PACKAGE}._version"}
     eager = [
         f"{_where(package, line)}: `{statement}`"
         for line, target, is_eager, statement in GRAPH[package]
-        if is_eager and target != f"{PACKAGE}._lazy"
+        if is_eager and target not in leaves
     ]
     assert not eager, (
         f"{package}/__init__.py imports at module level (list the name in its attach() "

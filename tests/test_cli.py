@@ -91,6 +91,16 @@ def test_writes_report_csvs_and_figures_only_under_out(audited):
     assert all(p.parts[:2] == ("work", "report-out") for p in new), new
 
 
+def test_comparisons_read_the_safe_release_as_leaking_less(audited):
+    # the fixed-rule analyses (MACE's Bayes rule, the exact-copy test), one pair: 2 tests
+    table = pd.read_csv(audited["out"] / "comparisons.csv").set_index("analysis")
+    assert list(table.index) == [MACE_BAYES.name, EXACT_NAME]
+    assert (table["family_size"] == 2).all()
+    assert table.loc[MACE_BAYES.name, "reading"] == "'safe' leaks less than 'leaky'"
+    assert table.loc[EXACT_NAME, "reading"] == "no difference shown"  # no verbatim copies
+    assert "'safe' leaks less than 'leaky'" in audited["printed"]
+
+
 def test_summary_certifies_the_planted_leak_and_not_the_safe_release(audited):
     summary = pd.read_csv(audited["out"] / "summary.csv")
     assert set(summary["subject"]) == set(RELEASES)

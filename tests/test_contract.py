@@ -46,6 +46,7 @@ from sklearn_mace import (
     GeneralizedMetricAttack,
     KDEAdvantageEstimator,
     LiRAAttack,
+    RMIAAttack,
     ShadowModelAttack,
     TakeTheTypicalAttack,
     ThresholdAttack,
@@ -102,6 +103,10 @@ def lira_records(rng):
 
 def _lira(**params):
     return LiRAAttack(_lira_case()[0], n_shadow=4, random_state=0, **params)
+
+
+def _rmia(**params):
+    return RMIAAttack(_lira_case()[0], n_reference=2, random_state=0, **params)
 
 
 # ----------------------------------------------------------------------------- registry
@@ -171,6 +176,8 @@ ATTACKERS = [
     ),
     pytest.param(_lira, lira_records, id="LiRAAttack"),
     pytest.param(partial(_lira, online=False), lira_records, id="LiRAAttack-offline"),
+    pytest.param(_rmia, lira_records, id="RMIAAttack"),
+    pytest.param(partial(_rmia, online=False), lira_records, id="RMIAAttack-offline"),
     pytest.param(ThresholdAttack, gaussian_shift, id="ThresholdAttack"),
     pytest.param(partial(ThresholdAttack, threshold=0.5), gaussian_shift, id="ThresholdAttack-0.5"),
     pytest.param(_domias, domias_records, id="DOMIASAttack"),

@@ -17,7 +17,12 @@ from sklearn.preprocessing import QuantileTransformer
 from sklearn.utils import check_random_state
 
 from sklearn_mace import BayesOptimalMIA
-from sklearn_mace.density._grid import binned_log_kernel_sums_1d, grouped_log_kernel_sums
+from sklearn_mace.density._grid import (
+    BINNED_TAIL_FLOOR,
+    BinnedKernelSums1D,
+    binned_log_kernel_sums_1d,
+    grouped_log_kernel_sums,
+)
 from sklearn_mace.estimation._advantage import _assign_folds
 from sklearn_mace.estimation._crossfit import crossfit_classifier, crossfit_kde
 from sklearn_mace.estimation._normal_scores import NormalScores
@@ -80,6 +85,31 @@ def test_binned_sums_are_close_in_the_bulk_and_exact_in_the_tails(rng):
     assert np.median(error[0]) < 0.03 and np.median(error[3:]) < 3e-3
     assert error[6:].max() < 0.05
     assert np.isfinite(got).all()
+
+
+def test_binned_tails_are_exact_in_float64_and_reads_do_not_depend_on_other_rows(rng):
+    z = rng.normal(size=(3000, 1))
+    z[:3] = [[-6.0], [6.0], [40.0]]  # far rows: sums of e^-1000 and below
+    groups = rng.integers(0, 10, 3000)
+    h = np.geomspace(1 / 8, 4, 11) * 2400 ** (-0.2)
+    table = BinnedKernelSums1D(z, groups, 10, h, span=(z.min(), z.max()))
+    got = table.log_sums(z[:400])
+    want = exact_sums(z[:400], z, groups, 10, h)
+    tails = got < np.log(BINNED_TAIL_FLOOR)  # only values recomputed exactly are this small
+    assert tails.sum() > 100
+    # float64 against float64: only the terms below e^-80 of the largest are left out
+    np.testing.assert_allclose(got[tails], want[tails], rtol=1e-12, atol=1e-9)
+    # a row's values do not depend on which other rows are read (up to summation order)
+    np.testing.assert_allclose(table.log_sums(z[:400][::-1])[..., ::-1], got, rtol=1e-13)
+    np.testing.assert_allclose(table.log_sums(z[200:400], which=[0, 5]), got[[0, 5], :, 200:])
+    # a group's values do not depend on another group's rows, to the last bit (what the
+    # forward chain's exactness needs): move group 9's rows, keep the grid's extent
+    moved = z.copy()
+    inner = (groups == 9) & (np.abs(z[:, 0]) < 3)
+    moved[inner] = -moved[inner]
+    again = BinnedKernelSums1D(moved, groups, 10, h, span=(z.min(), z.max())).log_sums(z[:400])
+    np.testing.assert_array_equal(again[:, :9], got[:, :9])
+    assert not np.array_equal(again[:, 9], got[:, 9])
 
 
 def test_normal_scores_are_the_quantile_transformers_with_midranks(rng):

@@ -132,7 +132,7 @@ def _model_card(seed, kind):
     )
     (card,) = result.subjects
     assert not result.partial, result.failures
-    assert card.n_claims == (4 if population is None else 6)
+    assert card.n_claims == (4 if population is None else 7)
     if result.verdict(card) == "low":
         assert not result.records["exposed"].any()
     return card.certified_leak

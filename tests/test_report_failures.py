@@ -151,11 +151,16 @@ def test_every_model_analysis_failing_gives_a_partial_report_and_exit_3(
     model_files, tmp_path, monkeypatch, one_blas_thread
 ):
     btta, cbtta, mace_bayes, mace_best = (a.name for a in _model.ANALYSES)
-    shadow, lira = (a.name for a in _model.POPULATION_ANALYSES)
-    groups = [(btta, shadow, mace_bayes), (cbtta, lira, mace_best), (_model.MACE_FIT,)]
+    shadow, lira, rmia = (a.name for a in _model.POPULATION_ANALYSES)
+    groups = [
+        (btta, shadow, mace_bayes),
+        (cbtta, lira, mace_best),
+        (_model.MACE_FIT, rmia),
+        (_model.REFERENCE,),
+    ]
     subject_of = {name: f"m{i}" for i, group in enumerate(groups) for name in group}
     planted = _plant(monkeypatch, _model.ModelAudit, subject_of.__getitem__)
-    assert len(subject_of) == 7  # every analysis and the shared MACE fit
+    assert len(subject_of) == 9  # every analysis, the shared MACE fit and reference models
     argv = ["audit-model", "--label", "digit", "--quiet", "--out", str(tmp_path / "out")]
     argv += ["--model", *[f"m{i}={model_files['model']}" for i in range(len(groups))]]
     for role in ("members", "non-members", "population"):
@@ -163,6 +168,7 @@ def test_every_model_analysis_failing_gives_a_partial_report_and_exit_3(
     code, printed = _run(argv)
     assert code == 3
     needs = [(_model.MACE_FIT, _model.MACE_BAYES.name), (_model.MACE_FIT, _model.MACE_BEST.name)]
+    needs += [(_model.REFERENCE, a.name) for a in _model.POPULATION_ANALYSES]
     summary = _check_partial_report(tmp_path / "out", planted, needs)
-    assert len(summary) == len(groups) * 6
+    assert len(summary) == len(groups) * 7
     assert "analysis run(s) failed" in printed

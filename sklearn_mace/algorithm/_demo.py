@@ -72,8 +72,10 @@ def dp_histogram_demo(
     ``epsilon``-DP; the wrong one adds half the noise and is ``2·epsilon``-DP.
 
     Each recipe's two bounds hold jointly at ``confidence`` (Bonferroni over the targets);
-    the recipes are separate claims. With 1 000 runs per side (6 000 trainings) it took
-    47 s with ``n_jobs=2`` on a shared 2-core machine under a load of about 5.
+    the recipes are separate claims. With 1 000 runs per side (6 000 trainings) it takes
+    about 10 s serially on a shared 2-core machine (``sklearn-mace audit-algorithm``, the
+    same audits with the report, 11 s); ``n_jobs=2`` adds the workers' start-up, which such
+    cheap runs do not pay back.
 
     Parameters
     ----------

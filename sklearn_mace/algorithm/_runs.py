@@ -3,20 +3,25 @@
 Every run is an independent task: draw its training set, train a seeded clone of the
 recipe, featurize the output about the targets. All seeds are drawn up front by the caller,
 so a run's result depends on its seed only — not on ``n_jobs``, nor on the joblib backend
-(loky, Dask, Ray). Runs go out in chunks; the caller's process writes each finished chunk to
-the results file (:class:`RunStore`), so an interrupted audit resumes where it stopped and
-the workers need no shared disk.
+(loky, Dask, Ray), nor on the order runs finish in. Runs go out in chunks (about eight per
+worker), each run on one thread when runs are parallel; the caller's process writes each
+finished chunk to the results file (:class:`RunStore`), so an interrupted audit resumes where
+it stopped and the workers need no shared disk.
 """
 
+import contextlib
 import copy
 import inspect
 import json
 import os
+import sys
+import threading
 from dataclasses import dataclass
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import clone
+from threadpoolctl import threadpool_limits
 
 __all__ = ["RunPlan", "RunStore", "run_all", "seeded"]
 
@@ -141,8 +146,50 @@ def one_run(plan, run, data_seed, recipe_seed):
     return run, featurize(plan, output, rows)
 
 
-def _one_chunk(plan, runs, seeds):
-    return [one_run(plan, run, int(a), int(b)) for run, (a, b) in zip(runs, seeds, strict=True)]
+_ONE_THREAD_LOCK = threading.Lock()
+_ONE_THREAD = {"depth": 0, "restore": None}
+
+
+@contextlib.contextmanager
+def one_thread(active=True):
+    """Run the body on one BLAS / OpenMP (and torch) thread when ``active``.
+
+    Runs in parallel are already one per core: a recipe that starts its own threads on top
+    (``GaussianMixture``'s BLAS, torch) would put several threads on each core, and every
+    barrier of theirs would wait for a scheduler slice (``utils/_threads.py``). The limits
+    are process-wide (OpenMP's per thread), so with threads as workers each sets them and
+    the last to leave restores what the first found. (A fresh lookup of the libraries each
+    time, ~2 ms per chunk: a cached controller's limits did not reach the BLAS from worker
+    threads.)
+    """
+    if not active:
+        yield
+        return
+    with _ONE_THREAD_LOCK:
+        _ONE_THREAD["depth"] += 1
+        if _ONE_THREAD["depth"] == 1:
+            torch = sys.modules.get("torch")  # only when a recipe already loaded it
+            before = None if torch is None else torch.get_num_threads()
+            if torch is not None:
+                torch.set_num_threads(1)
+            _ONE_THREAD["restore"] = (torch, before, threadpool_limits(limits=1))
+        else:  # OpenMP's thread count is per thread: set it in this one too
+            threadpool_limits(limits=1)
+    try:
+        yield
+    finally:
+        with _ONE_THREAD_LOCK:
+            _ONE_THREAD["depth"] -= 1
+            if _ONE_THREAD["depth"] == 0:
+                torch, before, limiter = _ONE_THREAD["restore"]
+                limiter.restore_original_limits()
+                if torch is not None:
+                    torch.set_num_threads(before)
+
+
+def _one_chunk(plan, runs, seeds, single_threaded=False):
+    with one_thread(single_threaded):
+        return [one_run(plan, run, int(a), int(b)) for run, (a, b) in zip(runs, seeds, strict=True)]
 
 
 class RunStore:
@@ -237,18 +284,16 @@ def run_all(plan, seeds, done, store, *, n_jobs=None, progress=None):
     if todo.size == 0:
         return results
     workers = max(1, effective_n_jobs(n_jobs))
-    # a few chunks per worker per round: enough to balance, few enough to keep overhead low,
-    # and rounds small enough that an interruption loses little
-    per_task = int(np.clip(np.ceil(todo.size / (8 * workers * 4)), 1, 64))
+    # a few chunks per worker: enough to balance the load, few enough that dispatching and
+    # pickling the plan stay a small part of the work (about 8 per worker)
+    per_task = int(np.clip(np.ceil(todo.size / (8 * workers)), 1, 64))
     chunks = [todo[i : i + per_task] for i in range(0, todo.size, per_task)]
-    per_round = 4 * workers
-    with Parallel(n_jobs=n_jobs) as parallel:
-        for start in range(0, len(chunks), per_round):
-            batch = chunks[start : start + per_round]
-            finished = parallel(delayed(_one_chunk)(plan, runs, seeds[runs]) for runs in batch)
-            for chunk in finished:
-                store.append(chunk)
-                results.update(chunk)
-                if progress is not None:
-                    progress.update(len(chunk))
+    tasks = (delayed(_one_chunk)(plan, runs, seeds[runs], workers > 1) for runs in chunks)
+    # one call, results as they finish (no barrier between rounds); the caller's process
+    # writes each finished chunk, so an interruption loses only the chunks in flight
+    for chunk in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks):
+        store.append(chunk)
+        results.update(chunk)
+        if progress is not None:
+            progress.update(len(chunk))
     return results

@@ -16,7 +16,9 @@ __getattr__, __dir__, __all__ = attach(
         "._domias": ["DOMIASAttack"],
         "._generalized": ["GeneralizedMetricAttack"],
         "._lira": ["LiRAAttack", "logit_confidence"],
+        "._rmia": ["RMIAAttack"],
         "._shadow": ["ShadowModelAttack", "ShadowModels"],
         "._threshold": ["ThresholdAttack"],
+        "._views": ["RecordViews"],
     },
 )

@@ -16,12 +16,20 @@ from scipy.stats import norm
 from sklearn.base import BaseEstimator, clone
 from sklearn.metrics import roc_curve
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import AttackerMixin, resolve_prior
 from ..queries import ClassifierQuery
 from ..utils._sklearn_compat import HasMethods, Interval, _fit_context
-from ._shadow import ShadowModels
+from ._reference import (
+    check_reference_models,
+    fit_views,
+    pool_inside,
+    pool_of,
+    record_keys,
+    train_reference_models,
+    view_stack,
+)
 
 __all__ = ["LiRAAttack", "logit_confidence"]
 
@@ -87,10 +95,24 @@ def _gaussian_fit(phi, inside):
     return mean, var, count, pooled
 
 
-def _record_keys(records):
-    """Hashable identity of each record (``+ 0.0`` maps -0.0 to 0.0)."""
-    records = np.ascontiguousarray(records + 0.0)
-    return [row.tobytes() for row in records]
+def keep_fitted_clone(attack):
+    """A clone of ``attack`` sharing its fitted ``target`` and ``reference_models``."""
+    params = attack.get_params(deep=False)
+    target, shared = params.pop("target"), params.pop("reference_models")
+    params = {k: clone(v, safe=False) for k, v in params.items()}
+    return type(attack)(target, reference_models=shared, **params)
+
+
+def best_cut(m, scores, prior):
+    """Cut on ``scores`` of the largest prior-weighted accuracy on the fitted records."""
+    fpr, tpr, thresholds = roc_curve(m, scores)
+    accuracy = prior * tpr + (1 - prior) * (1 - fpr)
+    best = int(np.argmax(accuracy))
+    if best == 0:  # nobody is a member: cut at the top score
+        return float(scores.max())
+    below = scores[scores < thresholds[best]]
+    lower = below.max() if below.size else thresholds[best] - 1.0
+    return float((thresholds[best] + lower) / 2)
 
 
 class LiRAAttack(AttackerMixin, BaseEstimator):
@@ -110,6 +132,15 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
 
     ``fix_variance=True`` replaces the per-record variances by one global (pooled
     within-record) variance per side, which helps with few shadows (§VI-B).
+
+    **Views.** With ``views`` (a :class:`RecordViews`), every model is queried on every view
+    of a record, one Gaussian is fitted per view and record, and the per-view scores are
+    averaged (Carlini et al.'s queries on augmented records).
+
+    **Shared reference models.** ``reference_models`` takes shadows already trained on the
+    pool (``ShadowModels(split="balanced")`` fitted on ``X`` then ``population``), so that
+    one set serves LiRA, :class:`RMIAAttack` and the shadow-model attack; ``n_shadow`` and
+    ``estimator`` are then unused.
 
     **Records.** ``X`` holds records as :class:`~sklearn_mace.queries.ClassifierQuery`
     takes them: the target's input columns, then the numeric true label in the last column.
@@ -140,10 +171,17 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
         target.
     n_shadow : int, default=16
         Number of shadow models (at least 4, so that each record has 2 IN and 2 OUT).
+        Unused with ``reference_models``.
     online : bool, default=True
         Online (IN and OUT) or offline (OUT only) LiRA.
     fix_variance : bool, default=False
         One global variance per side instead of per-record variances.
+    views : RecordViews, default=None
+        The views of each record to query (cloned and fitted on the pool); None queries the
+        record alone.
+    reference_models : ShadowModels, default=None
+        Fitted ``split="balanced"`` shadows of the pool (``X``, then ``population``), used
+        as they are (kept by ``clone``); None trains ``n_shadow`` of them.
     prior : float in (0, 1), default=None
         P(member) for the decision rule; None: the member fraction of ``y``.
     n_jobs : int, default=None
@@ -168,10 +206,13 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
         The cut on ``score_samples``.
     shadows_ : ShadowModels
         The fitted shadows (``estimators_``, ``membership_`` per shadow and pool record).
+    views_ : RecordViews or None
+        The fitted views.
     mean_shift_ : float
-        Average ``mu_in - mu_out`` over the pool records.
+        Average ``mu_in - mu_out`` over the pool records (and views).
     var_in_, var_out_ : float
-        Pooled within-record variances of ``phi`` for IN and OUT shadows.
+        Pooled within-record variances of ``phi`` for IN and OUT shadows (averaged over
+        views).
     n_features_in_ : int
         Record columns, the label included.
 
@@ -205,6 +246,8 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
         "n_shadow": [Interval(Integral, 4, None, closed="left")],
         "online": ["boolean"],
         "fix_variance": ["boolean"],
+        "views": [None, HasMethods(["fit", "transform"])],
+        "reference_models": "no_validation",
         "prior": [None, Interval(Real, 0, 1, closed="neither")],
         "n_jobs": [None, Integral],
         "random_state": ["random_state"],
@@ -220,6 +263,8 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
         n_shadow=16,
         online=True,
         fix_variance=False,
+        views=None,
+        reference_models=None,
         prior=None,
         n_jobs=None,
         random_state=None,
@@ -231,6 +276,8 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
         self.n_shadow = n_shadow
         self.online = online
         self.fix_variance = fix_variance
+        self.views = views
+        self.reference_models = reference_models
         self.prior = prior
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -238,10 +285,8 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
         self.member_label = member_label
 
     def __sklearn_clone__(self):
-        """Clone the attack but keep the same fitted target (it is never refitted)."""
-        params = self.get_params(deep=False)
-        target = params.pop("target")
-        return type(self)(target, **{k: clone(v, safe=False) for k, v in params.items()})
+        """Clone the attack but keep the fitted target and reference models (never refitted)."""
+        return keep_fitted_clone(self)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -278,103 +323,93 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
             )
         m = self._fit_membership_labels(y)
         self.prior_ = resolve_prior(self.prior, m)
-        pool = X
-        if population is not None:
-            population = check_array(population, dtype=np.float64, input_name="population")
-            if population.shape[1] != X.shape[1]:
-                raise ValueError(
-                    f"population has {population.shape[1]} columns but X has {X.shape[1]}; "
-                    "both hold records (input columns, then the true label)."
-                )
-            pool = np.vstack([X, population])
-        if pool.shape[0] < 2 * self.n_shadow:
-            raise ValueError(
-                f"LiRAAttack with n_shadow={self.n_shadow} needs at least {2 * self.n_shadow} "
-                f"pool records (X plus population); got {pool.shape[0]}."
-            )
-        estimator = clone(self.target) if self.estimator is None else self.estimator
-        self.shadows_ = ShadowModels(
-            estimator,
-            n_shadow=self.n_shadow,
-            split="balanced",
-            outputs=("correct",),
-            n_jobs=self.n_jobs,
-            random_state=self.random_state,
-            verbose=self.verbose,
-        ).fit(pool[:, :-1], pool[:, -1])
+        if self.reference_models is None:
+            pool = pool_of("LiRAAttack", X, population, self.n_shadow)
+            estimator = clone(self.target) if self.estimator is None else self.estimator
+            self.shadows_ = train_reference_models(self, estimator, self.n_shadow, pool)
+        else:
+            pool = pool_of("LiRAAttack", X, population, None)
+            self.shadows_ = check_reference_models(self.reference_models, pool)
+        self.views_ = fit_views(self.views, pool)
         self._fit_gaussians(pool)
         if self.online:  # Bayes rule at the prior: log LR > log((1 - p) / p)
             self.offset_ = float(np.log1p(-self.prior_) - np.log(self.prior_))
         else:
             self.offset_ = 0.0
-            self.offset_ = self._best_cut(m, self.score_samples(X))
+            self.offset_ = best_cut(m, self.score_samples(X), self.prior_)
         return self
 
     def _fit_gaussians(self, pool):
-        unique, inverse = np.unique(pool + 0.0, axis=0, return_inverse=True)
-        inverse = inverse.ravel()
-        trained = self.shadows_.membership_.reshape(self.n_shadow, pool.shape[0])
-        # a record trains a shadow if any of its copies does
-        inside = np.zeros((self.n_shadow, unique.shape[0]), dtype=int)
-        np.add.at(inside.T, inverse, trained.T)
-        inside = inside > 0
-        phi = self._shadow_phi(unique)
-        mean_in, var_in, n_in, self.var_in_ = _gaussian_fit(phi, inside)
-        mean_out, var_out, n_out, self.var_out_ = _gaussian_fit(phi, ~inside)
-        if not (np.isfinite(self.var_in_) and np.isfinite(self.var_out_)):
+        unique, inside = pool_inside(self.shadows_, pool)
+        phi = self._shadow_phi(unique)  # (views, shadows, records)
+        fits = [(_gaussian_fit(p, inside), _gaussian_fit(p, ~inside)) for p in phi]
+        var_in = np.array([fit_in[3] for fit_in, _ in fits])
+        var_out = np.array([fit_out[3] for _, fit_out in fits])
+        if not (np.isfinite(var_in).all() and np.isfinite(var_out).all()):
             raise ValueError(
                 "every pool record is IN (or OUT) for fewer than 2 shadows, so no variance "
                 "can be estimated; use more shadows."
             )
+        self._pooled_in, self._pooled_out = var_in, var_out
+        self.var_in_, self.var_out_ = float(var_in.mean()), float(var_out.mean())
+        _, _, n_in, _ = fits[0][0]
+        _, _, n_out, _ = fits[0][1]
         both = (n_in > 0) & (n_out > 0)
-        self.mean_shift_ = float(np.mean(mean_in[both] - mean_out[both]))
-        self._mean_in = np.where(n_in > 0, mean_in, mean_out + self.mean_shift_)
-        self._mean_out = np.where(n_out > 0, mean_out, mean_in - self.mean_shift_)
-        self._var_in = self._variance(var_in, self.var_in_)
-        self._var_out = self._variance(var_out, self.var_out_)
-        self._index = dict(zip(_record_keys(unique), range(unique.shape[0]), strict=True))
+        shifts = np.array([np.mean(fi[0][both] - fo[0][both]) for fi, fo in fits])
+        self._shifts = shifts
+        self.mean_shift_ = float(shifts.mean())
+        mean_in = np.stack([fi[0] for fi, _ in fits])
+        mean_out = np.stack([fo[0] for _, fo in fits])
+        self._mean_in = np.where(n_in > 0, mean_in, mean_out + shifts[:, None])
+        self._mean_out = np.where(n_out > 0, mean_out, mean_in - shifts[:, None])
+        self._var_in = self._variance(np.stack([fi[1] for fi, _ in fits]), var_in)
+        self._var_out = self._variance(np.stack([fo[1] for _, fo in fits]), var_out)
+        self._index = dict(zip(record_keys(unique), range(unique.shape[0]), strict=True))
 
     def _variance(self, per_record, pooled):
-        var = np.full_like(per_record, pooled)
+        """Per view and record: the record's variance, or its view's pooled one."""
+        pooled = np.asarray(pooled, dtype=float).reshape(-1, 1)
+        var = np.broadcast_to(pooled, per_record.shape).copy()
         if not self.fix_variance:
-            var = np.where(np.isfinite(per_record), per_record, pooled)
+            var = np.where(np.isfinite(per_record), per_record, var)
         return np.maximum(var, _VAR_FLOOR)
 
     def _shadow_phi(self, records):
-        return np.stack([logit_confidence(model, records) for model in self.shadows_.estimators_])
-
-    def _best_cut(self, m, scores):
-        """Cut on ``scores`` of the largest prior-weighted accuracy on the fitted records."""
-        fpr, tpr, thresholds = roc_curve(m, scores)
-        accuracy = self.prior_ * tpr + (1 - self.prior_) * (1 - fpr)
-        best = int(np.argmax(accuracy))
-        if best == 0:  # nobody is a member: cut at the top score
-            return float(scores.max())
-        below = scores[scores < thresholds[best]]
-        lower = below.max() if below.size else thresholds[best] - 1.0
-        return float((thresholds[best] + lower) / 2)
+        """``phi`` of every shadow on every view of ``records``: (views, shadows, records)."""
+        views = view_stack(self.views_, records)
+        return np.stack(
+            [
+                np.stack([logit_confidence(model, view) for model in self.shadows_.estimators_])
+                for view in views
+            ]
+        )
 
     # ------------------------------------------------------------------ scores
     def _gaussians(self, X):
-        """(mu_in, var_in, mu_out, var_out) per row of X: fitted for pool records, else OUT."""
-        position = np.array([self._index.get(key, -1) for key in _record_keys(X)])
+        """(mu_in, var_in, mu_out, var_out), (views, rows): fitted for pool records, else OUT."""
+        position = np.array([self._index.get(key, -1) for key in record_keys(X)])
         known = position >= 0
-        mean_in = self._mean_in[position]
-        mean_out = self._mean_out[position]
-        var_in = self._var_in[position]
-        var_out = self._var_out[position]
+        mean_in = self._mean_in[:, position]
+        mean_out = self._mean_out[:, position]
+        var_in = self._var_in[:, position]
+        var_out = self._var_out[:, position]
         if not known.all():
             phi = self._shadow_phi(X[~known])  # every shadow is OUT for an unseen record
-            everyone = np.ones_like(phi, dtype=bool)
-            mean, var, _, _ = _gaussian_fit(phi, everyone)
-            mean_out[~known] = mean
-            var_out[~known] = self._variance(var, self.var_out_)
-            mean_in[~known] = mean + self.mean_shift_
-            var_in[~known] = max(self.var_in_, _VAR_FLOOR)
+            everyone = np.ones_like(phi[0], dtype=bool)
+            for v, p in enumerate(phi):
+                mean, var, _, _ = _gaussian_fit(p, everyone)
+                mean_out[v, ~known] = mean
+                var_out[v, ~known] = self._variance(var[None], self._pooled_out[v])[0]
+                mean_in[v, ~known] = mean + self._shifts[v]
+                var_in[v, ~known] = max(self._pooled_in[v], _VAR_FLOOR)
         return mean_in, var_in, mean_out, var_out
 
     def score_samples(self, X):
         """LiRA score of each record, larger = more likely a member.
+
+        With ``views``, the target is queried on every view of a record, each view scored
+        against its own Gaussians, and the per-view scores averaged (online: the mean log
+        likelihood ratio, the product of the per-view likelihoods, as Carlini et al. do).
 
         Parameters
         ----------
@@ -389,13 +424,16 @@ class LiRAAttack(AttackerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
-        phi = logit_confidence(self.target, X)
+        views = view_stack(self.views_, X)
+        phi = np.stack([logit_confidence(self.target, view) for view in views])
         mean_in, var_in, mean_out, var_out = self._gaussians(X)
         if self.online:
-            return norm.logpdf(phi, mean_in, np.sqrt(var_in)) - norm.logpdf(
+            score = norm.logpdf(phi, mean_in, np.sqrt(var_in)) - norm.logpdf(
                 phi, mean_out, np.sqrt(var_out)
             )
-        return -norm.logsf(phi, mean_out, np.sqrt(var_out))
+        else:
+            score = -norm.logsf(phi, mean_out, np.sqrt(var_out))
+        return score.mean(axis=0)
 
     def decision_function(self, X):
         """``score_samples(X) - offset_``: positive means member (online: log posterior odds).

@@ -18,6 +18,7 @@ from ..utils._threads import pass_threads
 from ..utils._torch import resolve_device, to_numpy, to_tensor
 
 __all__ = [
+    "BinnedKernelSums1D",
     "binned_gaussian_kde",
     "binned_log_kernel_sums_1d",
     "grouped_log_kernel_sums",
@@ -277,23 +278,8 @@ def binned_log_kernel_sums_1d(
 ):
     """1-D :func:`grouped_log_kernel_sums` by linear binning, FFT and interpolation.
 
-    One grid for every group and bandwidth, spaced ``min(bandwidths) /
-    points_per_bandwidth``: the data of each group are linearly binned on it (Wand & Jones
-    1995, §D), one real FFT per group, one inverse FFT per (bandwidth, group) with the
-    Gaussian's transfer function ``s√(2π)·exp(−2π²s²f²)`` (``s = h/spacing``; zero padding
-    of 8 of the widest kernels keeps the circular convolution from wrapping), and the
-    query rows read off by linear interpolation. At 2 grid points per bandwidth the binned
-    sums differ from the exact ones by a few per cent (binning and interpolation each add
-    ``spacing²/4`` of variance), which moves a bandwidth choice or a guess only in a
-    near-tie and never the validity of anything certified from them.
-
-    Sums below ``BINNED_TAIL_FLOOR`` (every row of the group more than ~6 bandwidths away,
-    where the FFT's rounding would dominate) are recomputed exactly, group by group, for
-    the rows concerned (so one group's values never depend on another group's rows) — a
-    few per cent of the rows, in the tails, at the smallest bandwidths. (Flooring them
-    instead changed the chosen bandwidth and lowered the certified bound on shifted and
-    Pareto queries; with the exact tails, every choice and bound agreed with the exact
-    table on the 24 test fits of ``tests/test_certified.py``'s kinds.)
+    :class:`BinnedKernelSums1D` on a grid spanning the query and the data rows, read at the
+    query rows (see there for the method and its error).
 
     Parameters
     ----------
@@ -310,42 +296,141 @@ def binned_log_kernel_sums_1d(
         ``log Σ_{j in group k} exp(−(z_i − z_j)² / 2h_g²)``; ``-inf`` for empty groups.
     """
     zq = np.asarray(z_query, dtype=float).reshape(-1)
-    zd = np.asarray(z_data, dtype=float).reshape(-1)
-    h = np.asarray(bandwidths, dtype=float)
-    spacing = h.min() / points_per_bandwidth
-    lo = min(zd.min(), zq.min())
-    size = int(np.ceil((max(zd.max(), zq.max()) - lo) / spacing)) + 2
-    u = (zd - lo) / spacing
-    below = np.minimum(u.astype(np.int64), size - 2)
-    frac = u - below
-    index = np.asarray(data_groups, dtype=np.int64) * size + below
-    weights = np.bincount(index, weights=1.0 - frac, minlength=n_groups * size)
-    weights += np.bincount(index + 1, weights=frac, minlength=n_groups * size)
-    padded = fft.next_fast_len(size + int(np.ceil(8 * h.max() / spacing)), real=True)
-    spectrum = fft.rfft(weights.reshape(n_groups, size), n=padded, axis=1)
-    s = (h / spacing)[:, None]
-    frequency = np.arange(spectrum.shape[1]) / padded
-    transfer = s * np.sqrt(2 * np.pi) * np.exp(-2 * (np.pi * s * frequency) ** 2)
-    grid = fft.irfft(spectrum[None] * transfer[:, None], n=padded, axis=2)[..., :size]
-    uq = (zq - lo) / spacing
-    j = np.minimum(uq.astype(np.int64), size - 2)
-    t = uq - j
-    sums = grid[..., j] * (1.0 - t) + grid[..., j + 1] * t
-    data_groups = np.asarray(data_groups)
-    empty = np.bincount(data_groups, minlength=n_groups) == 0
-    tail = (sums < BINNED_TAIL_FLOOR) & ~empty[None, :, None]
-    with np.errstate(divide="ignore"):
-        out = np.log(np.maximum(sums, 0.0))
-    out[:, empty] = -np.inf
-    # per group: whether a value is redone depends on that group's own sums only, so a
-    # group's values never depend on another group's rows (the cross-fit relies on it)
-    for k in np.flatnonzero(tail.any(axis=(0, 2))):
-        redo = np.flatnonzero(tail[:, k].any(axis=0))
-        out[:, k, redo] = grouped_log_kernel_sums(
-            zq[redo, None],
-            zd[data_groups == k, None],
-            np.zeros(np.sum(data_groups == k), int),
-            1,
-            h,
-        )[:, 0]
-    return out
+    table = BinnedKernelSums1D(
+        z_data,
+        data_groups,
+        n_groups,
+        bandwidths,
+        span=(zq.min(initial=np.inf), zq.max(initial=-np.inf)),
+        points_per_bandwidth=points_per_bandwidth,
+    )
+    return table.log_sums(zq)
+
+
+class BinnedKernelSums1D:
+    """1-D grouped log kernel sums at any query row, from one grid and one FFT pass.
+
+    One grid for every group and bandwidth, spaced ``min(bandwidths) /
+    points_per_bandwidth`` and spanning the data and ``span``: the data of each group are
+    linearly binned on it (Wand & Jones 1995, §D), one real FFT per group, one inverse FFT
+    per (bandwidth, group) with the Gaussian's transfer function ``s√(2π)·exp(−2π²s²f²)``
+    (``s = h/spacing``; zero padding of 8 of the widest kernels keeps the circular
+    convolution from wrapping). :meth:`log_sums` reads query rows off the grid by linear
+    interpolation, so the grid is built once and read by every pass of a cross-fit. At 2
+    grid points per bandwidth the binned sums differ from the exact ones by a few per cent
+    (binning and interpolation each add ``spacing²/4`` of variance), which moves a bandwidth
+    choice or a guess only in a near-tie and never the validity of anything certified from
+    them. Each group's grid depends on that group's rows only (and on the grid, which
+    depends on the rows' positions, never on their groups).
+
+    Sums below ``BINNED_TAIL_FLOOR`` (every row of the group more than ~6 bandwidths away,
+    where the FFT's rounding would dominate) are recomputed exactly in float64 from that
+    group's rows within reach (:meth:`_exact_tails`) — a few per cent of the values, in the
+    tails, at the smallest bandwidths. (Flooring them instead changed the chosen bandwidth
+    and lowered the certified bound on shifted and Pareto queries.)
+
+    Parameters
+    ----------
+    z_data : ndarray of shape (n_data,) or (n_data, 1)
+    data_groups : ndarray of int of shape (n_data,)
+    n_groups : int
+    bandwidths : sequence of float
+    span : (float, float), default=None
+        Lowest and highest query row to be read (the grid covers them and the data).
+    points_per_bandwidth : float, default=2
+    """
+
+    def __init__(
+        self, z_data, data_groups, n_groups, bandwidths, *, span=None, points_per_bandwidth=2
+    ):
+        zd = np.asarray(z_data, dtype=float).reshape(-1)
+        groups = np.asarray(data_groups, dtype=np.int64)
+        h = np.asarray(bandwidths, dtype=float)
+        low, high = (np.inf, -np.inf) if span is None else span
+        self.spacing = spacing = h.min() / points_per_bandwidth
+        self.lo = lo = min(zd.min(), low)
+        self.size = size = int(np.ceil((max(zd.max(), high) - lo) / spacing)) + 2
+        self.bandwidths, self.n_groups = h, n_groups
+        u = (zd - lo) / spacing
+        below = np.minimum(u.astype(np.int64), size - 2)
+        frac = u - below
+        index = groups * size + below
+        weights = np.bincount(index, weights=1.0 - frac, minlength=n_groups * size)
+        weights += np.bincount(index + 1, weights=frac, minlength=n_groups * size)
+        padded = fft.next_fast_len(size + int(np.ceil(8 * h.max() / spacing)), real=True)
+        spectrum = fft.rfft(weights.reshape(n_groups, size), n=padded, axis=1)
+        s = (h / spacing)[:, None]
+        frequency = np.arange(spectrum.shape[1]) / padded
+        transfer = s * np.sqrt(2 * np.pi) * np.exp(-2 * (np.pi * s * frequency) ** 2)
+        self.grid = fft.irfft(spectrum[None] * transfer[:, None], n=padded, axis=2)[..., :size]
+        # every group's rows, sorted, one segment per group (for the exact tails)
+        order = np.lexsort((zd, groups))
+        self.data = zd[order]
+        self.starts = np.searchsorted(groups[order], np.arange(n_groups + 1))
+        self.empty = self.starts[1:] == self.starts[:-1]
+
+    def log_sums(self, z_query, which=None):
+        """``log Σ_{j in group k} exp(−(z_i − z_j)² / 2h_g²)`` at the query rows.
+
+        Parameters
+        ----------
+        z_query : ndarray of shape (n_query,) or (n_query, 1)
+            Rows inside the grid's span.
+        which : sequence of int, default=None
+            Indices of the bandwidths wanted (all when None).
+
+        Returns
+        -------
+        sums : ndarray of shape (n_which, n_groups, n_query)
+            ``-inf`` for empty groups.
+        """
+        zq = np.asarray(z_query, dtype=float).reshape(-1)
+        which = np.arange(len(self.bandwidths)) if which is None else np.asarray(which)
+        uq = (zq - self.lo) / self.spacing
+        j = np.clip(uq.astype(np.int64), 0, self.size - 2)
+        t = uq - j
+        grid = self.grid[which]
+        sums = grid[..., j] * (1.0 - t) + grid[..., j + 1] * t
+        tail = (sums < BINNED_TAIL_FLOOR) & ~self.empty[None, :, None]
+        with np.errstate(divide="ignore"):
+            out = np.log(np.maximum(sums, 0.0))
+        out[:, self.empty] = -np.inf
+        # whether a value is redone depends on that group's own sums only, so a group's
+        # values never depend on another group's rows (the cross-fit relies on it)
+        for k in np.flatnonzero(tail.any(axis=(0, 2))):  # group by group (see _exact_tails)
+            self._exact_tails(out, tail, zq, self.bandwidths[which], k)
+        return out
+
+    def _exact_tails(self, out, tail, zq, h, k):
+        """Overwrite group ``k``'s flagged values with its exact float64 log sums.
+
+        Only the group's rows within ``√(d_min² + 2·80·h²)`` of the query row count
+        (``d_min`` the distance to its nearest): every other term is below ``e^-80`` times
+        the largest one. The flagged values are summed in chunks of similar reach, one group
+        at a time, so that no value's rounding depends on another group's rows.
+        """
+        g, i = np.nonzero(tail[:, k])
+        z, width2 = zq[i], h[g] ** 2
+        begin, end = self.starts[k], self.starts[k + 1]
+        data = self.data[begin:end]
+        at = np.clip(np.searchsorted(data, z), 1, data.size) - 1
+        nearest = np.minimum(
+            np.abs(z - data[at]), np.abs(z - data[np.minimum(at + 1, data.size - 1)])
+        )
+        reach = np.sqrt(nearest**2 + 160.0 * width2)
+        first = np.searchsorted(data, z - reach, side="left")
+        stop = np.searchsorted(data, z + reach, side="right")
+        count = np.maximum(stop - first, 1)
+        by_count = np.argsort(count, kind="stable")
+        done = 0
+        while done < by_count.size:  # chunks of at most 2^14 terms (one if wider), by reach
+            terms = np.arange(1, by_count.size - done + 1) * count[by_count[done:]]
+            part = by_count[done : done + max(1, int(np.searchsorted(terms, 2**14, "right")))]
+            done += part.size
+            offsets = first[part, None] + np.arange(int(count[part].max()))
+            inside = offsets < stop[part, None]
+            d2 = (z[part, None] - data[np.minimum(offsets, data.size - 1)]) ** 2
+            excess = np.where(inside, d2 - nearest[part, None] ** 2, np.inf)
+            with np.errstate(divide="ignore"):
+                logs = np.log(np.exp(-excess / (2.0 * width2[part, None])).sum(axis=1))
+            out[g[part], k, i[part]] = logs - nearest[part] ** 2 / (2.0 * width2[part])

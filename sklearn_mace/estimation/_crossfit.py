@@ -20,7 +20,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
-from ..density._grid import binned_log_kernel_sums_1d, grouped_log_kernel_sums
+from ..density._grid import BinnedKernelSums1D, grouped_log_kernel_sums
 
 __all__ = [
     "Sphering",
@@ -80,13 +80,24 @@ def bandwidth_grid(n_train_per_class, n_features):
     return scott * BANDWIDTH_FACTORS
 
 
-def _kernel_sums(Z_query, Z_data, data_groups, n_groups, bandwidths, device):
-    """The kernel table: binned in one dimension (a few per cent off, ~100× faster), else exact."""
-    if Z_data.shape[1] == 1:
-        return binned_log_kernel_sums_1d(Z_query, Z_data, data_groups, n_groups, bandwidths)
-    return grouped_log_kernel_sums(
-        Z_query, Z_data, data_groups, n_groups, bandwidths, device=device
-    )
+def _kernel_table(Z, Zs, groups, n_groups, bandwidths, device):
+    """``sums(Z_query, which)``: the kernel table of ``Zs`` by group, at chosen bandwidths.
+
+    In one dimension the sums are binned (a few per cent off, exact tails) on one grid
+    built here for every row of ``Z`` and read by every pass; otherwise exact
+    (:func:`grouped_log_kernel_sums`).
+    """
+    if Zs.shape[1] == 1:
+        binned = BinnedKernelSums1D(
+            Zs, groups, n_groups, bandwidths, span=(Z[:, 0].min(), Z[:, 0].max())
+        )
+        return binned.log_sums
+
+    def sums(Z_query, which=None):
+        chosen = bandwidths if which is None else bandwidths[which]
+        return grouped_log_kernel_sums(Z_query, Zs, groups, n_groups, chosen, device=device)
+
+    return sums
 
 
 def _logsumexp(a, axis):
@@ -271,7 +282,8 @@ def crossfit_kde(Z, m, folds, n_folds, prior, *, rng, device="cpu"):
     lam = np.log(prior / (1 - prior))
 
     sel = np.sort(rng.choice(len(positions), min(len(positions), SELECTION_ROWS), replace=False))
-    table = _kernel_sums(Zs[sel], Zs, groups, 2 * n_folds, bandwidths, device)
+    kernel_sums = _kernel_table(Z, Zs, groups, 2 * n_folds, bandwidths, device)
+    table = kernel_sums(Zs[sel])
     table = table.reshape(len(bandwidths), n_folds, 2, len(sel))
     sel_folds, sel_m = fs[sel], ms[sel]
     pooled = _logsumexp(table.reshape(len(bandwidths), -1, len(sel)), axis=1)
@@ -309,13 +321,15 @@ def crossfit_kde(Z, m, folds, n_folds, prior, *, rng, device="cpu"):
     rest[positions[sel]] = False
 
     def sums(rows, g):
-        one = _kernel_sums(Z[rows], Zs, groups, 2 * n_folds, bandwidths[[g]], device)
+        one = kernel_sums(Z[rows], [g])
         return one[0].reshape(n_folds, 2, rows.size)
 
     # One pass per fold, over that fold's rows only, at the chain's bandwidth: a fold's chain
     # scores then come from a computation whose every input (its rows, its bandwidth, the
-    # earlier folds' sums) is free of later folds' labels, to the last rounding (a binned
-    # grid's spacing, a block's composition). The cross-fit reuses it where it chose the same.
+    # earlier folds' sums) is free of later folds' labels, to the last rounding (a block's
+    # composition; the 1-D grid is laid out from every row's position, never a label, and
+    # each group's part of it from that group's rows only). The cross-fit reuses it where it
+    # chose the same.
     for j in fold_ids:
         rows_j = np.flatnonzero(rest & (folds == j))
         if rows_j.size == 0:

@@ -13,7 +13,7 @@ __getattr__, __dir__, __all__ = attach(
         "._encode": ["encode_tables"],
         "._io": ["AuditInputError", "AuditInputWarning", "read_table"],
         "._model": ["audit_model"],
-        "._model_queries": ["load_model"],
+        "._model_io": ["load_model"],
         "._release": ["audit"],
         "._results": ["AnalysisResult", "AuditResult", "SubjectResult"],
         "._writer": ["write_report"],

@@ -10,7 +10,9 @@ import html
 
 import numpy as np
 
+from ._comparisons import comparisons_section
 from ._format import fmt, fmt_p, html_page, table
+from ._sample_size import sample_size_line
 
 __all__ = ["render_report"]
 
@@ -40,12 +42,17 @@ def _epsilon_lines(result, subject):
         "Bonferroni)"
     )
     where = "no claim certifies ε > 0" if source is None else _source(source)
+    relation = result.presentation.relation_line(result, subject)
     relation = (
-        f"Refutes substitute-one (ε, δ)-DP for every ε below {fmt(eps, 2)}; an add/remove-one "
-        f"guarantee (what DP-SGD accountants and DP synthesizers state) only below "
-        f"{fmt(eps / 2, 2)}: add/remove-one ε implies substitute-one 2ε."
-        if eps > 0
-        else "Refutes no DP guarantee (substitute-one, nor add/remove-one)."
+        relation
+        if relation is not None
+        else (
+            f"Refutes substitute-one (ε, δ)-DP for every ε below {fmt(eps, 2)}; an add/remove-one "
+            f"guarantee (what DP-SGD accountants and DP synthesizers state) only below "
+            f"{fmt(eps / 2, 2)}: add/remove-one ε implies substitute-one 2ε."
+            if eps > 0
+            else "Refutes no DP guarantee (substitute-one, nor add/remove-one)."
+        )
     )
     return f"""<div>ε <b>at least {fmt(eps, 2)}</b> <span class="muted">(δ = {result.delta:g};
     {where}) — {level}</span></div>
@@ -112,7 +119,11 @@ def _failed_note(subject):
 def card(result, subject, records):
     """One subject's card: verdict, headline ε, advantage, estimate, exposure, failures."""
     p, kind = result.presentation, result.verdict(subject)
-    meaning = MEANINGS[kind].format(noun=p.noun, eps=result.claimed_epsilon, delta=result.delta)
+    meaning = p.meaning(result, subject, kind)
+    if meaning is None:
+        meaning = MEANINGS[kind].format(noun=p.noun, eps=result.claimed_epsilon, delta=result.delta)
+    exposure = p.exposure_line(result, subject, records)
+    exposure = _exposure_line(result, subject, records) if exposure is None else exposure
     name = f"<b>{html.escape(subject.name)}</b>{p.facts_line(result, subject)}"
     return f"""
 <div class="card {kind}">
@@ -122,7 +133,7 @@ def card(result, subject, records):
   {_advantage_line(result, subject)}
   {_estimate_line(subject)}
   {p.card_lines(result, subject)}
-  {_exposure_line(result, subject, records)}
+  {exposure}
   {_failed_note(subject)}
   <div class="muted">{meaning}.</div>
 </div>"""
@@ -269,11 +280,17 @@ def how_to_read(result):
         "<li><b>AUC and TPR at 1 % / 0.1 % FPR</b> compare attacks; TPR at low FPR says how "
         "many members an attacker identifies while almost never accusing a non-member.</li>",
     ]
+    items = items if p.record_targets else []
     return f"<h2>How to read the numbers</h2>\n<ul>{''.join(items + p.how_to_read(result))}</ul>"
 
 
-def render_report(result, summary, records, figure_html, title):
-    """The whole report.html page."""
+def _sample_size_paragraph(result):
+    line = sample_size_line(result)
+    return f'<p class="muted">{html.escape(line)}</p>' if line else ""
+
+
+def render_report(result, summary, records, figure_html, title, comparisons=None):
+    """The whole report.html page (``comparisons``: :attr:`AuditResult.comparisons`)."""
     p = result.presentation
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in result.notes)
     cards = "".join(card(result, s, records) for s in result.subjects)
@@ -284,12 +301,14 @@ def render_report(result, summary, records, figure_html, title):
     body = "\n".join(
         [
             f'<div class="cards">{cards}</div>',
+            _sample_size_paragraph(result),
             failed_section(result),
             claims_section(result, summary),
             estimates_section(summary),
+            comparisons_section(result, result.comparisons if comparisons is None else comparisons),
             *p.sections(result),
             "<h2>Figures</h2>" + "".join(figure_html),
-            exposed_section(result, records),
+            exposed_section(result, records) if p.record_targets else "",
             how_to_read(result),
             p.inputs_section(result),
             f"<h2>Notes</h2><ul>{notes}</ul>" if notes else "",

@@ -13,30 +13,45 @@ confidence, the correctness flag and the predicted label and confidence
   true-label confidence is a bijection of the loss, and the estimator maps its query to
   normal scores first, so a second MACE on it would repeat the same claim and only widen the
   correction: it is not run;
-* with a ``population`` table and a training recipe, the shadow-model attack and LiRA.
+* with a ``population`` table and a training recipe, one set of reference models trained
+  once (a shared step) and read by the shadow-model attack, LiRA and RMIA.
 
 Every analysis goes through the engine (``_engine.py``): held-out scores certified with
 :func:`~sklearn_mace.metrics.audit_epsilon`, one Bonferroni correction over the model's
 claims, failures isolated (exit code 3), seeds drawn up front.
 """
 
+import numbers
+
 import numpy as np
 import pandas as pd
 
 from ._analyses import mace_analyses, mace_fit_step
-from ._engine import Analysis, AuditEngine, Subject, Targets, base_seed
-from ._model_attacks import btta_scores, cbtta_scores, lira_scores, shadow_scores
+from ._engine import Analysis, AuditEngine, SharedStep, Subject, Targets, base_seed
+from ._model_attacks import (
+    LIRA_MIN_MODELS,
+    REFERENCE,
+    REFERENCE_MODELS,
+    btta_scores,
+    cbtta_scores,
+    lira_scores,
+    reference_models,
+    rmia_scores,
+    shadow_scores,
+)
 from ._model_inputs import prepare_model_records
 from ._model_queries import as_audited_models, check_model_tables, label_index, model_queries
 from ._release_inputs import check_options
 from ._results import AuditResult, failure_notes
 
-__all__ = ["ANALYSES", "POPULATION_ANALYSES", "ModelAudit", "audit_model"]
+__all__ = ["ANALYSES", "POPULATION_ANALYSES", "REFERENCE_STEP", "ModelAudit", "audit_model"]
 
 MACE_FIT = "MACE fit (loss)"
 MACE_BAYES, MACE_BEST = mace_analyses("loss", MACE_FIT)
 SHADOW_NAME = "Shadow-model attack (Shokri)"
 LIRA_NAME = "LiRA (online)"
+RMIA_NAME = "RMIA (online)"
+REFERENCE_STEP = SharedStep(REFERENCE, reference_models)
 #: the analyses of every model, in report order (tests replace entries to plant failures)
 ANALYSES = [
     Analysis("BTTA (generalization gap)", btta_scores),
@@ -45,7 +60,11 @@ ANALYSES = [
     MACE_BEST,
 ]
 #: the analyses that need a population table and a training recipe
-POPULATION_ANALYSES = [Analysis(SHADOW_NAME, shadow_scores), Analysis(LIRA_NAME, lira_scores)]
+POPULATION_ANALYSES = [
+    Analysis(SHADOW_NAME, shadow_scores, needs=(REFERENCE,)),
+    Analysis(LIRA_NAME, lira_scores, needs=(REFERENCE,)),
+    Analysis(RMIA_NAME, rmia_scores, needs=(REFERENCE,)),
+]
 RECORD_QUERIES = ("loss", "true_label_confidence", "correct")
 
 
@@ -61,8 +80,12 @@ class ModelAudit(AuditEngine):
     parallel_subjects = False
 
     def shared_steps(self, subject):
-        """MACE fitted on the per-record loss."""
-        return [mace_fit_step(MACE_FIT, "loss")]
+        """MACE fitted on the per-record loss; the reference models when a population and a
+        recipe exist (trained once, read by every shadow attack)."""
+        steps = [mace_fit_step(MACE_FIT, "loss")]
+        if subject.inputs["population_analyses"]:
+            steps.append(REFERENCE_STEP)
+        return steps
 
     def analyses(self, subject):
         """``ANALYSES``, and the shadow attacks when a population and a recipe exist."""
@@ -87,25 +110,32 @@ class ModelAudit(AuditEngine):
         return columns
 
 
-def _population_analyses(name, model, recipe, population, index, notes):
+def _population_analyses(name, model, recipe, population, index, n_models, notes):
     """Which shadow attacks can run on this model; a note for each that cannot."""
     if population is None:
         return ()
     if recipe is None:
         notes.append(
             f"'{name}' is an ONNX model, which carries no training procedure: the "
-            "shadow-model attack and LiRA need one (--shadow-estimator)."
+            "shadow-model attack, LiRA and RMIA need one (--shadow-estimator)."
         )
         return ()
     if np.any(index < 0):
         notes.append(
-            f"'{name}': LiRA skipped: some targets' labels are not among the model's classes."
+            f"'{name}': LiRA and RMIA skipped: some targets' labels are not among the model's "
+            "classes, so the targets cannot train reference models."
         )
         return (SHADOW_NAME,)
-    return (SHADOW_NAME, LIRA_NAME)
+    if n_models < LIRA_MIN_MODELS:
+        notes.append(
+            f"'{name}': LiRA skipped: {n_models} reference models leave a record fewer than 2 "
+            f"IN and 2 OUT models to fit its Gaussians (it needs {LIRA_MIN_MODELS})."
+        )
+        return (SHADOW_NAME, RMIA_NAME)
+    return (SHADOW_NAME, LIRA_NAME, RMIA_NAME)
 
 
-def _subject(name, model, *, targets, features, label, population, recipes, m, notes):
+def _subject(name, model, *, targets, features, label, population, recipes, m, n_models, notes):
     """One model as a subject: its queries, accuracies and which analyses it gets."""
     inputs = model.input_columns(features)
     labels = targets[label].to_numpy()
@@ -121,7 +151,7 @@ def _subject(name, model, *, targets, features, label, population, recipes, m, n
     pop_index = None
     if population is not None:
         pop_index = label_index(model.classes_, population[label].to_numpy())
-    shadow = _population_analyses(name, model, recipe, population, index, notes)
+    shadow = _population_analyses(name, model, recipe, population, index, n_models, notes)
     return Subject(
         name,
         {
@@ -153,6 +183,7 @@ def audit_model(
     delta=0.0,
     claimed_epsilon=1.0,
     shadow_estimators=None,
+    n_reference_models=REFERENCE_MODELS,
     n_jobs=None,
     random_state=0,
     id_columns="auto",
@@ -173,8 +204,8 @@ def audit_model(
     label : str
         The true-label column.
     population : DataFrame, default=None
-        Further rows from the population, disjoint from both, that train shadow models
-        (shadow-model attack, LiRA).
+        Further rows from the population, disjoint from both, that train reference models
+        (shadow-model attack, LiRA, RMIA) and are RMIA's comparison records.
     columns : list of str, default=None
         The model's input columns (default: every column but the label).
     prior : float in (0, 1), default=None
@@ -193,6 +224,10 @@ def audit_model(
         The training recipe (an unfitted, or fitted and then cloned, scikit-learn classifier)
         that shadow models copy, per model name; key ``""`` applies to every model. A
         scikit-learn model is its own recipe; an ONNX model has none.
+    n_reference_models : int >= 2, default=16
+        Reference models trained (once per model, with a population and a recipe) on random
+        halves of the targets and the population, each record in exactly half of them, and
+        shared by the shadow-model attack, LiRA (which needs at least 4) and RMIA.
     n_jobs : int, default=None
         Parallel shadow-model training (joblib's semantics); results do not depend on it.
     random_state : int, default=0
@@ -234,6 +269,15 @@ def audit_model(
     True
     """
     check_options(confidence=confidence, prior=prior, delta=delta, claimed_epsilon=claimed_epsilon)
+    if (
+        isinstance(n_reference_models, bool)
+        or not isinstance(n_reference_models, numbers.Integral)
+        or n_reference_models < 2
+    ):
+        raise ValueError(
+            "n_reference_models must be an integer >= 2 (each record trains half of the "
+            f"reference models); got {n_reference_models!r}."
+        )
     models = as_audited_models(models)
     tables, features = check_model_tables(members, non_members, population, label, columns)
     tables, model_columns, notes = prepare_model_records(
@@ -257,6 +301,7 @@ def audit_model(
     )
     recipes = dict(shadow_estimators or {})
     context = dict(targets=targets_frame, label=label, population=population)
+    context["n_models"] = int(n_reference_models)
     subjects = [
         _subject(
             name, model, **context, features=model_columns[name], recipes=recipes, m=m, notes=notes
@@ -273,9 +318,13 @@ def audit_model(
             "targets": targets_frame,
             "labels": targets_frame[label].to_numpy(),
             "population": population,
+            "n_reference_models": int(n_reference_models),
         },
     )
     results = engine.run_with_progress(subjects, desc="sklearn-mace audit-model", verbose=verbose)
+    for subject in subjects:  # the shared reference models: how many, which split, what cost
+        if REFERENCE in subject.shared:
+            notes.append(f"'{subject.name}': {subject.shared[REFERENCE].describe()}.")
     return _result(results, engine, tables, features, label, notes, claimed_epsilon)
 
 

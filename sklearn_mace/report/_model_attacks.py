@@ -3,12 +3,17 @@
 * BTTA from the generalization gap (Bentley et al. 2021, Alg. 1: the correctness flag with
   the train and test accuracy) and CBTTA with its best partition (Thm 3; the partition is
   chosen by an inner cross-validation) — both cross-fitted, so the scores are held out;
-* with a ``population`` table, the shadow-model attack (Shokri et al. 2017) through
-  :class:`~sklearn_mace.attacks.ShadowModels` and LiRA (Carlini et al. 2022,
-  :class:`~sklearn_mace.attacks.LiRAAttack`), whose shadows never see a membership label.
+* with a ``population`` table, one set of reference models (:class:`ReferenceSet`, a
+  shared step: :class:`~sklearn_mace.attacks.ShadowModels` on balanced halves of the
+  targets and the population, trained once, never seeing a membership label) read by the
+  shadow-model attack (Shokri et al. 2017), LiRA (Carlini et al. 2022,
+  :class:`~sklearn_mace.attacks.LiRAAttack`) and RMIA (Zarifzadeh et al. 2024,
+  :class:`~sklearn_mace.attacks.RMIAAttack`).
 """
 
+import time
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import clone
@@ -16,11 +21,20 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_predict
 from sklearn.neural_network import MLPClassifier
 
-from ..attacks import BTTAttack, LiRAAttack, ShadowModelAttack, ShadowModels
+from ..attacks import BTTAttack, LiRAAttack, RMIAAttack, ShadowModelAttack, ShadowModels
 from ._engine import Scores
 from ._model_io import IndexedClassifier
 
-__all__ = ["btta_scores", "cbtta_scores", "lira_scores", "shadow_scores"]
+__all__ = [
+    "REFERENCE",
+    "ReferenceSet",
+    "btta_scores",
+    "cbtta_scores",
+    "lira_scores",
+    "reference_models",
+    "rmia_scores",
+    "shadow_scores",
+]
 
 N_FOLDS = 5
 CBTTA_PARTITIONS = (
@@ -30,7 +44,13 @@ CBTTA_PARTITIONS = (
     "predicted_label_confidence",
     ("predicted_label", "predicted_label_confidence"),
 )
-LIRA_SHADOWS = 16  # Carlini et al.'s online LiRA is close to its best from 16 shadows (Fig. 9)
+#: the shared step that trains the reference models
+REFERENCE = "Reference models"
+# Carlini et al.'s online LiRA is close to its best from 16 shadows (Fig. 9); RMIA needs fewer
+REFERENCE_MODELS = 16
+LIRA_MIN_MODELS = 4  # LiRA's per-record variances need 2 IN and 2 OUT models per record
+# the shadow-model attack's networks train on at most this many reference-model queries
+SHADOW_ATTACK_ROWS = 10_000
 # BTTAttack warns when the test accuracy exceeds the training accuracy; Bayes' rule applies
 _TEST_ABOVE_TRAIN = r"The test accuracy .* exceeds the training accuracy"
 
@@ -72,60 +92,126 @@ def cbtta_scores(engine, subject, seed):
     )
 
 
-def shadow_scores(engine, subject, seed):
-    """Shokri et al.'s attack: shadows on the population, one attack model per class."""
-    population, pop_index = engine.inputs["population"], subject.inputs["population_index"]
-    n_classes, keep = subject.inputs["n_classes"], subject.inputs["population_index"] >= 0
-    n_members = int(engine.targets.membership.sum())
-    n_shadow = int(np.clip(len(population) // (2 * n_members), 2, 8))
-    shadows = ShadowModels(
+@dataclass
+class ReferenceSet:
+    """The reference models of one audited model, shared by the shadow attacks.
+
+    ``models`` is a :class:`~sklearn_mace.attacks.ShadowModels` (``split="balanced"``)
+    fitted on ``targets`` then ``population`` (records: input columns, class index last);
+    ``targets`` is None when some target's label is unknown to the model, and the pool is
+    then the population alone.
+    """
+
+    models: ShadowModels
+    targets: np.ndarray
+    population: np.ndarray
+    seconds: float
+
+    @property
+    def n_models(self):
+        return len(self.models.estimators_)
+
+    def describe(self):
+        """One sentence: how many models, on which split, at what training cost."""
+        n_targets = 0 if self.targets is None else len(self.targets)
+        n_pool = n_targets + len(self.population)
+        k = self.n_models
+        return (
+            f"{k} reference models (clones of the training recipe), each trained on a random "
+            f"half of a pool of {n_pool} records ({n_targets} targets + "
+            f"{len(self.population)} population rows; every record trains exactly {k // 2} "
+            "of them, Carlini et al.'s balanced split; no membership label is used), "
+            "trained once and read by the shadow-model attack, LiRA and RMIA: "
+            f"{self.seconds:.1f} s of training ({self.seconds / k:.2f} s per model)"
+        )
+
+
+def _records(frame, columns, index):
+    return np.column_stack([frame[columns].to_numpy(dtype=float), index])
+
+
+def reference_models(engine, subject, seed):
+    """Train the subject's reference models once (joblib, ``engine.n_jobs``)."""
+    columns = subject.inputs["columns"]
+    keep = subject.inputs["population_index"] >= 0
+    population = _records(
+        engine.inputs["population"][keep], columns, subject.inputs["population_index"][keep]
+    )
+    targets = None
+    if np.all(subject.inputs["index"] >= 0):
+        targets = _records(engine.inputs["targets"], columns, subject.inputs["index"])
+    pool = population if targets is None else np.vstack([targets, population])
+    n_models = engine.inputs["n_reference_models"]
+    if pool.shape[0] < 2 * n_models:
+        raise ValueError(
+            f"{n_models} reference models need at least {2 * n_models} pool records; the "
+            f"pool has {pool.shape[0]}."
+        )
+    start = time.perf_counter()
+    models = ShadowModels(
         clone(subject.inputs["recipe"]),
-        n_shadow=n_shadow,
+        n_shadow=n_models,
+        split="balanced",
         outputs=("true_label", "proba"),
         n_jobs=engine.n_jobs,
         random_state=seed,
         verbose=0,
-    )
-    X_pop = population[subject.inputs["columns"]].to_numpy(dtype=float)
+    ).fit(pool[:, :-1], pool[:, -1])
+    return ReferenceSet(models, targets, population, time.perf_counter() - start)
+
+
+def shadow_scores(engine, subject, seed):
+    """Shokri et al.'s attack: one attack model per class, trained on the reference models'
+    queries of the population rows (their membership in each reference model is known)."""
+    shared = subject.shared[REFERENCE]
+    n_classes = subject.inputs["n_classes"]
+    models = shared.models
+    n_targets = 0 if shared.targets is None else len(shared.targets)
+    rows = np.flatnonzero(models.sample_index_ >= n_targets)
+    rng = np.random.default_rng(seed)
+    if rows.size > SHADOW_ATTACK_ROWS:
+        rows = np.sort(rng.choice(rows, SHADOW_ATTACK_ROWS, replace=False))
+    Qs, ms = models.queries_[rows], models.membership_[rows]
+    if Qs.shape[1] != 1 + n_classes:
+        raise ValueError(f"a reference model saw {Qs.shape[1] - 1} of the {n_classes} classes")
     with warnings.catch_warnings():  # the attack MLPs stop at max_iter on tiny classes
         warnings.simplefilter("ignore", ConvergenceWarning)
-        Qs, ms = shadows.fit_queries(X_pop[keep], pop_index[keep])
-        if Qs.shape[1] != 1 + n_classes:
-            raise ValueError(f"a shadow model saw {Qs.shape[1] - 1} of the {n_classes} classes")
-        # Shokri's per-class attack network (two layers of 50, as in the BTTA replication),
-        # stopped at 200 epochs: a class has only ~100 shadow records
+        # Shokri's per-class attack network (two layers of 50, as in the BTTA replication)
         net = MLPClassifier((50, 50), max_iter=200, random_state=seed)
         attack = ShadowModelAttack(net).fit(Qs, ms)
     queries = subject.inputs["queries"]
     proba = np.exp(queries[[f"log_proba_{j}" for j in range(n_classes)]].to_numpy())
     X = np.column_stack([queries["true_label"].to_numpy(), proba])
-    return Scores(score=attack.decision_function(X), detail=f"{n_shadow} shadow models")
+    detail = f"{shared.n_models} reference models, attack trained on {rows.size} of their queries"
+    return Scores(score=attack.decision_function(X), detail=detail)
+
+
+def _pool_attack(engine, subject, attack):
+    """Fit ``attack`` on the shared reference models; its scores of the targets."""
+    shared = subject.shared[REFERENCE]
+    target = IndexedClassifier(subject.inputs["model"], subject.inputs["columns"])
+    attack.set_params(target=target, reference_models=shared.models)
+    attack.fit(shared.targets, engine.targets.membership, population=shared.population)
+    return attack.decision_function(shared.targets)
 
 
 def lira_scores(engine, subject, seed):
-    """LiRA, online (Carlini et al. 2022): the targets and the population form the shadows'
-    pool, each record training half of the ``LIRA_SHADOWS`` shadows (its membership label
-    is never used to train them); the target model is queried through its log-probabilities.
-    """
-    columns = subject.inputs["columns"]
+    """LiRA, online (Carlini et al. 2022) on the shared reference models: each target and
+    population record trained half of them (its membership label is never used); the target
+    model is queried through its log-probabilities."""
+    shared = subject.shared[REFERENCE]
+    score = _pool_attack(engine, subject, LiRAAttack(None))
+    detail = f"{shared.n_models} reference models, each record IN for half"
+    return Scores(score=score, detail=detail)
 
-    def records(frame, index):
-        return np.column_stack([frame[columns].to_numpy(dtype=float), index])
 
-    targets = records(engine.inputs["targets"], subject.inputs["index"])
-    keep = subject.inputs["population_index"] >= 0
-    population = engine.inputs["population"][keep]
-    attack = LiRAAttack(
-        IndexedClassifier(subject.inputs["model"], columns),
-        clone(subject.inputs["recipe"]),
-        n_shadow=LIRA_SHADOWS,
-        n_jobs=engine.n_jobs,
-        random_state=seed,
-        verbose=0,
-    ).fit(
-        targets,
-        engine.targets.membership,
-        population=records(population, subject.inputs["population_index"][keep]),
+def rmia_scores(engine, subject, seed):
+    """RMIA, online (Zarifzadeh et al. 2024) on the shared reference models: each target
+    compared with every population record by the pairwise likelihood ratio."""
+    shared = subject.shared[REFERENCE]
+    score = _pool_attack(engine, subject, RMIAAttack(None))
+    detail = (
+        f"{shared.n_models} reference models (IN and OUT), against "
+        f"{len(shared.population)} population records, gamma = 1"
     )
-    detail = f"{LIRA_SHADOWS} shadow models, each record IN for half"
-    return Scores(score=attack.decision_function(targets), detail=detail)
+    return Scores(score=score, detail=detail)

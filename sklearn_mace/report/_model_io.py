@@ -471,15 +471,21 @@ class IndexedClassifier(ClassifierMixin, BaseEstimator):
 
 
 def load_model(path, *, name=None, trust_pickle=False, trusted_types=()):
-    """Load a classifier to audit from ONNX, skops, or (trusted) pickle / joblib.
+    """Load a trained classifier to audit: ONNX, skops, or (trusted) pickle / joblib.
+
+    ONNX models run in onnxruntime (no code of the model runs; its telemetry is off); skops
+    files load with an explicit list of exact trusted scikit-learn, NumPy and SciPy types; a
+    pickle or joblib file is refused unless ``trust_pickle=True``, because loading one runs
+    code stored in it. Regressors are refused in every format.
 
     Parameters
     ----------
     path : str or Path
+        The model file (``.onnx``, ``.skops``, ``.pkl``, ``.pickle``, ``.joblib``).
     name : str, default=None
-        Name in the report (default: the file name without its suffix).
+        The model's name in the report (default: the file name without its suffixes).
     trust_pickle : bool, default=False
-        Accept ``.pkl``/``.pickle``/``.joblib`` files; loading one runs code stored in it.
+        Accept pickle and joblib files.
     trusted_types : sequence of str, default=()
         Further exact type or function names to trust in a skops file (see
         :func:`~sklearn_mace.report._skops_policy.check_skops_types`).
@@ -487,6 +493,8 @@ def load_model(path, *, name=None, trust_pickle=False, trusted_types=()):
     Returns
     -------
     model : AuditedModel
+        The model, as :func:`~sklearn_mace.report.audit_model` takes it: log-probabilities of
+        its classes.
 
     Raises
     ------
@@ -496,7 +504,7 @@ def load_model(path, *, name=None, trust_pickle=False, trusted_types=()):
 
     Examples
     --------
-    >>> from sklearn_mace.report._model_io import load_model
+    >>> from sklearn_mace.report import load_model
     >>> load_model("model.pkl")  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
     AuditInputError: Cannot read the model file 'model.pkl': no such file.

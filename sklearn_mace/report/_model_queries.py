@@ -10,47 +10,10 @@ import pandas as pd
 from ._io import AuditInputError
 from ._model_inputs import label_indices
 from ._model_io import AuditedModel
-from ._model_io import load_model as _load_model
 
-__all__ = ["as_audited_models", "check_model_tables", "label_index", "load_model", "model_queries"]
+__all__ = ["as_audited_models", "check_model_tables", "label_index", "model_queries"]
 
 MIN_TARGETS = 10  # per class: fewer leaves 5-fold cross-fitting folds without a class
-
-
-def load_model(path, *, name=None, trust_pickle=False):
-    """Load a trained classifier to audit: ONNX, skops, or (trusted) pickle / joblib.
-
-    ONNX models run in onnxruntime (no code of the model runs); skops files load with an
-    explicit list of trusted scikit-learn, NumPy and SciPy types; a pickle or joblib file is
-    refused unless ``trust_pickle=True``, because loading one runs code stored in it.
-
-    Parameters
-    ----------
-    path : str or Path
-        The model file (``.onnx``, ``.skops``, ``.pkl``, ``.pickle``, ``.joblib``).
-    name : str, default=None
-        The model's name in the report (default: the file name without its suffixes).
-    trust_pickle : bool, default=False
-        Accept pickle and joblib files.
-
-    Returns
-    -------
-    model : AuditedModel
-        The model, as :func:`audit_model` takes it: log-probabilities of its classes.
-
-    Raises
-    ------
-    AuditInputError
-        Missing file, unknown extension, missing optional package, refused pickle or types.
-
-    Examples
-    --------
-    >>> from sklearn_mace.report import load_model
-    >>> load_model("model.pkl")  # doctest: +IGNORE_EXCEPTION_DETAIL
-    Traceback (most recent call last):
-    AuditInputError: Cannot read the model file 'model.pkl': no such file.
-    """
-    return _load_model(path, name=name, trust_pickle=trust_pickle)
 
 
 def as_audited_models(models):

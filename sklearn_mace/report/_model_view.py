@@ -57,9 +57,10 @@ class ModelPresentation(Presentation):
         return [
             "<li><b>BTTA</b> uses only whether the model is right (Bentley et al. Alg. 1); "
             "<b>CBTTA</b> the same inside categories (labels, confidence bins). <b>MACE</b> "
-            "queries the per-record loss −log M_y(x). The <b>shadow-model attack</b> and "
-            "<b>LiRA</b> imitate the training on population rows; no membership label trains "
-            "them.</li>",
+            "queries the per-record loss −log M_y(x). The <b>shadow-model attack</b>, "
+            "<b>LiRA</b> and <b>RMIA</b> read one set of reference models that imitate the "
+            "training on halves of the targets and population rows; no membership label "
+            "trains them.</li>",
             "<li>With few non-members, 0.1 % FPR means zero false positives.</li>",
         ]
 

@@ -7,9 +7,9 @@
   folder or inside it) and moves the finished files into place only when the writer
   succeeded. A failed run leaves the previous report as it was.
 * The report folder never mixes two runs: the report's own files left by an earlier run —
-  ``report.html``, ``summary.csv``, ``records.csv``, ``disclosure.csv`` and the ``*.png`` files in
-  ``figures/`` — are removed when the new ones arrive. Nothing else is ever removed: other
-  files a user keeps in the folder (or in ``figures/``) stay.
+  ``report.html``, ``summary.csv``, ``records.csv``, ``comparisons.csv``, ``disclosure.csv`` and
+  the ``*.png`` files in ``figures/`` — are removed when the new ones arrive. Nothing else is
+  ever removed: other files a user keeps in the folder (or in ``figures/``) stay.
 """
 
 import contextlib
@@ -22,7 +22,7 @@ from ._io import AuditInputError
 
 __all__ = ["OWN_FILES", "check_output_dir", "staged_output"]
 
-OWN_FILES = ("report.html", "summary.csv", "records.csv", "disclosure.csv")
+OWN_FILES = ("report.html", "summary.csv", "records.csv", "comparisons.csv", "disclosure.csv")
 FIGURES = "figures"
 STAGING_PREFIX = ".sklearn-mace-staging-"
 

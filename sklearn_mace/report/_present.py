@@ -19,10 +19,46 @@ class Presentation:
     command = "sklearn-mace"  # the printed summary's first word
     #: the records.csv columns shown beside each exposed record in report.html
     exposed_columns = ()
+    #: the card's verdict lines ("high", "mid", "low" -> text with ``{epsilon}``); None: the
+    #: common ones (``_results.VERDICTS``)
+    verdicts = None
+    #: whether the targets are records of a table (members and non-members), so that the
+    #: common parts about records apply: exposed records, the held-out risk figure, the ROC
+    #: figure of every target and the common "How to read" items. An audit whose targets
+    #: are something else (the shadow runs of a training recipe) turns them off and says
+    #: what its numbers mean itself.
+    record_targets = True
+    #: what the targets of each side are called (the sample-size line counts them)
+    target_nouns = ("members", "non-members")
+
+    def relation_name(self, result):
+        """The neighbour relation the certified ε refutes, in two words."""
+        return "substitute-one"
 
     def facts_line(self, result, subject):
         """HTML after the subject's name on its card."""
         return ""
+
+    def meaning(self, result, subject, verdict):
+        """The card's last line: what the verdict means; None: the common text."""
+        return None
+
+    def relation_line(self, result, subject):
+        """HTML: which DP guarantees the headline ε refutes; None: the common text
+        (members against fresh records: substitute-one)."""
+        return None
+
+    def exposure_line(self, result, subject, records):
+        """HTML: the card's line on exposed records; None: the common one."""
+        return None
+
+    def verdict_line(self, result, subject):
+        """The printed summary's line for ``subject``; None: the common one."""
+        return None
+
+    def summary_header(self, result):
+        """The printed summary's first line; None: the common one."""
+        return None
 
     def card_lines(self, result, subject):
         """HTML lines on the subject's card, after the claims."""

@@ -410,7 +410,8 @@ class AuditResult:
             ``"leakage certified above ε = 1"``, ``"leakage certified"`` or
             ``"no leakage certified"`` (:data:`VERDICTS`).
         """
-        return VERDICTS[self.verdict(subject)].format(epsilon=self.claimed_epsilon)
+        verdicts = getattr(self.presentation, "verdicts", None) or VERDICTS
+        return verdicts[self.verdict(subject)].format(epsilon=self.claimed_epsilon)
 
     @property
     def failures(self):
@@ -439,6 +440,19 @@ class AuditResult:
                 row.update(subject.facts)
                 rows.append(row)
         return pd.DataFrame(rows)
+
+    @property
+    def comparisons(self):
+        """Paired comparisons of the subjects: the table of ``comparisons.csv``.
+
+        For each analysis whose certified rule is fixed in advance and each pair of
+        subjects, the difference of the two rules' held-out advantages with its test
+        (:func:`~sklearn_mace.metrics.advantage_difference_test`, Holm-adjusted over the
+        table); empty with fewer than two subjects (``_comparisons.py``).
+        """
+        from ._comparisons import comparison_table
+
+        return comparison_table(self)
 
     @property
     def records(self):

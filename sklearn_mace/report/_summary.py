@@ -2,7 +2,9 @@
 
 import sys
 
+from ._comparisons import comparison_lines
 from ._format import fmt, fmt_p
+from ._sample_size import sample_size_line
 
 __all__ = ["print_summary"]
 
@@ -75,12 +77,14 @@ def print_summary(result, paths, file=None):
     p = result.presentation
     levels = sorted({(s.n_claims, s.claim_confidence) for s in result.subjects})
     each = ", ".join(f"{k} claims each at {level:.2%}" for k, level in levels)
-    print(
-        f"{p.command}: {n_mem} members, {len(result.membership) - n_mem} non-members, prior "
-        f"{result.prior:.3g}, δ = {result.delta:g}; the certified numbers of a {p.noun} hold "
-        f"together at {result.confidence:.0%} (Bonferroni: {each})",
-        file=file,
-    )
+    header = p.summary_header(result)
+    if header is None:
+        header = (
+            f"{p.command}: {n_mem} members, {len(result.membership) - n_mem} non-members, "
+            f"prior {result.prior:.3g}, δ = {result.delta:g}; the certified numbers of a "
+            f"{p.noun} hold together at {result.confidence:.0%} (Bonferroni: {each})"
+        )
+    print(header, file=file)
     trivial = abs(2 * result.prior - 1)
     print(
         f"(adv. ≥: certified advantage at the prior; trivial |2p − 1| = {trivial:.3f})", file=file
@@ -88,7 +92,13 @@ def print_summary(result, paths, file=None):
     for line in _table_lines(result.summary):
         print(line, file=file)
     for subject in result.subjects:
-        print(verdict_line(result, subject), file=file)
+        line = p.verdict_line(result, subject)
+        print(verdict_line(result, subject) if line is None else line, file=file)
+    for line in comparison_lines(result, result.comparisons):
+        print(line, file=file)
+    plan = sample_size_line(result)
+    if plan:
+        print(plan, file=file)
     for line in p.summary_lines(result):
         print(line, file=file)
     for note in result.notes:

@@ -1,5 +1,6 @@
 """Writing an audit to a folder: report.html (self-contained), summary.csv, records.csv,
-figures/*.png (and what the kind adds, e.g. disclosure.csv). Nothing is written elsewhere."""
+figures/*.png, comparisons.csv with several subjects (and what the kind adds, e.g.
+disclosure.csv). Nothing is written elsewhere."""
 
 from pathlib import Path
 
@@ -18,7 +19,8 @@ def write_report(result, out, *, title=None):
     ``summary.csv`` (one row per subject and analysis: the certified ε and advantage lower
     bounds with their operating point, AUC, TPR at low FPR, estimates, facts),
     ``records.csv`` (every target record, members first, exposed first, with every score) and
-    ``figures/*.png``; a synthetic-data audit adds ``disclosure.csv``. Nothing is written
+    ``figures/*.png``; with several releases or models, ``comparisons.csv`` (paired tests of
+    their held-out advantages); a synthetic-data audit adds ``disclosure.csv``. Nothing is written
     outside ``out``.
 
     The folder is checked before anything is drawn, the files are written into a staging
@@ -38,8 +40,8 @@ def write_report(result, out, *, title=None):
     Returns
     -------
     paths : dict of str -> Path
-        ``report``, ``summary``, ``records``, one entry per figure, and ``disclosure`` when
-        written.
+        ``report``, ``summary``, ``records``, one entry per figure, and ``comparisons`` and
+        ``disclosure`` when written.
 
     Examples
     --------
@@ -75,14 +77,19 @@ def _write_files(result, out, title):
     }
     summary.to_csv(paths["summary"], index=False)
     records.to_csv(paths["records"], index=False)
+    comparisons = result.comparisons
+    if not comparisons.empty:
+        paths["comparisons"] = out / "comparisons.csv"
+        comparisons.to_csv(paths["comparisons"], index=False)
     paths.update(result.presentation.extra_files(result, out))
-    figures = {**common_figures(result), **result.presentation.figures(result)}
+    common = common_figures(result) if result.presentation.record_targets else {}
+    figures = {**common, **result.presentation.figures(result)}
     figure_html = []
     for name, (fig, caption) in figures.items():
         png, element = embed_figure(fig, name, caption)
         paths[name] = out / "figures" / name
         paths[name].write_bytes(png)
         figure_html.append(element)
-    page = render_report(result, summary, records, figure_html, title)
+    page = render_report(result, summary, records, figure_html, title, comparisons)
     paths["report"].write_text(page, encoding="utf-8")
     return paths

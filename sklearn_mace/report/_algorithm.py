@@ -1,0 +1,419 @@
+"""The algorithm audit as a report: the engine configured for training recipes.
+
+What ``sklearn-mace audit-algorithm`` runs (``docs/design.md``, "Auditing an algorithm"). An
+audited **subject** is a training recipe (a generator); its shared step is an
+:class:`~sklearn_mace.algorithm.AlgorithmAudit` — ``n_runs`` trainings without any target and
+``n_runs`` with each target, featurized about the targets, one attack per target trained on
+``attack_fraction`` of the runs of each side, its threshold chosen there. Each audited target
+record is one **analysis** of the recipe: its scores are the attack's scores of the runs, and
+the engine certifies the attack's rule (fixed on the fitting runs: ``threshold`` explicit) on
+the other runs only, at the recipe's per-claim level ``1 − α/K`` for its ``K`` targets — the
+audit's own Bonferroni correction, so the certified numbers are the audit's.
+
+The engine's "target records" are therefore the runs: run ``i`` of the member side is, for
+target ``j``, the ``i``-th run with target ``j`` in its training set; of the other side, the
+``i``-th run without any target (shared by every target, as in the audit).
+"""
+
+import importlib.util
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+import pandas as pd
+
+from ..metrics import audit_epsilon
+from ._engine import Analysis, AuditEngine, Scores, SharedStep, Subject, Targets, base_seed
+from ._io import AuditInputError
+from ._results import AuditResult, failure_notes
+
+__all__ = ["RECIPES", "AlgorithmReport", "audit_algorithm", "available_recipes"]
+
+RUNS = "shadow runs"
+#: built-in recipes: CLI name -> name in the report (the wrong one's name says so)
+RECIPES = {
+    "dp-histogram": "DP histogram (Laplace noise, correct)",
+    "wrong-noise-histogram": "DP histogram (wrong noise: half the scale)",
+    "gaussian-mixture": "GaussianMixture (5 components, not DP)",
+    "sdv": "sdv GaussianCopula",
+    "ctgan": "CTGAN",
+    "smartnoise": "smartnoise MST",
+}
+HISTOGRAMS = ("dp-histogram", "wrong-noise-histogram")
+#: the package each optional recipe needs (extras sdv, ctgan, smartnoise)
+OPTIONAL = {"sdv": "sdv", "ctgan": "ctgan", "smartnoise": "snsynth"}
+#: a population column with at most this many distinct values is categorical
+MAX_LEVELS = 20
+RELATIONS = {"add_remove": "add/remove-one", "substitute": "substitute-one"}
+
+
+def available_recipes():
+    """The built-in recipes usable here: the adapters only when their package is installed.
+
+    Returns
+    -------
+    names : list of str
+    """
+    return [
+        name
+        for name in RECIPES
+        if name not in OPTIONAL or importlib.util.find_spec(OPTIONAL[name]) is not None
+    ]
+
+
+def make_recipe(name, *, epsilon, relation, domain):
+    """An unfitted built-in recipe; the histograms claim ``epsilon`` under ``relation``."""
+    from .. import algorithm
+
+    if name in HISTOGRAMS:
+        Recipe = (
+            algorithm.DPHistogramSynthesizer
+            if name == "dp-histogram"
+            else algorithm.WrongNoiseHistogramSynthesizer
+        )
+        return Recipe(epsilon, categories=domain, relation=relation)
+    if name == "gaussian-mixture":
+        from sklearn.mixture import GaussianMixture
+
+        return GaussianMixture(n_components=5, random_state=0)
+    if name == "sdv":
+        return algorithm.SDVGenerator()
+    if name == "ctgan":
+        return algorithm.CTGANGenerator(epochs=50)
+    return algorithm.SmartNoiseGenerator("mst", epsilon=epsilon)
+
+
+def encode_population(frame):
+    """The population as numbers: ``(X, domain)``.
+
+    A column with at most :data:`MAX_LEVELS` distinct values (or any non-numeric one) is
+    categorical and becomes its codes ``0 … k − 1`` (sorted values); others stay numbers.
+    ``domain`` lists each column's codes when every column is categorical (the domain a
+    histogram recipe needs, read from the population, never from a training set), else None.
+    """
+    if frame.isna().any().any():
+        column = frame.columns[frame.isna().any()][0]
+        raise AuditInputError(
+            f"the population column '{column}' has missing values; fill or drop them first."
+        )
+    columns, domain = [], []
+    for name in frame.columns:
+        values = frame[name]
+        numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+        if numeric and values.nunique() > MAX_LEVELS:
+            columns.append(values.to_numpy(dtype=np.float64))
+            domain = None
+            continue
+        codes, levels = pd.factorize(values, sort=True)
+        columns.append(codes.astype(np.float64))
+        if domain is not None:
+            domain.append(np.arange(len(levels), dtype=float))
+    return np.column_stack(columns), domain
+
+
+@dataclass(frozen=True)
+class TargetAnalysis(Analysis):
+    """One audited target of a recipe: its rule and which runs certify it.
+
+    Attributes
+    ----------
+    target : int
+        The target's position.
+    certify_mask : ndarray of bool or None
+        The runs the claim is certified on (the attack never saw them); None before the
+        shadow runs exist.
+    """
+
+    target: int = 0
+    certify_mask: np.ndarray = None
+
+
+def shadow_runs(engine, subject, seed):
+    """The shared step: the recipe's :class:`~sklearn_mace.algorithm.AlgorithmAudit`."""
+    from ..algorithm import AlgorithmAudit
+
+    settings = engine.inputs
+    return AlgorithmAudit(
+        subject.inputs["recipe"],
+        targets=settings["targets"],
+        relation=settings["relation"],
+        n_runs=settings["n_runs"],
+        train_size=settings["train_size"],
+        datasets="fixed",
+        n_synthetic=subject.inputs["n_synthetic"],
+        featurizer=subject.inputs["featurizer"],
+        claimed_epsilon=settings["claimed_epsilon"],
+        delta=engine.delta,
+        confidence=engine.confidence,
+        n_jobs=engine.n_jobs,
+        random_state=seed,
+        verbose=settings["verbose"],
+    ).fit(settings["population"])
+
+
+def target_scores(engine, subject, seed, *, target):
+    """The attack's score of every run, for one target (larger: the target trained it)."""
+    audit = subject.shared[RUNS]
+    n_fit = int((~audit.certify_mask_).sum() // 2)
+    features = ", ".join(audit.feature_names_)
+    return Scores(
+        score=audit.run_scores_[target],
+        detail=f"attack on {features}, trained and its threshold chosen on {n_fit} runs per "
+        f"side; certified on the other {audit.n_runs - n_fit} per side",
+    )
+
+
+class AlgorithmReport(AuditEngine):
+    """The engine configured for training recipes (one subject per recipe).
+
+    Recipes run one after the other; ``n_jobs`` goes to each recipe's runs.
+    """
+
+    kind = "recipe"
+    parallel_subjects = False
+
+    def shared_steps(self, subject):
+        """The shadow runs of the recipe."""
+        return [SharedStep(RUNS, shadow_runs)]
+
+    def analyses(self, subject):
+        """One analysis per target; its rule is known once the shadow runs are done."""
+        audit = subject.shared.get(RUNS)
+        analyses = []
+        for j, name in enumerate(self.inputs["target_names"]):
+            rule = {}
+            if audit is not None:
+                rule = dict(
+                    threshold=float(audit.audits_[j].threshold),
+                    certify_mask=audit.certify_mask_,
+                )
+            compute = partial(target_scores, target=j)
+            analyses.append(TargetAnalysis(name, compute, needs=(RUNS,), target=j, **rule))
+        return analyses
+
+    def certify(self, analysis, score, level, seed):
+        """The attack's rule on the runs it never saw (``audit_epsilon``, explicit threshold)."""
+        keep = analysis.certify_mask
+        m, s = self.targets.membership[keep], np.asarray(score)[keep]
+        return audit_epsilon(
+            s[m == 1],
+            s[m == 0],
+            delta=self.delta,
+            confidence=level,
+            threshold=analysis.threshold,
+            prior=self.targets.prior,
+        )
+
+    def run_analysis(self, analysis, subject, failed, level):
+        """As the engine's, with AUC and TPR measured on the certifying runs only."""
+        result = super().run_analysis(analysis, subject, failed, level)
+        if result.ok:
+            keep = analysis.certify_mask
+            m, s = self.targets.membership[keep], result.scores.score[keep]
+            result.metrics = _metrics(m, s)
+        return result
+
+    def describe(self, subject, results):
+        """The recipe's settings, and its true ε when it is a mechanism of known ε."""
+        audit = subject.shared.get(RUNS)
+        facts = {
+            "recipe_name": subject.inputs["key"],
+            "true_epsilon": subject.inputs["true_epsilon"],
+            "relation": self.inputs["relation"],
+            "n_runs": self.inputs["n_runs"],
+        }
+        if audit is not None:
+            facts["train_size"] = audit.n_train_
+            facts["n_certify_runs"] = int(audit.certify_mask_.sum() // 2)
+        return facts
+
+    def record_columns(self, subject, results):
+        """``certifying_run``: whether a run certifies (the attack never saw it)."""
+        audit = subject.shared.get(RUNS)
+        return {} if audit is None else {"certifying_run": audit.certify_mask_}
+
+
+def _metrics(membership, score):
+    from sklearn.metrics import roc_auc_score
+
+    from ..metrics import tpr_at_fpr
+
+    return {
+        "auc": float(roc_auc_score(membership, score)),
+        "tpr_at_1pct_fpr": float(tpr_at_fpr(membership, score, fpr=0.01)),
+        "tpr_at_0.1pct_fpr": float(tpr_at_fpr(membership, score, fpr=0.001)),
+    }
+
+
+@dataclass
+class AlgorithmResult(AuditResult):
+    """:class:`AuditResult` of an algorithm audit: ``summary`` adds the claim's columns."""
+
+    @property
+    def summary(self):
+        """One row per (recipe, target): ``recipe``, ``target``, ``claimed_epsilon``,
+        ``epsilon_lower_bound``, ``contradicted`` (empty for a failed target), then the
+        common columns of ``summary.csv``."""
+        frame = super().summary
+        ok = frame["status"] == "ok"
+        contradicted = (frame["epsilon_lower_bound"] > self.claimed_epsilon).where(ok, None)
+        front = pd.DataFrame(
+            {
+                "recipe": frame["subject"],
+                "target": frame["analysis"],
+                "claimed_epsilon": self.claimed_epsilon,
+                "epsilon_lower_bound": frame["epsilon_lower_bound"],
+                "contradicted": contradicted.astype(object),
+            }
+        )
+        return pd.concat([front, frame.drop(columns="epsilon_lower_bound")], axis=1)
+
+
+def _targets_and_names(X, targets, demo_targets):
+    """The target records and their names: the demo's, or the most vulnerable records."""
+    from ..algorithm import select_vulnerable_records
+
+    if targets is None and demo_targets is not None:
+        return demo_targets
+    k = 2 if targets is None else int(targets)
+    if k > len(X) - 3:
+        raise AuditInputError(
+            f"--targets {k} asks for more targets than the population can spare ({len(X)} rows)."
+        )
+    rows = select_vulnerable_records(X, k)
+    names = [f"vulnerable record {rank} (population row {row})" for rank, row in enumerate(rows, 1)]
+    return X[rows], names
+
+
+def _subject(key, *, epsilon, relation, domain, n_train):
+    from ..algorithm import ReleaseFeatures
+
+    recipe = make_recipe(key, epsilon=epsilon, relation=relation, domain=domain)
+    histogram = key in HISTOGRAMS
+    # known for the histograms (Δ / noise scale): the claim, or twice it for the wrong noise
+    true_epsilon = {"dp-histogram": 1.0, "wrong-noise-histogram": 2.0}.get(key, np.nan) * epsilon
+    return Subject(
+        RECIPES[key],
+        {
+            "key": key,
+            "recipe": recipe,
+            "true_epsilon": true_epsilon,
+            # the histogram's release is its expanded noisy counts: its count of the target's
+            # cell is all it says about the target (the Laplace mechanism itself)
+            "featurizer": ReleaseFeatures(None, n_neighbors=(), radii=(0.0,), bandwidth=None)
+            if histogram
+            else None,
+            "n_synthetic": None if histogram else n_train,
+        },
+    )
+
+
+def audit_algorithm(
+    recipes=("dp-histogram", "wrong-noise-histogram"),
+    population=None,
+    *,
+    targets=None,
+    claimed_epsilon=1.0,
+    delta=0.0,
+    confidence=0.95,
+    relation="add_remove",
+    n_runs=1000,
+    n_jobs=None,
+    random_state=0,
+    verbose=True,
+):
+    """Audit training recipes with shadow runs; one card per recipe, one claim per target.
+
+    Parameters
+    ----------
+    recipes : sequence of str, default=("dp-histogram", "wrong-noise-histogram")
+        Built-in recipes (:data:`RECIPES`; the adapters when their package is installed).
+        The histograms claim ``claimed_epsilon`` under ``relation``.
+    population : DataFrame or None, default=None
+        The records training sets are drawn from; None: the embedded demo population
+        (3 000 records over a 60-cell categorical domain) and its two targets, the most
+        common record and a canary in the empty cell.
+    targets : int or None, default=None
+        Audit the population's ``targets`` most vulnerable records (mean distance to the
+        nearest records); None: the demo's two targets, or 2 on a population table.
+    claimed_epsilon : float >= 0, default=1.0
+        The ε the recipes claim under ``relation``; a certified ε above it contradicts it.
+    delta : float in [0, 1), default=0.0
+        The δ of the (ε, δ) claim.
+    confidence : float in (0, 1), default=0.95
+        Each recipe's target claims hold together at this level (Bonferroni).
+    relation : {"add_remove", "substitute"}, default="add_remove"
+        The neighbour relation of the claim and of the runs.
+    n_runs : int >= 10, default=1000
+        Runs per side.
+    n_jobs : int, default=None
+        Runs in parallel (joblib); the result does not depend on it.
+    random_state : int, default=0
+        The base of every seed (and of the demo population).
+    verbose : bool, default=True
+        Progress bars on stderr.
+
+    Returns
+    -------
+    result : AuditResult
+        One subject per recipe; :func:`write_report` writes it.
+    """
+    from ..algorithm._demo import DEMO_CATEGORIES, DEMO_TRAIN_SIZE, demo_population
+
+    demo_targets = None
+    if population is None:
+        X, demo_X, demo_names = demo_population(random_state)
+        domain = [np.arange(k, dtype=float) for k in DEMO_CATEGORIES]
+        demo_targets, n_rows = (demo_X, demo_names), {"embedded demo population": len(X)}
+    else:
+        X, domain = encode_population(population)
+        n_rows = {"population": len(X)}
+    missing = [r for r in recipes if r in HISTOGRAMS and domain is None]
+    if missing:
+        raise AuditInputError(
+            f"the recipe {missing[0]} needs a categorical population (every column with at "
+            f"most {MAX_LEVELS} distinct values); pick another recipe or bin the columns."
+        )
+    target_X, names = _targets_and_names(X, targets, demo_targets)
+    n_train = DEMO_TRAIN_SIZE if population is None else int(round(0.5 * (len(X) - len(names))))
+    context = dict(epsilon=claimed_epsilon, relation=relation, domain=domain, n_train=n_train)
+    subjects = [_subject(key, **context) for key in recipes]
+    membership = np.r_[np.ones(n_runs, dtype=int), np.zeros(n_runs, dtype=int)]
+    runs = Targets(
+        membership=membership,
+        source=np.r_[np.full(n_runs, "with the target"), np.full(n_runs, "without any target")],
+        row=np.r_[np.arange(n_runs), np.arange(n_runs)],
+        prior=0.5,
+    )
+    engine = AlgorithmReport(
+        runs,
+        confidence=confidence,
+        delta=float(delta),
+        random_state=base_seed(random_state),
+        n_jobs=n_jobs,
+        inputs={
+            "population": X,
+            "targets": target_X,
+            "target_names": names,
+            "relation": relation,
+            "n_runs": n_runs,
+            "train_size": n_train,
+            "claimed_epsilon": claimed_epsilon,
+            "verbose": int(verbose),
+        },
+    )
+    results = engine.run_with_progress(subjects, desc="recipes", verbose=verbose)
+    from ._algorithm_view import AlgorithmPresentation
+
+    return AlgorithmResult(
+        kind="recipe",
+        subjects=results,
+        targets=runs,
+        confidence=confidence,
+        delta=float(delta),
+        claimed_epsilon=float(claimed_epsilon),
+        n_rows=n_rows,
+        inputs={"relation": relation, "n_runs": n_runs, "target_names": names},
+        notes=failure_notes(results),
+        presentation=AlgorithmPresentation(),
+    )

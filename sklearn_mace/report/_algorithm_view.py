@@ -1,0 +1,196 @@
+"""What the algorithm report adds to the common one: the claim per target, the runs' ROC.
+
+The common card (headline ε, advantage, failures) stays; the presentation says which DP claim
+the numbers test — the claimed ε, the neighbour relation of the runs, the targets and the
+correction over them — and drops what is about records of a table (exposed records, held-out
+risks): the targets here are the audited records, named in the card's table, and the
+engine's "records" are shadow runs.
+"""
+
+import numpy as np
+import pandas as pd
+
+from ..metrics import MembershipRocDisplay
+from ._figures import figure, legend_below, note, slug
+from ._format import fmt, table
+from ._present import Presentation
+
+__all__ = ["AlgorithmPresentation"]
+
+RELATION_WORDS = {
+    "add_remove": (
+        "add/remove-one",
+        "the runs' training sets hold the target or not, all else alike",
+    ),
+    "substitute": (
+        "substitute-one",
+        "the runs' training sets hold the target or another population record in its place",
+    ),
+}
+
+
+def _relation(result):
+    return RELATION_WORDS[result.inputs["relation"]]
+
+
+def _target_table(result, subject):
+    """Per target: claimed ε beside the certified lower bound, and the verdict."""
+    true = subject.facts.get("true_epsilon", np.nan)
+    rows = []
+    for analysis in subject.analyses:
+        row = {"target": analysis.name, "claimed ε": result.claimed_epsilon}
+        if analysis.ok:
+            eps = analysis.claim.epsilon_lower_bound
+            row["certified ε ≥"] = eps
+            row["claim"] = "contradicted" if eps > result.claimed_epsilon else "not contradicted"
+            row["AUC"] = analysis.metrics.get("auc", np.nan)
+        else:
+            row.update({"certified ε ≥": np.nan, "claim": "failed", "AUC": np.nan})
+        if np.isfinite(true):
+            row["true ε (known)"] = true
+        rows.append(row)
+    return table(pd.DataFrame(rows), text_columns=("target", "claim"))
+
+
+class AlgorithmPresentation(Presentation):
+    """The algorithm audit's additions to the common report."""
+
+    noun = "recipe"
+    title = "sklearn-mace algorithm privacy audit"
+    command = "sklearn-mace audit-algorithm"
+    target_nouns = ("runs with the target", "runs without it")
+    record_targets = False
+    verdicts = {
+        "high": "the claim is contradicted: ε > {epsilon:g} is certified",
+        "mid": "the claim ε = {epsilon:g} is not contradicted (some leakage is certified)",
+        "low": "the claim ε = {epsilon:g} is not contradicted (no leakage certified)",
+    }
+
+    def facts_line(self, result, subject):
+        """The runs behind the card."""
+        f = subject.facts
+        if "train_size" not in f:
+            return ""
+        return (
+            f" · {f['n_runs']} runs per side, training sets of {f['train_size']} rows; "
+            f"{f['n_certify_runs']} runs per side certify"
+        )
+
+    def subtitle(self, result):
+        """The relation, the run count and the targets."""
+        name, _ = _relation(result)
+        return (
+            f" · {name} neighbours · {result.inputs['n_runs']} runs per side · "
+            f"{len(result.inputs['target_names'])} targets"
+        )
+
+    def relation_name(self, result):
+        """The relation of the runs (and of the claim)."""
+        return _relation(result)[0]
+
+    def relation_line(self, result, subject):
+        """Which guarantee the runs test: the relation of the runs, nothing converted."""
+        name, how = _relation(result)
+        eps = subject.epsilon_lower_bound
+        refutes = (
+            f"refutes {name} (ε, δ)-DP for every ε below {fmt(eps, 2)}"
+            if eps > 0
+            else "refutes no DP guarantee"
+        )
+        return f"Neighbour relation: {name} ({how}); the bound {refutes}."
+
+    def exposure_line(self, result, subject, records):
+        """No record is 'exposed' here: the targets are named in the card's table."""
+        return ""
+
+    def meaning(self, result, subject, verdict):
+        """What the verdict says about the recipe's claim."""
+        name, _ = _relation(result)
+        eps, delta = result.claimed_epsilon, result.delta
+        if verdict == "high":
+            return (
+                f"the recipe is not ({eps:g}, {delta:g})-DP for {name} neighbours, with the "
+                "stated confidence: its claim is false (or its implementation is)"
+            )
+        return (
+            f"the runs do not refute ({eps:g}, {delta:g})-DP; this is not a proof of "
+            "privacy: more runs, a worse-case target or a stronger attack may certify more"
+        )
+
+    def card_lines(self, result, subject):
+        """Claimed ε beside the certified bound, per target, and the correction."""
+        k = len(subject.analyses)
+        return (
+            f"{_target_table(result, subject)}"
+            f'<div class="muted">Multiplicity: the {k} targets\' bounds of this recipe hold '
+            f"together at {result.confidence:.0%} (each at {subject.claim_confidence:.2%}, "
+            "Bonferroni over the targets); each recipe is a separate claim. A claim is "
+            "contradicted only when its certified ε exceeds the claimed ε.</div>"
+        )
+
+    def how_to_read(self, result):
+        """The shadow-run audit in a few lines."""
+        name, how = _relation(result)
+        return [
+            "<li><b>Shadow runs</b>: each recipe is trained "
+            f"{result.inputs['n_runs']} times on datasets without any target and as many "
+            f"times with each target ({name}: {how}); each output is featurized about the "
+            "target (a DP histogram's release: its count of the target's cell).</li>",
+            "<li><b>Certified ε at least</b>: per target an attack is trained on part of the "
+            "runs of each side and its threshold chosen there (threshold "
+            "<code>explicit</code> in the claims table: fixed before the other runs are "
+            "looked at); exact Clopper–Pearson upper bounds on that rule's FPR and FNR on "
+            "the other runs give the smallest ε an (ε, δ)-DP recipe allows, "
+            f"FPR + e^ε·FNR ≥ 1 − δ (δ = {result.delta:g}). The runs are independent "
+            "trainings, as the bounds assume (Jagielski et al. 2020).</li>",
+            f"<li><b>Verdict</b>: a claimed ε is contradicted only when a certified bound "
+            f"exceeds it; all bounds of a recipe hold together at {result.confidence:.0%}. "
+            "With n certifying runs per side no audit certifies much more than log(n/3): "
+            "a claim above that cannot be contradicted by this many runs.</li>",
+            "<li><b>AUC</b> of the attack on the certifying runs describes how well the "
+            "runs separate (not certified).</li>",
+        ]
+
+    def figures(self, result):
+        """Per recipe: every target's ROC on the certifying runs."""
+        return {f"roc_{slug(s.name)}.png": _roc_figure(result, s) for s in result.subjects}
+
+    def summary_header(self, result):
+        """The run counts, the relation and the correction."""
+        name, _ = _relation(result)
+        k = len(result.inputs["target_names"])
+        return (
+            f"{self.command}: {len(result.subjects)} recipe(s), {k} target(s), "
+            f"{result.inputs['n_runs']} runs per side, {name} neighbours, δ = "
+            f"{result.delta:g}; each recipe's {k} bounds hold together at "
+            f"{result.confidence:.0%} (Bonferroni over the targets)"
+        )
+
+    def verdict_line(self, result, subject):
+        """The verdict with the largest certified ε and its target."""
+        source = subject.epsilon_source
+        where = "" if source is None else f" ({source.name})"
+        return (
+            f"{subject.name}: [{result.headline(subject)}] — claimed ε = "
+            f"{result.claimed_epsilon:g}, certified ε at least {subject.epsilon_lower_bound:.2f}"
+            f"{where}"
+        )
+
+
+def _roc_figure(result, subject):
+    fig, ax = figure(height=5.2)
+    m = result.membership
+    keep = subject.record_columns.get("certifying_run")
+    for analysis in subject.claims:
+        score = analysis.scores.score
+        MembershipRocDisplay.from_predictions(m[keep], score[keep], name=analysis.name, ax=ax)
+    if subject.claims:
+        legend_below(ax)
+    else:
+        note(ax, "every target failed (see Failed analyses)")
+    ax.set_title(f"recipe '{subject.name}': attacks on the certifying runs")
+    caption = (
+        f"ROC curve of each target's attack on the runs of recipe '{subject.name}' that "
+        "certify its bound (the attack never saw them); false-positive rate on a log scale."
+    )
+    return fig, caption

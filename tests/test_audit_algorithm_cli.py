@@ -1,0 +1,196 @@
+"""`sklearn-mace audit-algorithm`: the demo's files, the audit's own numbers, clear errors.
+
+Few runs per side keep each test to seconds; what the verdicts are worth at 1 000 runs is
+measured by ``benchmarks/bench_algorithm_claims.py`` and ``tests/test_algorithm_slow.py``.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import BaseEstimator
+
+from sklearn_mace.cli import main
+from sklearn_mace.report._algorithm import RECIPES, RUNS, audit_algorithm, available_recipes
+from sklearn_mace.report._engine import keyed_seed
+
+REQUIRED = ["recipe", "target", "claimed_epsilon", "epsilon_lower_bound", "contradicted"]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    """The demo through the CLI, 40 runs per side."""
+    out = tmp_path_factory.mktemp("algorithm") / "report"
+    status = main(["audit-algorithm", "--n-runs", "40", "--out", str(out), "--quiet"])
+    return status, out
+
+
+def test_demo_writes_the_summary_and_the_card(demo):
+    status, out = demo
+    assert status == 0
+    assert sorted(p.name for p in out.iterdir()) == [
+        "comparisons.csv",  # two recipes on the same targets: compared pairwise
+        "figures",
+        "records.csv",
+        "report.html",
+        "summary.csv",
+    ]
+    summary = pd.read_csv(out / "summary.csv")
+    assert list(summary.columns[:5]) == REQUIRED
+    assert (
+        summary["recipe"].tolist()
+        == [RECIPES["dp-histogram"]] * 2 + [RECIPES["wrong-noise-histogram"]] * 2
+    )
+    assert "wrong" in summary["recipe"].iloc[2] and "wrong" not in summary["recipe"].iloc[0]
+    assert summary["target"].tolist() == ["most common record", "empty-cell canary"] * 2
+    assert (summary["claimed_epsilon"] == 1.0).all()
+    assert summary["true_epsilon"].tolist() == [1.0, 1.0, 2.0, 2.0]
+    np.testing.assert_array_equal(
+        summary["contradicted"], summary["epsilon_lower_bound"] > summary["claimed_epsilon"]
+    )
+    # two targets per recipe: each bound at 1 − 0.05/2
+    assert np.allclose(summary["claim_confidence"], 0.975)
+    page = (out / "report.html").read_text(encoding="utf-8")
+    for text in ("claimed ε", "certified ε ≥", "Multiplicity", "add/remove-one", "Bonferroni"):
+        assert text in page
+    assert "Exposed records" not in page and "members file" not in page
+
+
+def test_the_card_is_red_exactly_when_a_claim_is_contradicted(demo):
+    _, out = demo
+    summary = pd.read_csv(out / "summary.csv")
+    page = (out / "report.html").read_text(encoding="utf-8")
+    red = summary.groupby("recipe", sort=False)["contradicted"].any()
+    assert page.count('class="card high"') == int(red.sum())
+    assert page.count("the claim is contradicted") == int(red.sum())
+
+
+def test_the_report_certifies_what_the_audit_certifies():
+    # the engine re-certifies each target's rule on the held-out runs: it must give the
+    # AlgorithmAudit's own bounds (same seed, same runs, same level 1 − α/K)
+    from sklearn_mace.algorithm import AlgorithmAudit, DPHistogramSynthesizer, ReleaseFeatures
+    from sklearn_mace.algorithm._demo import DEMO_CATEGORIES, DEMO_TRAIN_SIZE, demo_population
+
+    result = audit_algorithm(["dp-histogram"], n_runs=30, claimed_epsilon=0.5, verbose=False)
+    population, targets, _ = demo_population(0)
+    name = RECIPES["dp-histogram"]
+    audit = AlgorithmAudit(
+        DPHistogramSynthesizer(0.5, categories=[np.arange(k) for k in DEMO_CATEGORIES]),
+        targets=targets,
+        n_runs=30,
+        train_size=DEMO_TRAIN_SIZE,
+        datasets="fixed",
+        featurizer=ReleaseFeatures(None, n_neighbors=(), radii=(0.0,), bandwidth=None),
+        random_state=keyed_seed(0, name, RUNS, "scores"),
+    ).fit(population)
+    np.testing.assert_allclose(
+        result.summary["epsilon_lower_bound"], audit.epsilon_lower_bounds_, rtol=1e-12
+    )
+    np.testing.assert_allclose(result.summary["auc"], audit.auc_, rtol=1e-12)
+
+
+def test_a_population_file_and_the_substitute_relation(tmp_path):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {"colour": rng.choice(["red", "green", "blue"], 400), "size": rng.integers(0, 4, 400)}
+    )
+    path = tmp_path / "population.csv"
+    frame.to_csv(path, index=False)
+    out = tmp_path / "out"
+    status = main(
+        [
+            "audit-algorithm",
+            "--population",
+            str(path),
+            "--recipe",
+            "dp-histogram",
+            "gaussian-mixture",
+            "--targets",
+            "1",
+            "--neighbour",
+            "substitute",
+            "--claimed-epsilon",
+            "2",
+            "--n-runs",
+            "20",
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
+    assert status == 0
+    summary = pd.read_csv(out / "summary.csv")
+    assert summary["recipe"].tolist() == [RECIPES["dp-histogram"], RECIPES["gaussian-mixture"]]
+    assert (summary["relation"] == "substitute").all() and (summary["claimed_epsilon"] == 2).all()
+    assert summary["target"].iloc[0].startswith("vulnerable record 1 (population row ")
+    assert "substitute-one" in (out / "report.html").read_text(encoding="utf-8")
+
+
+class BrokenRecipe(BaseEstimator):
+    """A generator whose every training fails (to plant a failure)."""
+
+    def __init__(self, random_state=None):
+        self.random_state = random_state
+
+    def fit(self, X):
+        raise RuntimeError("planted failure")
+
+    def sample(self, n_samples=None):
+        raise RuntimeError("planted failure")
+
+
+def test_a_failed_recipe_gives_a_partial_report_and_exit_3(tmp_path, monkeypatch):
+    from sklearn_mace.report import _algorithm
+
+    real = _algorithm.make_recipe
+
+    def planted(name, **kwargs):
+        return BrokenRecipe() if name == "wrong-noise-histogram" else real(name, **kwargs)
+
+    monkeypatch.setattr(_algorithm, "make_recipe", planted)
+    out = tmp_path / "out"
+    status = main(["audit-algorithm", "--n-runs", "20", "--out", str(out), "--quiet"])
+    assert status == 3
+    summary = pd.read_csv(out / "summary.csv")
+    failed = summary[summary["status"] == "failed"]
+    assert failed["recipe"].eq(RECIPES["wrong-noise-histogram"]).all() and len(failed) == 2
+    assert failed["reason"].str.contains("planted failure").all()
+    assert failed["contradicted"].isna().all()
+    assert (summary.loc[summary["status"] == "ok", "recipe"] == RECIPES["dp-histogram"]).all()
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--n-runs", "5"], "--n-runs must be an integer >= 10"),
+        (["--targets", "0"], "--targets must be an integer >= 1"),
+        (["--claimed-epsilon", "-1"], "--claimed-epsilon must be in [0, inf)"),
+        (["--delta", "1"], "--delta must be in [0, 1)"),
+        (["--neighbour", "swap"], "invalid choice: 'swap'"),
+        (["--recipe", "made-up"], "invalid choice: 'made-up'"),
+    ],
+)
+def test_bad_options_exit_2_naming_the_option(argv, message, capsys, tmp_path):
+    with pytest.raises(SystemExit) as stop:
+        main(["audit-algorithm", *argv, "--out", str(tmp_path / "out")])
+    assert stop.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_input_errors_exit_2_before_any_work(capsys, tmp_path):
+    numeric = tmp_path / "numeric.csv"
+    pd.DataFrame({"x": np.linspace(0, 1, 100)}).to_csv(numeric, index=False)
+    afile = tmp_path / "a-file"
+    afile.write_text("")
+    cases = [
+        (["--population", str(numeric)], "needs a categorical population"),
+        (["--out", str(afile)], "is an existing file"),
+        (["--recipe", "dp-histogram", "dp-histogram"], "names each recipe once"),
+    ]
+    if "ctgan" not in available_recipes():
+        cases.append((["--recipe", "ctgan"], 'pip install "sklearn-mace[ctgan]"'))
+    for argv, message in cases:
+        with pytest.raises(SystemExit) as stop:
+            main(["audit-algorithm", "--n-runs", "10", "--quiet", *argv])
+        assert stop.value.code == 2
+        assert message in capsys.readouterr().err

@@ -19,6 +19,21 @@ files. Target: 200 000 synthetic rows in at most 2 minutes on 2 cores, at most 1
 release whose rows are population draws and 1 % member rows verbatim (with their own ids).
 Target: the 200 000-row release in at most 3 minutes at at most 1 GiB.
 
+Measured with ``--mixed`` on 2 shared cores (load average 6-8 from other work, so about a
+third of the machine), before the release was encoded in blocks:
+
+    synthetic rows   wall s  encode-only s  ratio  peak MiB
+             50000    149.2            9.2   16.3       874
+            200000    629.7           10.5   59.9      1284
+
+Both targets are missed on this machine. Where the 200 000-row run spends its time and
+memory (an in-process profile of the same run, same load): reading and encoding 20 s (peak
+683 MiB, now lower: the release is encoded in blocks), the nearest-synthetic distances 35 s
+(peak 1179 MiB: importing torch and its float32 screen), DOMIAS 270 s (peak 1251 MiB), MC
+98 s, GAN-leaks CAL 18 s, the three figure points 17 s, attribute inference and linkability
+143 s; 604 s in all. The 93 encoded features (against 20 above) make every pairwise pass
+about 4.6 times dearer.
+
 Measured on 2 idle cores (every analysis ran, disclosure included):
 
     synthetic rows   wall s  encode-only s  ratio  peak MiB
@@ -97,11 +112,17 @@ def _child_peak_mib():
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
+def _child_cpu_s():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _run(argv):
+    """``(wall s, CPU s)`` of a child interpreter (CPU: user + system, all its threads)."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), _child_cpu_s()
     subprocess.run(argv, check=False, capture_output=True, text=True, env=env)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, _child_cpu_s() - cpu
 
 
 def bench(n_synthetic, *, n_members=5000, n_non_members=5000, seed=0, mixed=False):
@@ -112,7 +133,7 @@ def bench(n_synthetic, *, n_members=5000, n_non_members=5000, seed=0, mixed=Fals
         for name, frame in make(n_members, n_non_members, n_synthetic, seed).items():
             paths[name] = folder / f"{name}.csv"
             frame.to_csv(paths[name], index=False)
-        baseline = _run(
+        baseline, _ = _run(
             [sys.executable, "-c", ENCODE_ONLY, *(f"{k}={v}" for k, v in paths.items())]
         )
         argv = [
@@ -130,9 +151,9 @@ def bench(n_synthetic, *, n_members=5000, n_non_members=5000, seed=0, mixed=Fals
             str(folder / "out"),
             "--quiet",
         ]
-        wall = _run(argv)
+        wall, cpu = _run(argv)
         summary = pd.read_csv(folder / "out" / "summary.csv")
-    return wall, baseline, _child_peak_mib(), summary
+    return wall, cpu, baseline, _child_peak_mib(), summary
 
 
 def main(argv=None):
@@ -143,15 +164,23 @@ def main(argv=None):
     )
     args = parser.parse_args(argv)
     sizes = (5_000, 20_000) if args.quick else (50_000, 200_000)
-    header = ("synthetic rows", "wall s", "encode-only s", "ratio", "peak MiB")
-    print(" ".join(f"{h:>{w}}" for h, w in zip(header, (14, 8, 14, 6, 9), strict=True)))
+    header = ("synthetic rows", "wall s", "CPU s", "encode-only s", "ratio", "peak MiB")
+    widths = (14, 8, 8, 14, 6, 9)
+    print(" ".join(f"{h:>{w}}" for h, w in zip(header, widths, strict=True)))
     for n in sizes:
-        wall, baseline, peak, summary = bench(n, mixed=args.mixed)
-        print(f"{n:>14} {wall:>8.1f} {baseline:>14.1f} {wall / baseline:>6.1f} {peak:>9.0f}")
+        wall, cpu, baseline, peak, summary = bench(n, mixed=args.mixed)
+        print(
+            f"{n:>14} {wall:>8.1f} {cpu:>8.1f} {baseline:>14.1f} {wall / baseline:>6.1f} "
+            f"{peak:>9.0f}"
+        )
         failed = summary.loc[summary["status"] == "failed", "analysis"].tolist()
         if failed:
             print(f"{'':>14} failed analyses: {failed}")
-    print("peak MiB is the largest child so far (the encode-only baseline included).")
+    print(
+        "peak MiB is the largest child so far (the encode-only baseline included); CPU s is "
+        "the audit's user + system time (all threads): on a shared machine, wall s grows "
+        "with the other load, CPU s much less."
+    )
 
 
 if __name__ == "__main__":

@@ -6,8 +6,8 @@ complete report, 2 an input error (nothing written), 3 a partial report (an anal
 see "Failed analyses" in report.html and the ``status`` column of summary.csv), 130
 interrupted (Ctrl-C; a previous report is left intact). Warnings raised by the audit go into
 the report's notes: the library's own (a column dropped, rows left out) are printed with the
-summary, those of third-party code only counted. Without input
-files, ``audit`` (and ``demo``) audit the embedded synthetic-data demo and ``audit-model`` the
+summary, the others (NumPy's, scikit-learn's, …) only counted. Without input files,
+``audit`` (and ``demo``) audit the embedded synthetic-data demo and ``audit-model`` the
 embedded model demo.
 """
 
@@ -30,8 +30,8 @@ RANDOM_STATE_HELP = (
     "--random-state give the same report (default: 0)"
 )
 QUIET_HELP = (
-    "no progress bars and no count of third-party warnings on the terminal (those warnings "
-    "are listed in the report's notes either way)"
+    "no progress bars, and no count of the warnings of NumPy, scikit-learn and other code on "
+    "the terminal (they are listed in the report's notes either way)"
 )
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report an interrupted command
 RELATION = (
@@ -454,8 +454,9 @@ def _warning_notes(caught, notes):
     """``(ours, third_party, count)`` notes from the warnings caught during an audit.
 
     The library's own warnings (inputs changed, controls copied) become notes as written;
-    the others (numerical warnings of NumPy, scikit-learn, …) one note per kind, with its
-    count. Messages already among ``notes`` are not repeated.
+    the others (numerical and technical warnings of NumPy, scikit-learn, …, whoever calls
+    them) one note per kind, with its count and where it was raised. Messages already among
+    ``notes`` are not repeated.
     """
     ours, theirs, seen = [], {}, set(notes)
     for caught_warning in caught:
@@ -466,18 +467,20 @@ def _warning_notes(caught, notes):
                 ours.append(text)
             continue
         key = f"{category.__name__}: {text}"
-        origin = Path(caught_warning.filename)
-        package = next((part for part in origin.parts[::-1] if part in _PACKAGES), origin.stem)
-        count, where = theirs.get(key, (0, package))
+        count, where = theirs.get(key, (0, _source(caught_warning.filename)))
         theirs[key] = (count + 1, where)
-    third_party = [
-        f"warning from third-party code ({where}, {count}×): {key}"
-        for key, (count, where) in theirs.items()
-    ]
+    third_party = [f"warning ({where}, {count}×): {key}" for key, (count, where) in theirs.items()]
     return ours, third_party, sum(count for count, _ in theirs.values())
 
 
-_PACKAGES = ("numpy", "scipy", "sklearn", "pandas", "torch", "joblib", "matplotlib", "skops")
+def _source(filename):
+    """Where a warning was raised: the path from its package down (``sklearn/…/x.py``)."""
+    parts = Path(filename).parts
+    top = [i for i, part in enumerate(parts) if part in ("site-packages", "dist-packages")]
+    start = top[-1] + 1 if top else max(len(parts) - 2, 0)
+    if "sklearn_mace" in parts:
+        start = len(parts) - 1 - parts[::-1].index("sklearn_mace")
+    return "/".join(parts[start:])
 
 
 def _audited(args, compute):
@@ -496,12 +499,16 @@ def _write_and_print(args, result, out, third_party):
     from .report import write_report
     from .report._summary import print_summary
 
-    paths = write_report(result, out)
+    with warnings.catch_warnings():
+        if args.quiet:  # drawing's warnings (matplotlib's) come after the notes are written
+            warnings.simplefilter("ignore")
+        paths = write_report(result, out)
     shown = result.notes[: len(result.notes) - third_party[0]]
     if third_party[1] and not args.quiet:
         shown = [
             *shown,
-            f"{third_party[1]} warnings of third-party code, listed in the report's notes",
+            f"{third_party[1]} warnings of NumPy, scikit-learn and other code, listed in the "
+            "report's notes",
         ]
     print_summary(replace(result, notes=shown), paths)
 

@@ -85,6 +85,7 @@ def test_version_and_help_text_for_every_option(capsys):
         (["--thousands", "ab"], "--thousands must be one character"),
         (["--decimal", ";"], "invalid choice: ';'"),
         (["--id-columns", "age", "--keep-id-columns"], "exclude each other"),
+        (["--id-columns", "nope"], "(--id-columns) names ['nope'], which are not audited"),
     ],
 )
 def test_bad_table_options_exit_2_naming_the_option(tmp_path, capsys, extra, fragment):
@@ -306,7 +307,7 @@ def test_third_party_warnings_go_to_the_notes_not_the_terminal(tmp_path, capsys,
 
     monkeypatch.setattr(release_module, "prepare_release_inputs", noisy)
     code, text = _audit(capsys, paths, tmp_path / "quiet")
-    assert code == 0 and "RuntimeWarning" not in text and "third-party" not in text
+    assert code == 0 and "RuntimeWarning" not in text and "72 warnings" not in text
     argv = [
         "audit",
         "--members",
@@ -322,7 +323,7 @@ def test_third_party_warnings_go_to_the_notes_not_the_terminal(tmp_path, capsys,
     assert main([str(a) for a in argv]) == 0
     captured = capsys.readouterr()
     assert "RuntimeWarning" not in captured.out + captured.err
-    assert "note: 72 warnings of third-party code, listed in the report's notes" in captured.out
+    assert "note: 72 warnings of NumPy, scikit-learn and other code, listed in the" in captured.out
     for out in ("quiet", "loud"):
         page = (tmp_path / out / "report.html").read_text(encoding="utf-8")
         assert "72×): RuntimeWarning: divide by zero encountered in log" in page
@@ -437,3 +438,18 @@ def test_fuzzed_csv_files_give_a_report_or_a_clear_error(style, seed, capsys):
             assert set(summary["subject"]) == {"leaky"}
         outside = {n for n, _ in _tree(root) - before if not n.startswith("work/out")}
         assert outside == set(), outside
+
+
+def test_a_release_that_copies_the_controls_gets_a_printed_note(tmp_path, capsys):
+    """The library's own warnings (here ControlCopyWarning) are notes, printed and reported."""
+    members, non_members, _ = audit_tables()
+    copies = pd.concat([non_members, members], ignore_index=True)
+    paths = _write(tmp_path, {"members": members, "non-members": non_members, "copies": copies})
+    argv = ["audit", "--members", paths["members"], "--non-members", paths["non-members"]]
+    argv += ["--synthetic", paths["copies"], "--out", tmp_path / "out", "--quiet"]
+    assert main([str(a) for a in argv]) == 0
+    captured = capsys.readouterr()
+    assert "note: The release holds" in captured.out and "control records verbatim" in captured.out
+    assert "ControlCopyWarning" not in captured.err  # a note, not a raw warning
+    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "control records verbatim" in page

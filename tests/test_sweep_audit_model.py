@@ -252,6 +252,17 @@ def test_unnamed_onnx_inputs_meet_reordered_columns_and_row_ids(files, tmp_path,
         non_members=n_id,
     )
     assert code == 2 and "takes 13 features but the tables give 14" in text
+    code, text = _run(
+        capsys,
+        folder,
+        tmp_path / "d",
+        "--id-columns",
+        "rowid",
+        model="forest.onnx",
+        members=m_id,
+        non_members=n_id,
+    )
+    assert code == 2 and "(--id-columns) names ['rowid']" in text
 
 
 def test_records_hold_losses_and_confidences_in_range(files, tmp_path, capsys):

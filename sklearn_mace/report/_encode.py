@@ -76,6 +76,7 @@ STRAY_FRACTION = 0.01  # at most this share of non-numbers in a numeric column
 MISSING_GAP = 0.1  # missing shares that differ by more, and significantly, are refused
 MISSING_P = 1e-3
 RELATIVE_CONSTANT = 1e-8  # spread in one table below this share of the pooled spread
+ROW_BLOCK = 20_000  # rows encoded (and summed into the Gram matrix) at a time
 MIN_ID_ROWS = 20  # fewer distinct values say nothing about being a row id
 ID_DENSITY = 0.1  # all-distinct integers using at least this share of their range
 _ID_WORDS = {"id", "ids", "idx", "index", "key", "row", "record", "uuid", "no", "nr"}
@@ -398,7 +399,9 @@ def _id_columns(real_frames, columns, id_columns):
         return found
     unknown = [c for c in id_columns if c not in columns]
     if unknown:
-        raise AuditInputError(f"id_columns names {unknown}, which are not audited columns.")
+        raise AuditInputError(
+            f"id_columns (--id-columns) names {unknown}, which are not audited columns."
+        )
     return {c: "a row id (named in id_columns)" for c in id_columns}
 
 
@@ -647,11 +650,15 @@ def collinear_columns(X, feature_names, *, rtol=1e-6):
     X = np.asarray(X, dtype=float)
     if X.shape[0] < 2 or X.shape[1] == 0:
         return []
-    centred = X - X.mean(axis=0)
-    # the Gram matrix's eigenvalues are the squared singular values: O(n·d²) in one product,
-    # on one BLAS thread (a (d, d) result gains little from more, and shared cores lose much)
+    mean = X.mean(axis=0)
+    # the Gram matrix's eigenvalues are the squared singular values: O(n·d²), summed over
+    # blocks of rows (no centred copy of a large table), on one BLAS thread (a (d, d) result
+    # gains little from more, and shared cores lose much)
+    gram = np.zeros((X.shape[1], X.shape[1]))
     with threadpool_limits(limits=1, user_api="blas"):
-        gram = centred.T @ centred
+        for start in range(0, X.shape[0], ROW_BLOCK):
+            centred = X[start : start + ROW_BLOCK] - mean
+            gram += centred.T @ centred
     eigenvalues, vectors = np.linalg.eigh(gram)
     singular = np.sqrt(np.clip(eigenvalues, 0.0, None))
     top = singular.max()
@@ -872,7 +879,7 @@ def encode_tables(
         arrays = {}
         for name, frame in frames.items():
             arrays[name] = _checked(
-                encoded[name] if name in encoded else encoder.transform(frame[kept]),
+                encoded[name] if name in encoded else _transform(encoder, frame[kept]),
                 name,
                 feature_names,
             )
@@ -916,10 +923,26 @@ def _encoder(plans, report):
     return encoder, feature_names
 
 
+def _transform(encoder, frame):
+    """``encoder.transform(frame)`` in blocks of rows, into one float array: a large release
+    is never held twice (the transformers' pieces and their concatenation)."""
+    if len(frame) <= ROW_BLOCK:
+        return np.asarray(encoder.transform(frame), dtype=float)
+    first = np.asarray(encoder.transform(frame.iloc[:ROW_BLOCK]), dtype=float)
+    out = np.empty((len(frame), first.shape[1]))
+    out[:ROW_BLOCK] = first
+    for start in range(ROW_BLOCK, len(frame), ROW_BLOCK):
+        out[start : start + ROW_BLOCK] = encoder.transform(frame.iloc[start : start + ROW_BLOCK])
+    return out
+
+
 def _checked(encoded, name, feature_names):
     """An encoded table, refused when a feature spans too many orders of magnitude."""
     encoded = np.asarray(encoded, dtype=float)
-    scale = np.abs(encoded).max(axis=0) if len(encoded) else np.zeros(len(feature_names))
+    if len(encoded):  # without an absolute-value copy of a large table
+        scale = np.maximum(encoded.max(axis=0), -encoded.min(axis=0))
+    else:
+        scale = np.zeros(len(feature_names))
     bad = ~np.isfinite(scale) | (scale > MAX_ABS)
     if bad.any():
         raise AuditInputError(

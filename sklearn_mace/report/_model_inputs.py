@@ -295,7 +295,13 @@ def model_input_columns(model, tables, features, *, id_columns="auto", allow_mis
             raise ValueError(f"id_columns must be 'auto' or a list; got {id_columns!r}.")
         ids = find_row_id_columns(tables, features)
     else:
-        ids = {c: "named in id_columns" for c in id_columns if c in features}
+        unknown = [c for c in id_columns if c not in features]
+        if unknown:
+            raise AuditInputError(
+                f"id_columns (--id-columns) names {unknown}, which are not feature columns of "
+                f"the tables ({features})."
+            )
+        ids = {c: "named in id_columns" for c in id_columns}
     named = model.feature_names_in_
     if named is None and ids:
         warnings.warn(

@@ -16,6 +16,12 @@ histogram and the feature its count of the target's cell. Audits differ by their
   recipe (claims 1, true ε = 2) at 1 000 runs per side: the fraction of audits that
   contradict the claim.
 
+* ``--part split`` — how the runs are split between the attack and the certificate, on the
+  exact law of the count feature (a well-populated cell is never clipped, so the count is
+  ``c + round(Lap(1/ε))``, plus 1 with the target): ``AlgorithmAudit``'s own selection and
+  certificate (``_certify_one``) for ``attack_fraction`` ∈ {0.5, 0.3} and the selection level
+  ``SELECTION_STRICTNESS`` ∈ {10, 100} times stricter than the certificate's.
+
 Run: ``nice -n 10 python benchmarks/bench_algorithm_claims.py --part sound --audits 200``
 (``--quick`` for a smoke run). Audits run two at a time (``--jobs``).
 """
@@ -181,9 +187,59 @@ def tight(args, population, target):
         )
 
 
+def simulated_split_audit(n_runs, attack_fraction, strictness, seed, epsilon=1.0):
+    """One audit of the exact count law through AlgorithmAudit's selection and certificate."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from sklearn_mace.algorithm import _audit
+
+    rng = np.random.default_rng(seed)
+    count = np.rint(rng.laplace(0.0, 1.0 / epsilon, 2 * n_runs))
+    count[:n_runs] += 1  # the runs with the target
+    membership = np.r_[np.ones(n_runs, dtype=int), np.zeros(n_runs, dtype=int)]
+    n_fit = int(round(attack_fraction * n_runs))
+    fit_part = np.zeros(2 * n_runs, dtype=bool)
+    fit_part[rng.permutation(n_runs)[:n_fit]] = True
+    fit_part[n_runs + rng.permutation(n_runs)[:n_fit]] = True
+    audit = AlgorithmAudit(None)
+    template = make_pipeline(StandardScaler(), LogisticRegression())
+    before, _audit.SELECTION_STRICTNESS = _audit.SELECTION_STRICTNESS, strictness
+    try:
+        _, bound, _, _ = audit._certify_one(
+            template, count[:, None], membership, fit_part, 0.05, seed
+        )
+    finally:
+        _audit.SELECTION_STRICTNESS = before
+    return bound.epsilon_lower_bound
+
+
+def split(args):
+    print(
+        "\nSplit: mean (median) certified ε / true ε on the exact count law, by runs per side, "
+        "attack_fraction and selection strictness"
+    )
+    settings = [(f, s) for f in (0.5, 0.3) for s in (10, 100)]
+    print(f"{'n_runs':>6} {'audits':>6} " + " ".join(f"{f'{f}, {s}':>15}" for f, s in settings))
+    for n_runs in args.tight_runs:
+        n_audits = args.split_audits
+        cells = []
+        for fraction, strictness in settings:
+            res = np.array(
+                [
+                    simulated_split_audit(n_runs, fraction, strictness, seed)
+                    for seed in range(n_audits)
+                ]
+            )
+            cells.append(f"{res.mean():.3f} ({np.median(res):.3f})")
+        print(f"{n_runs:6d} {n_audits:6d} " + " ".join(f"{c:>15}" for c in cells), flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["sound", "tight", "all"], default="all")
+    parser.add_argument("--part", choices=["sound", "tight", "split", "all"], default="all")
+    parser.add_argument("--split-audits", type=int, default=300, help="audits per cell (split)")
     parser.add_argument("--audits", type=int, default=200)
     parser.add_argument("--n-runs", type=int, default=200, help="runs per side (sound)")
     parser.add_argument("--rr", action="store_true", help="add the randomized-response check")
@@ -199,13 +255,15 @@ def main():
     if args.quick:
         args.audits, args.n_runs, args.rr_runs, args.tight_runs = 4, 50, 100, [100]
         args.rr_audits = 4
-        args.large_audits, args.bug_audits = 2, 2
+        args.large_audits, args.bug_audits, args.split_audits = 2, 2, 4
     population, targets, _ = demo_population(0)
     target = targets[0]
     if args.part in ("sound", "all"):
         sound(args, population, target)
     if args.part in ("tight", "all"):
         tight(args, population, target)
+    if args.part in ("split", "all"):
+        split(args)
 
 
 if __name__ == "__main__":

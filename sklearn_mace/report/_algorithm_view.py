@@ -99,6 +99,13 @@ class AlgorithmPresentation(Presentation):
         )
         return f"Neighbour relation: {name} ({how}); the bound {refutes}."
 
+    def thresholds_note(self, result):
+        """Every rule here is fixed on the attack's fitting runs."""
+        return (
+            '"explicit": the attack\'s threshold was chosen on the runs it was trained on '
+            "and is certified on the other runs only, which it never saw."
+        )
+
     def exposure_line(self, result, subject, records):
         """No record is 'exposed' here: the targets are named in the card's table."""
         return ""

@@ -174,13 +174,16 @@ def claims_section(result, summary):
     headers = CLAIM_HEADERS | {"advantage_lower_bound": f"advantage ≥ (trivial {trivial})"}
     how = np.where(summary["status"] == "ok", summary["detail"], "failed: " + summary["reason"])
     shown = summary.assign(detail=how)[list(headers)].rename(columns=headers)
+    thresholds = result.presentation.thresholds_note(result) or (
+        '"split": the threshold was chosen on a random half of the targets and certified on the '
+        'other half; "explicit": a rule fixed before seeing the data, certified on every target.'
+    )
     return f"""<h2>Certified claims of every analysis</h2>
 {table(shown, text_columns=("subject", "analysis", "role", "threshold", "how"))}
 <p class="muted">One row per claim, each from one operating point: ε ≥ and advantage ≥ (at
 prior p = {fmt(result.prior)}; the trivial |2p − 1| is {trivial}) are certified lower bounds
-from the analysis's held-out scores. "split": the threshold was chosen on a random half of
-the targets and certified on the other half; "explicit": a rule fixed before seeing the data,
-certified on every target. FPR ≤ and FNR ≤ are exact Clopper–Pearson upper bounds. Every row
+from the analysis's held-out scores. {thresholds} FPR ≤ and FNR ≤ are exact Clopper–Pearson
+upper bounds. Every row
 of a {result.presentation.noun}, figure points included, holds together at
 {result.confidence:.0%}. AUC and TPR at low FPR describe the scores (not certified). Written to
 summary.csv.</p>"""

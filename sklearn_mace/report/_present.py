@@ -48,6 +48,10 @@ class Presentation:
         (members against fresh records: substitute-one)."""
         return None
 
+    def thresholds_note(self, result):
+        """What the claims table's threshold column means; None: the common text."""
+        return None
+
     def exposure_line(self, result, subject, records):
         """HTML: the card's line on exposed records; None: the common one."""
         return None

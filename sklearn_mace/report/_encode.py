@@ -486,51 +486,64 @@ def _plan_column(column, per_table, max_categories, min_frequency):
     extra)`` with kind ``"numeric"``, ``"category"`` or None (dropped)."""
     pooled = pd.concat(list(per_table.values()), ignore_index=True)
     dtype = str(pooled.dtype)
-    names = ", ".join(per_table)
     if pooled.notna().sum() == 0:
-        return None, dtype, f"dropped: no values in the real tables ({names})", {}
+        return None, dtype, f"dropped: no values in the real tables ({', '.join(per_table)})", {}
     if pd.api.types.is_datetime64_any_dtype(pooled) or pd.api.types.is_timedelta64_dtype(pooled):
         return None, dtype, "dropped: date/time values are not supported", {}
-    if pd.api.types.is_bool_dtype(pooled):
-        kind, numeric, strays = "category", False, []
-    else:
-        given = sum(int(s.notna().sum()) for s in per_table.values())
-        # text columns fail on their first cells: a lower bound on the non-numbers decides
-        head = sum(int(_numbers(s.dropna().iloc[:2000]).isna().sum()) for s in per_table.values())
-        numbers = (
-            {n: _numbers(s) for n, s in per_table.items()} if head <= STRAY_FRACTION * given else {}
-        )
-        parsed = sum(int(v.notna().sum()) for v in numbers.values())
-        if parsed and given - parsed <= STRAY_FRACTION * given:
-            kind, numeric = "numeric", True
-            strays = _where(
-                per_table,
-                {n: (s.notna() & numbers[n].isna()).to_numpy() for n, s in per_table.items()},
-            )
-        else:
-            kind, numeric, strays = "category", False, []
-    if kind == "numeric":
-        _check_values(column, numbers)
-        _missing_check(column, {n: v.isna().to_numpy() for n, v in numbers.items()})
-        values = pd.concat(list(numbers.values()), ignore_index=True)
-        distinct = values.dropna().unique()
-        if distinct.size == 1 and not values.isna().any():
-            return None, dtype, "dropped: constant", {}
-        if distinct.size > 2:
-            filled = values.fillna(values.median()).to_numpy(float)
-            pooled_scale = RobustScale().fit(filled[:, None]).scale_[0]
-            for name, table in numbers.items():
-                own = table.dropna().to_numpy(float)
-                if own.size > 1 and np.ptp(own) <= RELATIVE_CONSTANT * pooled_scale:
-                    return None, dtype, f"dropped: constant in the {name} table", {}
-            treatment = "numeric, robustly scaled"
-            n_missing = int(values.isna().sum())
-            if n_missing:
-                treatment += f"; {n_missing} missing imputed with the median"
-            if strays:
-                treatment += "; non-numbers taken as missing: " + "; ".join(strays)
-            return "numeric", dtype, treatment, {}
-        kind = "category"  # two values: a binary column, encoded like a category
+    numbers, strays = ({}, []) if pd.api.types.is_bool_dtype(pooled) else _parse_numbers(per_table)
+    if numbers:
+        plan = _numeric_plan(column, dtype, numbers, strays)
+        if plan is not None:
+            return plan
+    return _category_plan(column, dtype, per_table, bool(numbers), max_categories, min_frequency)
+
+
+def _parse_numbers(per_table):
+    """``({table: numbers}, strays)`` when the column is numeric (at most ``STRAY_FRACTION``
+    of its values are not numbers; the strays name where they are), else ``({}, [])``."""
+    given = sum(int(s.notna().sum()) for s in per_table.values())
+    # text columns fail on their first cells: a lower bound on the non-numbers decides
+    head = sum(int(_numbers(s.dropna().iloc[:2000]).isna().sum()) for s in per_table.values())
+    if head > STRAY_FRACTION * given:
+        return {}, []
+    numbers = {n: _numbers(s) for n, s in per_table.items()}
+    parsed = sum(int(v.notna().sum()) for v in numbers.values())
+    if not parsed or given - parsed > STRAY_FRACTION * given:
+        return {}, []
+    strays = _where(
+        per_table, {n: (s.notna() & numbers[n].isna()).to_numpy() for n, s in per_table.items()}
+    )
+    return numbers, strays
+
+
+def _numeric_plan(column, dtype, numbers, strays):
+    """The plan of a numeric column, or None for a binary one (encoded like a category)."""
+    _check_values(column, numbers)
+    _missing_check(column, {n: v.isna().to_numpy() for n, v in numbers.items()})
+    values = pd.concat(list(numbers.values()), ignore_index=True)
+    distinct = values.dropna().unique()
+    if distinct.size == 1 and not values.isna().any():
+        return None, dtype, "dropped: constant", {}
+    if distinct.size <= 2:
+        return None
+    filled = values.fillna(values.median()).to_numpy(float)
+    pooled_scale = RobustScale().fit(filled[:, None]).scale_[0]
+    for name, table in numbers.items():
+        own = table.dropna().to_numpy(float)
+        if own.size > 1 and np.ptp(own) <= RELATIVE_CONSTANT * pooled_scale:
+            return None, dtype, f"dropped: constant in the {name} table", {}
+    treatment = "numeric, robustly scaled"
+    n_missing = int(values.isna().sum())
+    if n_missing:
+        treatment += f"; {n_missing} missing imputed with the median"
+    if strays:
+        treatment += "; non-numbers taken as missing: " + "; ".join(strays)
+    return "numeric", dtype, treatment, {}
+
+
+def _category_plan(column, dtype, per_table, numeric, max_categories, min_frequency):
+    """The plan of a categorical (or binary numeric) column, or why it is dropped."""
+    names = ", ".join(per_table)
     text = {n: _as_text(s, numeric) for n, s in per_table.items()}
     if not numeric:
         _missing_check(column, {n: t == MISSING for n, t in text.items()})
@@ -563,9 +576,7 @@ def _plan_column(column, per_table, max_categories, min_frequency):
             f"covers {counts.iloc[0] / counts.sum():.0%} of their rows",
             {},
         )
-    treatment = f"one-hot, {counts.size} categories"
-    if numeric:
-        treatment = "binary (two values), one-hot"
+    treatment = "binary (two values), one-hot" if numeric else f"one-hot, {counts.size} categories"
     if merged:
         shown = ", ".join(map(str, merged[:5])) + (", …" if len(merged) > 5 else "")
         treatment += (
@@ -832,61 +843,21 @@ def encode_tables(
     real = _real_keys(frames, real)
     releases = [n for n in frames if n not in real]
     ids = _id_columns({n: frames[n] for n in real}, columns, id_columns)
-    plans, report = {}, {}
     with tqdm(
         total=len(columns) + len(frames), desc="encoding", unit="step", disable=not verbose
     ) as progress:
-        for column in columns:
-            dtype = str(frames[real[0]][column].dtype)
-            if column in ids:
-                report[column] = [column, dtype, f"dropped: {ids[column]}", 0]
-                progress.update()
-                continue
-            per_table = {n: frames[n][column].reset_index(drop=True) for n in real}
-            kind, dtype, treatment, extra = _plan_column(
-                column, per_table, max_categories, min_frequency
-            )
-            report[column] = [column, dtype, treatment, 0]
-            if kind is not None:
-                plans[column] = {"kind": kind, **extra}
-                if kind == "numeric":
-                    _check_values(column, {n: _numbers(frames[n][column]) for n in releases})
-            progress.update()
-        if plans:
-            union_real = pd.concat([frames[n][list(plans)] for n in real], ignore_index=True)
-            for column, source in _dependent_columns(plans, union_real).items():
-                del plans[column]
-                how = "an exact function of" if plans[source]["kind"] == "category" else "linear in"
-                report[column][2] = f"dropped: {how} {source!r} on the real tables"
+        plans, report = _plan_columns(
+            frames, columns, real, ids, max_categories, min_frequency, progress
+        )
         _check_dropped_share(report, float(max_dropped_share))
         if not plans:
-            column_report = pd.DataFrame(
-                list(report.values()), columns=["column", "type", "treatment", "features"]
-            )
             raise AuditInputError(
-                "No usable column is left after encoding:\n" + column_report.to_string(index=False)
+                "No usable column is left after encoding:\n"
+                + _column_report(report).to_string(index=False)
             )
         encoder, feature_names = _encoder(plans, report)
-        kept = list(plans)
-        # fitted on the union of the real tables; each step works row by row once fitted, so
-        # the real tables' rows of the fit's own output are their encoding
-        union = np.asarray(
-            encoder.fit_transform(pd.concat([frames[n][kept] for n in real], ignore_index=True)),
-            dtype=float,
-        )
-        bounds = np.cumsum([0] + [len(frames[n]) for n in real])
-        encoded = {n: union[bounds[i] : bounds[i + 1]] for i, n in enumerate(real)}
-        arrays = {}
-        for name, frame in frames.items():
-            arrays[name] = _checked(
-                encoded[name] if name in encoded else _transform(encoder, frame[kept]),
-                name,
-                feature_names,
-            )
-            progress.update()
-    column_report = pd.DataFrame(
-        list(report.values()), columns=["column", "type", "treatment", "features"]
-    )
+        arrays = _encode_frames(frames, real, encoder, list(plans), feature_names, progress)
+    column_report = _column_report(report)
     # tables singular on their own (e.g. two categories that coincide in a small table)
     column_report.attrs["collinear"] = {
         name: found
@@ -899,6 +870,62 @@ def encode_tables(
     if return_encoder:
         return arrays, feature_names, column_report, encoder
     return arrays, feature_names, column_report
+
+
+def _column_report(report):
+    """The column report's frame: one row per input column."""
+    return pd.DataFrame(list(report.values()), columns=["column", "type", "treatment", "features"])
+
+
+def _plan_columns(frames, columns, real, ids, max_categories, min_frequency, progress):
+    """``(plans, report)``: each kept column's plan (from the real tables) and each
+    column's report row; columns that depend exactly on another kept one are dropped."""
+    releases = [n for n in frames if n not in real]
+    plans, report = {}, {}
+    for column in columns:
+        dtype = str(frames[real[0]][column].dtype)
+        if column in ids:
+            report[column] = [column, dtype, f"dropped: {ids[column]}", 0]
+            progress.update()
+            continue
+        per_table = {n: frames[n][column].reset_index(drop=True) for n in real}
+        kind, dtype, treatment, extra = _plan_column(
+            column, per_table, max_categories, min_frequency
+        )
+        report[column] = [column, dtype, treatment, 0]
+        if kind is not None:
+            plans[column] = {"kind": kind, **extra}
+            if kind == "numeric":
+                _check_values(column, {n: _numbers(frames[n][column]) for n in releases})
+        progress.update()
+    if plans:
+        union_real = pd.concat([frames[n][list(plans)] for n in real], ignore_index=True)
+        for column, source in _dependent_columns(plans, union_real).items():
+            del plans[column]
+            how = "an exact function of" if plans[source]["kind"] == "category" else "linear in"
+            report[column][2] = f"dropped: {how} {source!r} on the real tables"
+    return plans, report
+
+
+def _encode_frames(frames, real, encoder, kept, feature_names, progress):
+    """Every table encoded by ``encoder``, fitted on the union of the real tables."""
+    # each step works row by row once fitted, so the real tables' rows of the fit's own
+    # output are their encoding
+    union = np.asarray(
+        encoder.fit_transform(pd.concat([frames[n][kept] for n in real], ignore_index=True)),
+        dtype=float,
+    )
+    bounds = np.cumsum([0] + [len(frames[n]) for n in real])
+    encoded = {n: union[bounds[i] : bounds[i + 1]] for i, n in enumerate(real)}
+    arrays = {}
+    for name, frame in frames.items():
+        arrays[name] = _checked(
+            encoded[name] if name in encoded else _transform(encoder, frame[kept]),
+            name,
+            feature_names,
+        )
+        progress.update()
+    return arrays
 
 
 def _encoder(plans, report):

@@ -198,8 +198,9 @@ def comparison_lines(result, comparisons):
         "(comparisons.csv)"
     ]
     lines += [
-        f"  {row.reading} ({row.analysis}: advantage {row.heldout_advantage_a:.3f} vs "
-        f"{row.heldout_advantage_b:.3f}, p (Holm) = {fmt_p(row.p_value_holm)})"
+        f"  {row.reading} ({row.analysis}: held-out advantage {row.heldout_advantage_a:.3f} "
+        f"for '{row.subject_a}', {row.heldout_advantage_b:.3f} for '{row.subject_b}', "
+        f"p (Holm) = {fmt_p(row.p_value_holm)})"
         for row in found.itertuples(index=False)
     ]
     return lines

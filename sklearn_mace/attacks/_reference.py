@@ -4,6 +4,9 @@ Both attacks train clones of the target's recipe on random halves of a pool (the
 known membership, then optional population records) with :class:`ShadowModels`
 (``split="balanced"``: every record IN for half of the models), or take such a fitted set,
 so that one set of reference models can serve several attacks. Records are matched by value.
+
+RMIA's offline design trains them on the population rows alone (``split="random"`` for one
+model, ``"balanced"`` for more): the records of known membership then train none of them.
 """
 
 import numpy as np
@@ -16,6 +19,7 @@ from ._shadow import ShadowModels
 __all__ = [
     "ReferenceModelAttack",
     "check_reference_models",
+    "population_reference_models",
     "pool_of",
     "pool_inside",
     "record_keys",
@@ -48,33 +52,37 @@ def pool_of(name, X, population, n_models):
     return pool
 
 
-def check_reference_models(reference_models, pool):
-    """A fitted balanced :class:`ShadowModels` trained on ``pool`` (its row count checked)."""
+def check_reference_models(reference_models, pool, splits=("balanced",), what=None):
+    """A fitted :class:`ShadowModels` of one of ``splits`` trained on ``pool`` (its rows
+    counted); ``what`` names the pool in the error (default: X, then population)."""
+    what = "the pool's {n} records (X, then population, in that order)" if what is None else what
+    wanted = " or ".join(f"split={split!r}" for split in splits)
     if not isinstance(reference_models, ShadowModels):
         raise TypeError(
-            "reference_models must be a fitted ShadowModels (split='balanced') trained on the "
+            f"reference_models must be a fitted ShadowModels ({wanted}) trained on the "
             f"pool; got {type(reference_models).__name__}."
         )
     check_is_fitted(reference_models, "estimators_")
     n_models = len(reference_models.estimators_)
-    if reference_models.split != "balanced" or reference_models.membership_.size != (
+    if reference_models.split not in splits or reference_models.membership_.size != (
         n_models * pool.shape[0]
     ):
         raise ValueError(
-            "reference_models must be ShadowModels(split='balanced') fitted on the pool's "
-            f"{pool.shape[0]} records (X, then population, in that order); got split="
-            f"{reference_models.split!r} with {reference_models.membership_.size // n_models} "
-            "records per model."
+            f"reference_models must be ShadowModels({wanted}) fitted on "
+            f"{what.format(n=pool.shape[0])}; got split={reference_models.split!r} with "
+            f"{reference_models.membership_.size // n_models} records per model."
         )
     return reference_models
 
 
-def train_reference_models(attack, estimator, n_models, pool):
-    """The attack's own reference models: ``n_models`` clones on balanced halves of ``pool``."""
+def train_reference_models(attack, estimator, n_models, pool, split="balanced"):
+    """The attack's own reference models: ``n_models`` clones on halves of ``pool``
+    (``split="balanced"``: each record IN for half of them; ``"random"``: each model on an
+    independent random half)."""
     return ShadowModels(
         estimator,
         n_shadow=n_models,
-        split="balanced",
+        split=split,
         outputs=("correct",),
         n_jobs=attack.n_jobs,
         random_state=attack.random_state,
@@ -85,12 +93,16 @@ def train_reference_models(attack, estimator, n_models, pool):
 def pool_inside(reference_models, pool):
     """Unique pool records and which model each trained: ``(unique, inside (K, n_unique))``.
 
-    A record trains a model if any of its copies in the pool does.
+    The models were fitted on the last rows of ``pool`` (all of them, or the population
+    alone in the offline design); the rows above trained none. A record trains a model if
+    any of its copies in the pool does.
     """
     n_models = len(reference_models.estimators_)
     unique, inverse = np.unique(pool + 0.0, axis=0, return_inverse=True)
     inverse = inverse.ravel()
-    trained = reference_models.membership_.reshape(n_models, pool.shape[0])
+    fitted = reference_models.membership_.reshape(n_models, -1)
+    trained = np.zeros((n_models, pool.shape[0]), dtype=int)
+    trained[:, pool.shape[0] - fitted.shape[1] :] = fitted
     inside = np.zeros((n_models, unique.shape[0]), dtype=int)
     np.add.at(inside.T, inverse, trained.T)
     return unique, inside > 0
@@ -106,6 +118,34 @@ def view_stack(views, records):
     if views is None:
         return records[None]
     return views.transform(records)
+
+
+#: the fewest population rows the offline design takes: half train the one reference model,
+#: the other half are the population records the targets are compared with
+MIN_POPULATION = 20
+
+
+def population_reference_models(attack, population, n_models):
+    """Reference models on the ``population`` rows alone (every target OUT of every one):
+    ``attack.reference_models`` checked, or ``n_models`` trained (``split="random"`` for
+    one model, ``"balanced"`` for more)."""
+    name = type(attack).__name__
+    if population.shape[0] < max(MIN_POPULATION, 2 * n_models):
+        raise ValueError(
+            f"{name} with reference models trained on the population alone needs a "
+            f"population of at least {max(MIN_POPULATION, 2 * n_models)} records (half train "
+            f"the reference models, the rest are compared with); got {population.shape[0]}."
+        )
+    if attack.reference_models is not None:
+        return check_reference_models(
+            attack.reference_models,
+            population,
+            splits=("balanced", "random"),
+            what="the {n} population records alone",
+        )
+    estimator = clone(attack.target) if attack.estimator is None else attack.estimator
+    split = "random" if n_models == 1 else "balanced"
+    return train_reference_models(attack, estimator, n_models, population, split=split)
 
 
 class ReferenceModelAttack(ScoreCutMixin, AttackerMixin, BaseEstimator):
@@ -130,9 +170,12 @@ class ReferenceModelAttack(ScoreCutMixin, AttackerMixin, BaseEstimator):
         tags.classifier_tags.poor_score = True
         return tags
 
-    def _fit_reference(self, X, y, population, n_models):
+    def _fit_reference(self, X, y, population, n_models, design="pool"):
         """Validate; set ``prior_``, ``shadows_`` (trained on ``n_models`` halves of the
-        pool, or the given ``reference_models``) and ``views_``; return ``(X, m, pool)``."""
+        pool, or the given ``reference_models``) and ``views_``; return ``(X, m, pool)``.
+
+        ``design="population"``: the models train on the population rows only
+        (:func:`population_reference_models`)."""
         name = type(self).__name__
         X, y = validate_data(self, X, y)
         if X.shape[1] < 2:
@@ -142,7 +185,10 @@ class ReferenceModelAttack(ScoreCutMixin, AttackerMixin, BaseEstimator):
             )
         m = self._fit_membership_labels(y)
         self.prior_ = resolve_prior(self.prior, m)
-        if self.reference_models is None:
+        if design == "population":
+            pool = pool_of(name, X, population, None)
+            self.shadows_ = population_reference_models(self, pool[X.shape[0] :], n_models)
+        elif self.reference_models is None:
             pool = pool_of(name, X, population, n_models)
             estimator = clone(self.target) if self.estimator is None else self.estimator
             self.shadows_ = train_reference_models(self, estimator, n_models, pool)

@@ -12,7 +12,7 @@ import numpy as np
 from scipy.special import expit
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..utils._sklearn_compat import HasMethods, Interval, _fit_context
+from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 from ._lira import best_cut, logit_confidence
 from ._reference import (
     ReferenceModelAttack,
@@ -79,7 +79,18 @@ class RMIAAttack(ReferenceModelAttack):
       with ``a = offline_a`` (the paper tunes ``a`` per data set on reference models; ``a = 1``
       takes IN = OUT, ``a = 0`` takes IN models to fit every record perfectly).
 
-    ``Pr(z)`` is computed the same way as ``Pr(x)``. With ``views``
+    **Offline with the population alone** (``reference_data="population"``, the default
+    when ``online=False`` and ``n_reference=1``): the reference models train on random halves
+    of the ``population`` rows only (one model: a random half; more: balanced halves), so
+    every target is OUT of every model and ``Pr(x)`` is the corrected mean over all of them,
+    the paper's offline setting with a single reference model. ``Z`` is then the population
+    records that are OUT of at least one model (with one model, the half it did not train on),
+    and the population needs at least 20 records. Online needs IN models of every record: it
+    takes ``n_reference >= 2`` and the pool design.
+
+    ``Pr(z)`` is computed the same way as ``Pr(x)`` (a record OUT of no model, possible only
+    when it also appears among the population rows that trained them, takes the mean over
+    all models in the correction). With ``views``
     (:class:`RecordViews`), ``Pr(x | theta) / Pr(x)`` is averaged over the views of a record
     (the paper's queries on augmented records).
 
@@ -111,10 +122,17 @@ class RMIAAttack(ReferenceModelAttack):
     estimator : classifier, default=None
         Unfitted template of the reference models; None clones ``target``.
     n_reference : int, default=4
-        Reference models, at least 2 (each pool record trains half of them). Unused with
+        Reference models. The pool design needs at least 2 (each pool record trains half of
+        them); 1 is allowed offline only, where it selects the population design. Unused with
         ``reference_models``.
     online : bool, default=True
         Online (IN and OUT reference models) or offline (OUT only, linear correction).
+    reference_data : {"auto", "pool", "population"}, default="auto"
+        What the reference models train on: ``"pool"``, balanced halves of ``X`` and
+        ``population``; ``"population"``, halves of the population alone (offline only, needs
+        ``population``). ``"auto"``: ``"population"`` when ``online=False`` and
+        ``n_reference=1``, or when the given ``reference_models`` were fitted on the
+        population rows alone; else ``"pool"``.
     offline_a : float in [0, 1], default=0.3
         The ``a`` of the offline correction.
     gamma : float > 0, default=1.0
@@ -123,8 +141,9 @@ class RMIAAttack(ReferenceModelAttack):
         The views of each record to query (cloned and fitted on the pool).
     reference_models : ShadowModels, default=None
         Fitted ``split="balanced"`` reference models of the pool (``X``, then
-        ``population``), shared with other attacks and kept by ``clone``; None trains
-        ``n_reference`` of them.
+        ``population``), or, in the population design, ``split="random"`` or ``"balanced"``
+        models of the ``population`` rows alone; shared with other attacks and kept by
+        ``clone``; None trains ``n_reference`` of them.
     prior : float in (0, 1), default=None
         P(member) for the decision rule; None: the member fraction of ``y``.
     n_jobs : int, default=None
@@ -152,6 +171,8 @@ class RMIAAttack(ReferenceModelAttack):
         The ``a`` of the linear correction used for records without IN models.
     n_population_ : int
         ``|Z|``, the population records the scores compare against.
+    design_ : {"pool", "population"}
+        What the reference models were trained on (see ``reference_data``).
     n_features_in_ : int
         Record columns, the label included.
 
@@ -184,8 +205,9 @@ class RMIAAttack(ReferenceModelAttack):
     _parameter_constraints: dict = {
         "target": "no_validation",
         "estimator": [None, HasMethods(["fit", "predict_proba"])],
-        "n_reference": [Interval(Integral, 2, None, closed="left")],
+        "n_reference": [Interval(Integral, 1, None, closed="left")],
         "online": ["boolean"],
+        "reference_data": [StrOptions({"auto", "pool", "population"})],
         "offline_a": [Interval(Real, 0, 1, closed="both")],
         "gamma": [Interval(Real, 0, None, closed="neither")],
         "views": [None, HasMethods(["fit", "transform"])],
@@ -204,6 +226,7 @@ class RMIAAttack(ReferenceModelAttack):
         *,
         n_reference=4,
         online=True,
+        reference_data="auto",
         offline_a=0.3,
         gamma=1.0,
         views=None,
@@ -218,6 +241,7 @@ class RMIAAttack(ReferenceModelAttack):
         self.estimator = estimator
         self.n_reference = n_reference
         self.online = online
+        self.reference_data = reference_data
         self.offline_a = offline_a
         self.gamma = gamma
         self.views = views
@@ -248,16 +272,53 @@ class RMIAAttack(ReferenceModelAttack):
         self : RMIAAttack
             The fitted attacker.
         """
-        X, m, pool = self._fit_reference(X, y, population, self.n_reference)
+        self.design_ = self._design(population)
+        X, m, pool = self._fit_reference(X, y, population, self.n_reference, self.design_)
         unique, inside = pool_inside(self.shadows_, pool)
         self._index = dict(zip(record_keys(unique), range(unique.shape[0]), strict=True))
         p = self._reference_probability(unique)  # (views, models, records)
         self._marginal = self._pool_marginal(p, inside)
         self._population = pool[X.shape[0] :] if population is not None else pool
+        if self.design_ == "population":  # Z: the population records some model did not train
+            outside = (~inside).any(axis=0)
+            keep = [outside[self._index[key]] for key in record_keys(self._population)]
+            self._population = self._population[np.asarray(keep, dtype=bool)]
         self.n_population_ = int(self._population.shape[0])
         self.offset_ = 0.0
         self.offset_ = best_cut(m, self.score_samples(X), self.prior_)
         return self
+
+    def _design(self, population):
+        """``"pool"`` or ``"population"`` from ``reference_data``, ``online`` and
+        ``n_reference`` (or the given models), checked."""
+        design = self.reference_data
+        given = self.reference_models
+        if design == "auto":
+            fitted_on = None
+            if given is not None and hasattr(given, "membership_") and population is not None:
+                fitted_on = given.membership_.size // max(len(given.estimators_), 1)
+            on_population = fitted_on is not None and fitted_on == len(population)
+            one_model = given is None and self.n_reference == 1
+            design = "population" if on_population or (one_model and not self.online) else "pool"
+        if self.online and (design == "population" or (given is None and self.n_reference < 2)):
+            raise ValueError(
+                "online RMIA needs IN and OUT reference models of every record: n_reference "
+                f"must be at least 2 with reference_data='pool' (got n_reference="
+                f"{self.n_reference}, reference_data={self.reference_data!r}); use "
+                "online=False for one reference model trained on the population alone."
+            )
+        if design == "pool" and given is None and self.n_reference < 2:
+            raise ValueError(
+                "n_reference=1 cannot train balanced halves of the pool (each record IN for "
+                "one model and OUT for another); use reference_data='population' or 'auto'."
+            )
+        if design == "population" and population is None:
+            raise ValueError(
+                "reference_data='population' (offline RMIA with reference models trained on "
+                "the population alone, the default for n_reference=1) needs population "
+                "records: pass population= to fit."
+            )
+        return design
 
     def _reference_probability(self, records):
         views = view_stack(self.views_, records)
@@ -269,6 +330,7 @@ class RMIAAttack(ReferenceModelAttack):
         """``Pr(x)`` of every pool record and view; sets ``a_``."""
         n_in, n_out = inside.sum(axis=0), (~inside).sum(axis=0)
         mean_out = np.where(~inside, p, 0.0).sum(axis=1) / np.maximum(n_out, 1)
+        mean_out = np.where(n_out > 0, mean_out, p.mean(axis=1))  # OUT of none: all models
         if self.online:
             mean_in = np.where(inside, p, 0.0).sum(axis=1) / np.maximum(n_in, 1)
             both = (n_in > 0) & (n_out > 0)

@@ -81,6 +81,11 @@ class ShadowModels(BaseEstimator):
       ``round(train_size * n_shadow)`` shadows (half of them at the default 0.5), and every
       record is queried on every shadow. This gives each record IN and OUT observations, as
       :class:`LiRAAttack` needs.
+    * ``split="random"``: every shadow trains on its own random ``train_size`` fraction of
+      the population, drawn independently of the other shadows, and every record is queried
+      on every shadow. Unlike ``"balanced"`` it works with one shadow (a record may be IN
+      or OUT of all of them): the offline design of :class:`RMIAAttack`, whose reference
+      models train on population records only.
 
     Queries are :class:`~sklearn_mace.queries.ClassifierQuery` outputs of each shadow,
     giving labelled query features ``queries_`` and membership labels ``membership_``
@@ -100,7 +105,8 @@ class ShadowModels(BaseEstimator):
         ``"disjoint"``: training-set size of each shadow, a fraction of its part or a
         number of records (match the target's training-set size where you can).
         ``"balanced"``: the fraction of shadows each record trains (a float only).
-    split : {"disjoint", "balanced"}, default="disjoint"
+        ``"random"``: the fraction of the population each shadow trains on (a float only).
+    split : {"disjoint", "balanced", "random"}, default="disjoint"
         The split design described above.
     outputs : tuple of str, default=ClassifierQuery's default
         The query outputs (see :class:`~sklearn_mace.queries.ClassifierQuery`); the default
@@ -123,7 +129,7 @@ class ShadowModels(BaseEstimator):
         The shadow models.
     queries_ : ndarray of shape (n_records, n_query_features)
         Query features of every queried (record, shadow) pair: one row per record for
-        ``"disjoint"``, ``n_shadow`` rows per record for ``"balanced"``.
+        ``"disjoint"``, ``n_shadow`` rows per record for ``"balanced"`` and ``"random"``.
     membership_ : ndarray of shape (n_records,)
         1 if the record trained the shadow of that row, else 0.
     shadow_index_ : ndarray of shape (n_records,)
@@ -169,7 +175,7 @@ class ShadowModels(BaseEstimator):
             Interval(Real, 0, 1, closed="neither"),
             Interval(Integral, 1, None, closed="left"),
         ],
-        "split": [StrOptions({"disjoint", "balanced"})],
+        "split": [StrOptions({"disjoint", "balanced", "random"})],
         "outputs": [tuple, list],
         "layer": [None, str],
         "n_jobs": [None, Integral],
@@ -240,6 +246,24 @@ class ShadowModels(BaseEstimator):
         everyone = np.arange(n_samples)
         return [(np.flatnonzero(row), everyone, row.astype(int)) for row in inside]
 
+    def _random_tasks(self, n_samples, rng):
+        if isinstance(self.train_size, Integral):
+            raise ValueError(
+                f"split='random' needs train_size as the fraction of the population each "
+                f"shadow trains on, a float in (0, 1); got the count {self.train_size!r}."
+            )
+        n_in = int(round(self.train_size * n_samples))
+        if not 1 <= n_in < n_samples:
+            raise ValueError(
+                f"split='random' with {n_samples} records and train_size={self.train_size!r} "
+                f"trains each shadow on {n_in} records; it must leave at least one member and "
+                "one non-member. Give more data or another train_size."
+            )
+        # per shadow, a uniformly random set of n_in records, independent across shadows
+        inside = rng.random_sample((self.n_shadow, n_samples)).argsort(axis=1) < n_in
+        everyone = np.arange(n_samples)
+        return [(np.flatnonzero(row), everyone, row.astype(int)) for row in inside]
+
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
         """Train the shadow models and query them on their members and non-members.
@@ -262,8 +286,10 @@ class ShadowModels(BaseEstimator):
         rng = check_random_state(self.random_state)
         if self.split == "disjoint":
             tasks = self._disjoint_tasks(X.shape[0], rng)
-        else:
+        elif self.split == "balanced":
             tasks = self._balanced_tasks(X.shape[0], rng)
+        else:
+            tasks = self._random_tasks(X.shape[0], rng)
         seeds = rng.randint(np.iinfo(np.int32).max, size=self.n_shadow)
         results = Parallel(n_jobs=self.n_jobs, return_as="generator")(
             delayed(_train_and_query)(

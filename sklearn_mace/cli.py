@@ -94,11 +94,11 @@ def _n_jobs(text):
 
 
 def _reference_models(text):
-    value = _integer(lambda v: v >= 2, text)
+    value = _integer(lambda v: v >= 1, text)
     if value is None:
         raise argparse.ArgumentTypeError(
-            f"--reference-models must be an integer >= 2 (each record trains half of them); "
-            f"got {text!r}"
+            f"--reference-models must be an integer >= 1 (1: RMIA offline only; >= 2: each "
+            f"record trains half of them); got {text!r}"
         )
     return value
 
@@ -365,9 +365,10 @@ def _model_audit_options(options):
         metavar="K",
         type=_reference_models,
         default=16,
-        help="with --population: how many reference models to train (default 16, at least "
-        "2), once per model, each on a random half of the targets and the population; the "
-        "shadow-model attack, LiRA (needs 4) and RMIA all read them",
+        help="with --population: how many reference models to train (default 16), once per "
+        "model, each on a random half of the targets and the population; the shadow-model "
+        "attack, LiRA (needs 4) and RMIA all read them. 1: one model on half of the "
+        "population alone, RMIA offline only",
     )
 
 

@@ -13,7 +13,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn_mace.attacks import ShadowModels
 from sklearn_mace.cli import main
 from sklearn_mace.report import audit_model
-from sklearn_mace.report._model import LIRA_NAME, RMIA_NAME, SHADOW_NAME
+from sklearn_mace.report._model import LIRA_NAME, RMIA_NAME, RMIA_OFFLINE_NAME, SHADOW_NAME
 
 sio = pytest.importorskip("skops.io")
 pytest.importorskip("matplotlib")
@@ -93,14 +93,14 @@ def test_cli_trains_one_set_of_reference_models_read_by_three_attacks(files, mon
     assert "4 reference models" in page and "RMIA" in page
 
 
-@pytest.mark.parametrize("value", ["1", "two", "0"])
+@pytest.mark.parametrize("value", ["0", "two", "-1"])
 def test_cli_refuses_bad_reference_model_counts(files, capsys, value):
     root, paths = files
     with pytest.raises(SystemExit) as info:
         main(_argv(paths, root / "bad", "--reference-models", value))
     assert info.value.code == 2
     err = capsys.readouterr().err
-    assert "--reference-models must be an integer >= 2" in err
+    assert "--reference-models must be an integer >= 1" in err
     assert not (root / "bad").exists()
 
 
@@ -130,10 +130,10 @@ def test_two_reference_models_run_rmia_but_not_lira():
     assert not result.partial
 
 
-@pytest.mark.parametrize("value", [1, 2.5, True, "4"])
+@pytest.mark.parametrize("value", [0, 2.5, True, "4"])
 def test_audit_model_refuses_bad_counts(value):
     members, non_members, population = _tables(20, 20, 40)
-    with pytest.raises(ValueError, match="n_reference_models must be an integer >= 2"):
+    with pytest.raises(ValueError, match="n_reference_models must be an integer >= 1"):
         audit_model(
             {"forest": _forest(members)},
             members,
@@ -143,3 +143,47 @@ def test_audit_model_refuses_bad_counts(value):
             n_reference_models=value,
             verbose=False,
         )
+
+
+def test_cli_one_reference_model_runs_rmia_offline_only(files, monkeypatch):
+    # K = 1: one model on a random half of the 200 population rows alone (no target trains
+    # it), read by RMIA offline; LiRA and the shadow-model attack skipped with a note
+    root, paths = files
+    fits = []
+    original = ShadowModels.fit
+
+    def counting_fit(self, X, y):
+        fits.append((self.n_shadow, self.split, len(X)))
+        return original(self, X, y)
+
+    monkeypatch.setattr(ShadowModels, "fit", counting_fit)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(_argv(paths, root / "one", "--reference-models", "1")) == 0
+    assert fits == [(1, "random", 200)]
+    summary = pd.read_csv(root / "one" / "summary.csv")
+    analyses = summary["analysis"].tolist()
+    assert RMIA_OFFLINE_NAME in analyses
+    assert not {SHADOW_NAME, LIRA_NAME, RMIA_NAME} & set(analyses)
+    assert (summary["status"] == "ok").all()
+    # the memorizing forest against one reference model: measured AUC 0.876, TPR at 1 % FPR
+    # 0.24 (base seed); far from chance (0.5) with a single model
+    assert summary.set_index("analysis").loc[RMIA_OFFLINE_NAME, "auc"] > 0.75
+    text = " ".join(printed.getvalue().split())
+    assert "only RMIA runs, offline" in text and "LiRA is skipped" in text
+    assert "shadow-model attack" in text and "population rows alone" in text
+
+
+def test_one_reference_model_needs_a_population_of_20():
+    members, non_members, population = _tables(60, 60, 12, seed=1)
+    result = audit_model(
+        {"forest": _forest(members)},
+        members,
+        non_members,
+        label=LABEL,
+        population=population,
+        n_reference_models=1,
+        verbose=False,
+    )
+    assert result.partial  # the shared step failed, isolated, with its reason in the notes
+    assert any("at least 20 population rows" in note for note in result.notes)

@@ -36,6 +36,7 @@ from ._model_attacks import (
     cbtta_scores,
     lira_scores,
     reference_models,
+    rmia_offline_scores,
     rmia_scores,
     shadow_scores,
 )
@@ -51,6 +52,7 @@ MACE_BAYES, MACE_BEST = mace_analyses("loss", MACE_FIT)
 SHADOW_NAME = "Shadow-model attack (Shokri)"
 LIRA_NAME = "LiRA (online)"
 RMIA_NAME = "RMIA (online)"
+RMIA_OFFLINE_NAME = "RMIA (offline)"
 REFERENCE_STEP = SharedStep(REFERENCE, reference_models)
 #: the analyses of every model, in report order (tests replace entries to plant failures)
 ANALYSES = [
@@ -64,6 +66,7 @@ POPULATION_ANALYSES = [
     Analysis(SHADOW_NAME, shadow_scores, needs=(REFERENCE,)),
     Analysis(LIRA_NAME, lira_scores, needs=(REFERENCE,)),
     Analysis(RMIA_NAME, rmia_scores, needs=(REFERENCE,)),
+    Analysis(RMIA_OFFLINE_NAME, rmia_offline_scores, needs=(REFERENCE,)),
 ]
 RECORD_QUERIES = ("loss", "true_label_confidence", "correct")
 
@@ -125,7 +128,16 @@ def _population_analyses(name, model, recipe, population, index, n_models, notes
             f"'{name}': LiRA and RMIA skipped: some targets' labels are not among the model's "
             "classes, so the targets cannot train reference models."
         )
-        return (SHADOW_NAME,)
+        return (SHADOW_NAME,) if n_models > 1 else ()
+    if n_models == 1:
+        notes.append(
+            f"'{name}': one reference model, trained on a random half of the population alone: "
+            "only RMIA runs, offline (every target OUT of the model). LiRA is skipped (its "
+            f"per-record Gaussians need {LIRA_MIN_MODELS} models, each record IN for half) and "
+            "so is the shadow-model attack (the audit trains its networks on the queries of "
+            "balanced reference models; give 2 or more for it)."
+        )
+        return (RMIA_OFFLINE_NAME,)
     if n_models < LIRA_MIN_MODELS:
         notes.append(
             f"'{name}': LiRA skipped: {n_models} reference models leave a record fewer than 2 "
@@ -224,10 +236,13 @@ def audit_model(
         The training recipe (an unfitted, or fitted and then cloned, scikit-learn classifier)
         that shadow models copy, per model name; key ``""`` applies to every model. A
         scikit-learn model is its own recipe; an ONNX model has none.
-    n_reference_models : int >= 2, default=16
+    n_reference_models : int >= 1, default=16
         Reference models trained (once per model, with a population and a recipe) on random
         halves of the targets and the population, each record in exactly half of them, and
-        shared by the shadow-model attack, LiRA (which needs at least 4) and RMIA.
+        shared by the shadow-model attack, LiRA (which needs at least 4) and RMIA. 1: one
+        model on a random half of the population alone (at least 20 rows), read by RMIA
+        offline only (the row "RMIA (offline)"); LiRA and the shadow-model attack are skipped
+        with a note.
     n_jobs : int, default=None
         Parallel shadow-model training (joblib's semantics); results do not depend on it.
     random_state : int, default=0
@@ -272,10 +287,11 @@ def audit_model(
     if (
         isinstance(n_reference_models, bool)
         or not isinstance(n_reference_models, numbers.Integral)
-        or n_reference_models < 2
+        or n_reference_models < 1
     ):
         raise ValueError(
-            "n_reference_models must be an integer >= 2 (each record trains half of the "
+            "n_reference_models must be an integer >= 1 (1: RMIA offline only, on a model "
+            "trained on half of the population; >= 2: each record trains half of the "
             f"reference models); got {n_reference_models!r}."
         )
     models = as_audited_models(models)

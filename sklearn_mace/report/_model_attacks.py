@@ -8,7 +8,8 @@
   targets and the population, trained once, never seeing a membership label) read by the
   shadow-model attack (Shokri et al. 2017), LiRA (Carlini et al. 2022,
   :class:`~sklearn_mace.attacks.LiRAAttack`) and RMIA (Zarifzadeh et al. 2024,
-  :class:`~sklearn_mace.attacks.RMIAAttack`).
+  :class:`~sklearn_mace.attacks.RMIAAttack`). With one reference model (``K = 1``) it is
+  trained on a random half of the population alone and only RMIA runs, offline.
 """
 
 import time
@@ -22,6 +23,7 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_pre
 from sklearn.neural_network import MLPClassifier
 
 from ..attacks import BTTAttack, LiRAAttack, RMIAAttack, ShadowModelAttack, ShadowModels
+from ..attacks._reference import MIN_POPULATION
 from ._engine import Scores
 from ._model_io import IndexedClassifier
 
@@ -32,6 +34,7 @@ __all__ = [
     "cbtta_scores",
     "lira_scores",
     "reference_models",
+    "rmia_offline_scores",
     "rmia_scores",
     "shadow_scores",
 ]
@@ -99,7 +102,9 @@ class ReferenceSet:
     ``models`` is a :class:`~sklearn_mace.attacks.ShadowModels` (``split="balanced"``)
     fitted on ``targets`` then ``population`` (records: input columns, class index last);
     ``targets`` is None when some target's label is unknown to the model, and the pool is
-    then the population alone.
+    then the population alone. With one model (``offline``) it is a ``split="random"``
+    :class:`~sklearn_mace.attacks.ShadowModels` fitted on a random half of ``population``
+    alone, for RMIA offline; ``targets`` are then kept but trained nothing.
     """
 
     models: ShadowModels
@@ -111,8 +116,20 @@ class ReferenceSet:
     def n_models(self):
         return len(self.models.estimators_)
 
+    @property
+    def offline(self):
+        """Whether the models were trained on the population alone."""
+        return self.models.split == "random"
+
     def describe(self):
         """One sentence: how many models, on which split, at what training cost."""
+        if self.offline:
+            return (
+                f"{self.n_models} reference model (a clone of the training recipe) trained on a "
+                f"random half of the {len(self.population)} population rows alone (no target "
+                "trained it; no membership label is used), read by RMIA offline: "
+                f"{self.seconds:.1f} s of training"
+            )
         n_targets = 0 if self.targets is None else len(self.targets)
         n_pool = n_targets + len(self.population)
         k = self.n_models
@@ -142,6 +159,14 @@ def reference_models(engine, subject, seed):
         targets = _records(engine.inputs["targets"], columns, subject.inputs["index"])
     pool = population if targets is None else np.vstack([targets, population])
     n_models = engine.inputs["n_reference_models"]
+    split = "balanced"
+    if n_models == 1:  # RMIA offline: the one model trains on a random half of the population
+        pool, split = population, "random"
+        if pool.shape[0] < MIN_POPULATION:
+            raise ValueError(
+                f"one reference model trained on the population alone needs at least "
+                f"{MIN_POPULATION} population rows; got {pool.shape[0]}."
+            )
     if pool.shape[0] < 2 * n_models:
         raise ValueError(
             f"{n_models} reference models need at least {2 * n_models} pool records; the "
@@ -151,7 +176,7 @@ def reference_models(engine, subject, seed):
     models = ShadowModels(
         clone(subject.inputs["recipe"]),
         n_shadow=n_models,
-        split="balanced",
+        split=split,
         outputs=("true_label", "proba"),
         n_jobs=engine.n_jobs,
         random_state=seed,
@@ -213,5 +238,20 @@ def rmia_scores(engine, subject, seed):
     detail = (
         f"{shared.n_models} reference models (IN and OUT), against "
         f"{len(shared.population)} population records, gamma = 1"
+    )
+    return Scores(score=score, detail=detail)
+
+
+def rmia_offline_scores(engine, subject, seed):
+    """RMIA, offline (Zarifzadeh et al. 2024) with one reference model trained on a random
+    half of the population alone: every target is OUT of it, ``Pr(x)`` is its probability
+    under the paper's linear correction, and the targets are compared with the population
+    records it did not train on."""
+    shared = subject.shared[REFERENCE]
+    attack = RMIAAttack(None, online=False)
+    score = _pool_attack(engine, subject, attack)
+    detail = (
+        f"{shared.n_models} reference model on the population alone (OUT for every target), "
+        f"a = {attack.offline_a}, gamma = 1"
     )
     return Scores(score=score, detail=detail)

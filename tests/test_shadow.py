@@ -241,6 +241,29 @@ def test_balanced_split_bad_train_size(population):
         )
 
 
+def test_random_split_trains_each_shadow_on_its_own_fraction(population):
+    X, y = population
+    X, y = X[:300], y[:300]
+    one = ShadowModels(
+        DecisionTreeClassifier(random_state=0), n_shadow=1, split="random", random_state=0
+    ).fit(X, y)
+    assert one.membership_.shape == (300,) and one.membership_.sum() == 150
+    assert one.estimators_[0].tree_.n_node_samples[0] == 150  # trained on its half only
+    np.testing.assert_array_equal(one.sample_index_, range(300))
+    three = ShadowModels(
+        DecisionTreeClassifier(), n_shadow=3, train_size=0.2, split="random", random_state=0
+    ).fit(X, y)
+    trained = three.membership_.reshape(3, 300)
+    np.testing.assert_array_equal(trained.sum(axis=1), 60)  # each shadow: 20 % of the records
+    assert len({row.tobytes() for row in trained}) == 3  # drawn independently
+    with pytest.raises(ValueError, match="a float in"):
+        ShadowModels(DecisionTreeClassifier(), n_shadow=1, train_size=10, split="random").fit(X, y)
+    with pytest.raises(ValueError, match="trains each shadow on 0 records"):
+        ShadowModels(DecisionTreeClassifier(), n_shadow=1, train_size=0.001, split="random").fit(
+            X, y
+        )
+
+
 def test_unset_random_states_get_per_shadow_seeds(population):
     # A template with random_state=None would make every fit differ; ShadowModels gives each
     # shadow its own seed from random_state, so two fits agree and the shadows differ.

@@ -45,7 +45,14 @@ from ._model_queries import as_audited_models, check_model_tables, label_index, 
 from ._release_inputs import check_options
 from ._results import AuditResult, failure_notes
 
-__all__ = ["ANALYSES", "POPULATION_ANALYSES", "REFERENCE_STEP", "ModelAudit", "audit_model"]
+__all__ = [
+    "ANALYSES",
+    "ONE_MODEL_ANALYSES",
+    "POPULATION_ANALYSES",
+    "REFERENCE_STEP",
+    "ModelAudit",
+    "audit_model",
+]
 
 MACE_FIT = "MACE fit (loss)"
 MACE_BAYES, MACE_BEST = mace_analyses("loss", MACE_FIT)
@@ -66,8 +73,9 @@ POPULATION_ANALYSES = [
     Analysis(SHADOW_NAME, shadow_scores, needs=(REFERENCE,)),
     Analysis(LIRA_NAME, lira_scores, needs=(REFERENCE,)),
     Analysis(RMIA_NAME, rmia_scores, needs=(REFERENCE,)),
-    Analysis(RMIA_OFFLINE_NAME, rmia_offline_scores, needs=(REFERENCE,)),
 ]
+#: with one reference model (on the population alone): RMIA offline instead of the three
+ONE_MODEL_ANALYSES = [Analysis(RMIA_OFFLINE_NAME, rmia_offline_scores, needs=(REFERENCE,))]
 RECORD_QUERIES = ("loss", "true_label_confidence", "correct")
 
 
@@ -91,9 +99,11 @@ class ModelAudit(AuditEngine):
         return steps
 
     def analyses(self, subject):
-        """``ANALYSES``, and the shadow attacks when a population and a recipe exist."""
+        """``ANALYSES``, and the shadow attacks when a population and a recipe exist (RMIA
+        offline alone with one reference model)."""
         names = subject.inputs["population_analyses"]
-        return [*ANALYSES, *(a for a in POPULATION_ANALYSES if a.name in names)]
+        optional = [*POPULATION_ANALYSES, *ONE_MODEL_ANALYSES]
+        return [*ANALYSES, *(a for a in optional if a.name in names)]
 
     def describe(self, subject, results):
         """The model's format, file and accuracies."""

@@ -136,7 +136,8 @@ def _population_analyses(name, model, recipe, population, index, n_models, notes
     if np.any(index < 0):
         notes.append(
             f"'{name}': LiRA and RMIA skipped: some targets' labels are not among the model's "
-            "classes, so the targets cannot train reference models."
+            "classes, so the targets cannot train reference models nor be scored as records"
+            + ("." if n_models > 1 else "; with one reference model nothing else runs.")
         )
         return (SHADOW_NAME,) if n_models > 1 else ()
     if n_models == 1:

@@ -12,7 +12,11 @@ embedded model demo.
 """
 
 import argparse
+import atexit
+import os
+import shutil
 import sys
+import tempfile
 import warnings
 from dataclasses import replace
 from pathlib import Path
@@ -850,11 +854,27 @@ def run_audit_algorithm(args):
     return result
 
 
+def _private_matplotlib_config():
+    """Point matplotlib's config and font cache at a temporary folder removed at exit.
+
+    matplotlib writes its font cache under the user's home on its first import; the CLI
+    writes nothing outside ``--out``. Only before matplotlib is imported, and only when
+    the user has not chosen ``MPLCONFIGDIR``. (Building the cache takes under a second.)
+    """
+    if "matplotlib" in sys.modules or "MPLCONFIGDIR" in os.environ:
+        return
+    folder = tempfile.mkdtemp(prefix="sklearn-mace-mpl-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    os.environ["MPLCONFIGDIR"] = folder
+
+
 def main(argv=None):
     """Run the command line; returns the exit status (0, 2, 3, or 130 when interrupted)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     from .report import AuditInputError
+
+    _private_matplotlib_config()
 
     try:
         import matplotlib  # noqa: F401  (the report's figures)

@@ -220,7 +220,10 @@ def _tree(root):
 
 
 def _run_isolated(root, code, *args):
-    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}
+    # a fresh user: no telemetry switch, no matplotlib folder of their own
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("ORT_DISABLE_TELEMETRY", "MPLCONFIGDIR")
+    }
     env.update(
         HOME=str(root / "home"),
         XDG_CACHE_HOME=str(root / "xdg" / "cache"),
@@ -229,7 +232,6 @@ def _run_isolated(root, code, *args):
         XDG_STATE_HOME=str(root / "xdg" / "state"),
         TMPDIR=str(root / "tmp"),
         PYTHONPATH=str(ROOT),
-        MPLCONFIGDIR=str(root / "xdg" / "mpl"),
     )
     for folder in ("home", "xdg", "tmp", "work"):
         (root / folder).mkdir(exist_ok=True)

@@ -397,19 +397,24 @@ class BinnedKernelSums1D:
         out[:, self.empty] = -np.inf
         # whether a value is redone depends on that group's own sums only, so a group's
         # values never depend on another group's rows (the cross-fit relies on it)
-        for k in np.flatnonzero(tail.any(axis=(0, 2))):  # group by group (see _exact_tails)
-            self._exact_tails(out, tail, zq, self.bandwidths[which], k)
+        flagged_g, flagged_k, flagged_i = np.nonzero(tail)  # one pass; split by group below
+        if flagged_k.size:
+            order = np.argsort(flagged_k, kind="stable")  # keeps (bandwidth, row) order
+            bounds = np.searchsorted(flagged_k[order], np.arange(self.n_groups + 1))
+            h = self.bandwidths[which]
+            for k in np.flatnonzero(bounds[1:] > bounds[:-1]):  # group by group
+                part = order[bounds[k] : bounds[k + 1]]
+                self._exact_tails(out, flagged_g[part], flagged_i[part], zq, h, k)
         return out
 
-    def _exact_tails(self, out, tail, zq, h, k):
-        """Overwrite group ``k``'s flagged values with its exact float64 log sums.
+    def _exact_tails(self, out, g, i, zq, h, k):
+        """Overwrite group ``k``'s flagged values ``(g, k, i)`` with exact float64 log sums.
 
         Only the group's rows within ``√(d_min² + 2·80·h²)`` of the query row count
         (``d_min`` the distance to its nearest): every other term is below ``e^-80`` times
         the largest one. The flagged values are summed in chunks of similar reach, one group
         at a time, so that no value's rounding depends on another group's rows.
         """
-        g, i = np.nonzero(tail[:, k])
         z, width2 = zq[i], h[g] ** 2
         begin, end = self.starts[k], self.starts[k + 1]
         data = self.data[begin:end]

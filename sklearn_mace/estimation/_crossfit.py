@@ -330,17 +330,38 @@ def crossfit_kde(Z, m, folds, n_folds, prior, *, rng, device="cpu"):
 
     log_odds = np.empty(n_samples)
     chained = np.full(n_samples, np.nan)
-    # the selection rows' sums are in the table; every other row is summed at the one or
-    # two bandwidths chosen for it (its fold's cross-fit and chain choices)
-    for j in fold_ids:
-        mine = sel_folds == j
-        log_odds[positions[sel[mine]]] = heldout_log_odds(
-            table[outer[j]][..., mine], counts, fold_ids == j, lam
-        )
-        if j > 0:
-            chained[positions[sel[mine]]] = heldout_log_odds(
-                table[chain[j]][..., mine], counts, fold_ids >= j, lam
-            )
+
+    def score(own, bandwidth_of, fold_of, excluded_of, into, where):
+        """``heldout_log_odds`` of many rows at once, each at its own fold's bandwidth.
+
+        ``own(g, rows)`` gives the sums of ``rows`` at bandwidth ``g``; every step is per
+        row (a row's value never depends on another row's), so one call does every fold.
+        """
+        if where.size == 0:
+            return
+        sums = np.empty((n_folds, 2, where.size))
+        for g in np.unique(bandwidth_of):
+            at = np.flatnonzero(bandwidth_of == g)
+            sums[..., at] = own(g, at)
+        excluded = excluded_of(fold_of[:, None], fold_ids[None, :])
+        into[where] = heldout_log_odds(sums, counts, excluded, lam)
+
+    # the selection rows' sums are in the table, at every candidate
+    outer_of, chain_of = np.array(outer), np.array([-1] + chain[1:])
+    tested = np.flatnonzero(sel_folds > 0)
+
+    def in_table(g, at, rows=None):
+        return table[g][..., at if rows is None else rows[at]]
+
+    score(in_table, outer_of[sel_folds], sel_folds, np.equal, log_odds, positions[sel])
+    score(
+        lambda g, at: in_table(g, at, tested),
+        chain_of[sel_folds[tested]],
+        sel_folds[tested],
+        np.less_equal,  # fold b is left out of row a's chain KDE where b >= a
+        chained,
+        positions[sel[tested]],
+    )
     rest = np.ones(n_samples, dtype=bool)
     rest[positions[sel]] = False
 
@@ -353,17 +374,36 @@ def crossfit_kde(Z, m, folds, n_folds, prior, *, rng, device="cpu"):
     # earlier folds' sums) is free of later folds' labels, to the last rounding (a block's
     # composition; the 1-D grid is laid out from every row's position, never a label, and
     # each group's part of it from that group's rows only). The cross-fit reuses it where it
-    # chose the same.
+    # chose the same. The log odds are then taken for every fold's rows at once (per row).
+    own_chain, own_outer, rest_rows = [], [], []
     for j in fold_ids:
         rows_j = np.flatnonzero(rest & (folds == j))
         if rows_j.size == 0:
             continue
         own = sums(rows_j, chain[j] if j > 0 else outer[j])
         if j > 0:
-            chained[rows_j] = heldout_log_odds(own, counts, fold_ids >= j, lam)
+            own_chain.append(own)
         if j > 0 and chain[j] != outer[j]:
             own = sums(rows_j, outer[j])
-        log_odds[rows_j] = heldout_log_odds(own, counts, fold_ids == j, lam)
+        own_outer.append(own)
+        rest_rows.append(rows_j)
+    if rest_rows:
+        rest_rows = np.concatenate(rest_rows)
+        rest_folds = folds[rest_rows]
+        log_odds[rest_rows] = heldout_log_odds(
+            np.concatenate(own_outer, axis=-1),
+            counts,
+            rest_folds[:, None] == fold_ids[None, :],
+            lam,
+        )
+        later = rest_folds > 0
+        if later.any():
+            chained[rest_rows[later]] = heldout_log_odds(
+                np.concatenate(own_chain, axis=-1),
+                counts,
+                rest_folds[later][:, None] <= fold_ids[None, :],
+                lam,
+            )
     outside = np.flatnonzero(folds >= n_folds)  # the last link: the classifier of all folds
     if outside.size:
         odds = heldout_log_odds(sums(outside, standard), counts, np.zeros(n_folds, bool), lam)

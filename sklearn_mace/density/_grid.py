@@ -397,15 +397,16 @@ class BinnedKernelSums1D:
         low, high = nodes[j], nodes[j + 1]  # (n_query, n_which, n_groups)
         low *= (1.0 - t)[:, None, None]
         high *= t[:, None, None]
-        low += high
-        sums = np.ascontiguousarray(low.transpose(1, 2, 0))
-        tail = (sums < BINNED_TAIL_FLOOR) & ~self.empty[None, :, None]
+        low += high  # the sums, node-major; their logs in place, then laid out per group
+        tail = (low < BINNED_TAIL_FLOOR) & ~self.empty[None, None, :]
         with np.errstate(divide="ignore"):
-            out = np.log(np.maximum(sums, 0.0))
+            np.log(np.maximum(low, 0.0, out=low), out=low)
+        out = np.ascontiguousarray(low.transpose(1, 2, 0))
         out[:, self.empty] = -np.inf
         # whether a value is redone depends on that group's own sums only, so a group's
         # values never depend on another group's rows (the cross-fit relies on it)
-        flagged_g, flagged_k, flagged_i = np.nonzero(tail)  # one pass; split by group below
+        flagged = np.flatnonzero(tail.transpose(1, 2, 0))  # (bandwidth, group, row) order
+        flagged_g, flagged_k, flagged_i = np.unravel_index(flagged, out.shape)
         if flagged_k.size:
             order = np.argsort(flagged_k, kind="stable")  # keeps (bandwidth, row) order
             bounds = np.searchsorted(flagged_k[order], np.arange(self.n_groups + 1))

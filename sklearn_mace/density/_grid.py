@@ -408,43 +408,48 @@ class BinnedKernelSums1D:
         flagged = np.flatnonzero(tail.transpose(1, 2, 0))  # (bandwidth, group, row) order
         flagged_g, flagged_k, flagged_i = np.unravel_index(flagged, out.shape)
         if flagged_k.size:
-            order = np.argsort(flagged_k, kind="stable")  # keeps (bandwidth, row) order
-            bounds = np.searchsorted(flagged_k[order], np.arange(self.n_groups + 1))
-            h = self.bandwidths[which]
-            for k in np.flatnonzero(bounds[1:] > bounds[:-1]):  # group by group
-                part = order[bounds[k] : bounds[k + 1]]
-                self._exact_tails(out, flagged_g[part], flagged_i[part], zq, h, k)
+            self._exact_tails(out, flagged_g, flagged_k, flagged_i, zq, self.bandwidths[which])
         return out
 
-    def _exact_tails(self, out, g, i, zq, h, k):
-        """Overwrite group ``k``'s flagged values ``(g, k, i)`` with exact float64 log sums.
+    def _exact_tails(self, out, g, k, i, zq, h):
+        """Overwrite the flagged values ``out[g, k, i]`` with exact float64 log sums.
 
-        Only the group's rows within ``√(d_min² + 2·80·h²)`` of the query row count
+        Only group ``k``'s rows within ``√(d_min² + 2·80·h²)`` of the query row count
         (``d_min`` the distance to its nearest): every other term is below ``e^-80`` times
-        the largest one. The flagged values are summed in chunks of similar reach, one group
-        at a time, so that no value's rounding depends on another group's rows.
+        the largest one. Each value's terms are padded with zeros to the power of two at or
+        above their number and summed as one row of a matrix of such rows (every group at
+        once), so a value's rounding depends on its own terms only — never on another
+        value's, hence never on another group's rows.
         """
         z, width2 = zq[i], h[g] ** 2
-        begin, end = self.starts[k], self.starts[k + 1]
-        data = self.data[begin:end]
-        at = np.clip(np.searchsorted(data, z), 1, data.size) - 1
-        nearest = np.minimum(
-            np.abs(z - data[at]), np.abs(z - data[np.minimum(at + 1, data.size - 1)])
-        )
-        reach = np.sqrt(nearest**2 + 160.0 * width2)
-        first = np.searchsorted(data, z - reach, side="left")
-        stop = np.searchsorted(data, z + reach, side="right")
+        nearest = np.empty(z.size)
+        first = np.empty(z.size, dtype=np.int64)
+        stop = np.empty(z.size, dtype=np.int64)
+        by_group = np.argsort(k, kind="stable")
+        bounds = np.searchsorted(k[by_group], np.arange(self.n_groups + 1))
+        for group in np.flatnonzero(bounds[1:] > bounds[:-1]):  # its sorted rows: searches
+            mine = by_group[bounds[group] : bounds[group + 1]]
+            begin, end = self.starts[group], self.starts[group + 1]
+            data, zk = self.data[begin:end], z[mine]
+            at = np.clip(np.searchsorted(data, zk), 1, data.size) - 1
+            nearest[mine] = np.minimum(
+                np.abs(zk - data[at]), np.abs(zk - data[np.minimum(at + 1, data.size - 1)])
+            )
+            reach = np.sqrt(nearest[mine] ** 2 + 160.0 * width2[mine])
+            first[mine] = begin + np.searchsorted(data, zk - reach, side="left")
+            stop[mine] = begin + np.searchsorted(data, zk + reach, side="right")
         count = np.maximum(stop - first, 1)
-        by_count = np.argsort(count, kind="stable")
-        done = 0
-        while done < by_count.size:  # chunks of at most 2^14 terms (one if wider), by reach
-            terms = np.arange(1, by_count.size - done + 1) * count[by_count[done:]]
-            part = by_count[done : done + max(1, int(np.searchsorted(terms, 2**14, "right")))]
-            done += part.size
-            offsets = first[part, None] + np.arange(int(count[part].max()))
-            inside = offsets < stop[part, None]
-            d2 = (z[part, None] - data[np.minimum(offsets, data.size - 1)]) ** 2
-            excess = np.where(inside, d2 - nearest[part, None] ** 2, np.inf)
-            with np.errstate(divide="ignore"):
-                logs = np.log(np.exp(-excess / (2.0 * width2[part, None])).sum(axis=1))
-            out[g[part], k, i[part]] = logs - nearest[part] ** 2 / (2.0 * width2[part])
+        padded = 2 ** np.ceil(np.log2(count)).astype(np.int64)
+        last = self.data.size - 1
+        for width in np.unique(padded):
+            rows = np.flatnonzero(padded == width)
+            step = max(1, 2**14 // int(width))  # at most 2^14 terms at once (one if wider)
+            for start in range(0, rows.size, step):
+                part = rows[start : start + step]
+                offsets = first[part, None] + np.arange(int(width))
+                inside = offsets < stop[part, None]
+                d2 = (z[part, None] - self.data[np.minimum(offsets, last)]) ** 2
+                excess = np.where(inside, d2 - nearest[part, None] ** 2, np.inf)
+                with np.errstate(divide="ignore"):
+                    logs = np.log(np.exp(-excess / (2.0 * width2[part, None])).sum(axis=1))
+                out[g[part], k[part], i[part]] = logs - nearest[part] ** 2 / (2.0 * width2[part])

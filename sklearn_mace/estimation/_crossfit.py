@@ -179,9 +179,9 @@ def select_bandwidth(log_odds, m, prior, rows=None):
     # in place, in buffers (every operand is (selections, bandwidths, rows); the
     # arithmetic, and so every choice, as the plain expressions would give)
     safe = _log_loss(log_odds, m)  # loss; NaN (both sums underflowed) counts as +inf
-    safe[np.isnan(safe)] = np.inf
+    np.copyto(safe, np.inf, where=np.isnan(safe))
     outside = ~rows[..., None, :]
-    safe[np.broadcast_to(outside, safe.shape)] = 0.0  # safe = where(rows, loss, 0)
+    np.copyto(safe, 0.0, where=outside)  # safe = where(rows, loss, 0)
     n_members = np.sum(rows & (m == 1), axis=-1, keepdims=True)
     n_nonmembers = np.sum(rows & (m == 0), axis=-1, keepdims=True)
     weights = rows * np.where(
@@ -197,7 +197,7 @@ def select_bandwidth(log_odds, m, prior, rows=None):
         diff = np.subtract(safe, best_loss, out=safe)  # safe is not needed any more
         diff_mean = np.multiply(diff, w, out=work).sum(axis=-1)
         centred = np.subtract(diff, diff_mean[..., None], out=diff)
-        centred[np.broadcast_to(outside, centred.shape)] = 0.0
+        np.copyto(centred, 0.0, where=outside)
         np.multiply(centred, centred, out=centred)
         diff_se = np.sqrt(np.multiply(centred, weights[..., None, :] ** 2, out=work).sum(axis=-1))
         eligible = diff_mean <= diff_se
@@ -252,7 +252,8 @@ def _selection_log_odds(table, counts, sel_folds, selections, log_prior_odds):
             if tiny.any():
                 odds[tiny] = np.log(sums[:, :, 1][tiny]) - np.log(sums[:, :, 0][tiny])
         odds += (np.log(n_train[:, 0]) - np.log(n_train[:, 1]))[:, None, None] + log_prior_odds
-        out[np.ix_(scored, np.arange(n_bandwidths), mine)] = odds
+        for into, odds_s in zip(np.flatnonzero(scored), odds, strict=True):
+            out[into][:, mine] = odds_s
     return out
 
 

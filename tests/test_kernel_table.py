@@ -112,6 +112,21 @@ def test_binned_tails_are_exact_in_float64_and_reads_do_not_depend_on_other_rows
     assert not np.array_equal(again[:, 9], got[:, 9])
 
 
+def test_binned_tail_values_do_not_depend_on_the_other_rows_read_to_the_last_bit(rng):
+    # each tail value is summed alone (terms padded to a power of two of its own count), so
+    # reading a row with others, in another order or alone gives the same bits
+    z = rng.normal(size=(3000, 1))
+    z[:3] = [[-6.0], [6.0], [40.0]]
+    groups = rng.integers(0, 10, 3000)
+    h = np.geomspace(1 / 8, 4, 11) * 2400 ** (-0.2)
+    table = BinnedKernelSums1D(z, groups, 10, h, span=(z.min(), z.max()))
+    got = table.log_sums(z[:400])
+    assert (got < np.log(BINNED_TAIL_FLOOR)).sum() > 100
+    np.testing.assert_array_equal(table.log_sums(z[:400][::-1])[..., ::-1], got)
+    for row in (0, 1, 2, 57):
+        np.testing.assert_array_equal(table.log_sums(z[row : row + 1])[..., 0], got[..., row])
+
+
 def test_normal_scores_are_the_quantile_transformers_with_midranks(rng):
     X = rng.normal(size=(500, 3))
     reference = QuantileTransformer(output_distribution="normal", n_quantiles=500)

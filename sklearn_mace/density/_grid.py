@@ -363,6 +363,9 @@ class BinnedKernelSums1D:
         frequency = np.arange(spectrum.shape[1]) / padded
         transfer = s * np.sqrt(2 * np.pi) * np.exp(-2 * (np.pi * s * frequency) ** 2)
         self.grid = fft.irfft(spectrum[None] * transfer[:, None], n=padded, axis=2)[..., :size]
+        # node-major copy: a query row reads two whole rows of it (a gather of contiguous
+        # rows, several times faster than gathering single values from each grid)
+        self._nodes = np.ascontiguousarray(self.grid.transpose(2, 0, 1))
         # every group's rows, sorted, one segment per group (for the exact tails)
         order = np.lexsort((zd, groups))
         self.data = zd[order]
@@ -385,52 +388,68 @@ class BinnedKernelSums1D:
             ``-inf`` for empty groups.
         """
         zq = np.asarray(z_query, dtype=float).reshape(-1)
-        which = np.arange(len(self.bandwidths)) if which is None else np.asarray(which)
+        all_bandwidths = which is None
+        which = np.arange(len(self.bandwidths)) if all_bandwidths else np.asarray(which)
         uq = (zq - self.lo) / self.spacing
         j = np.clip(uq.astype(np.int64), 0, self.size - 2)
         t = uq - j
-        grid = self.grid[which]
-        sums = grid[..., j] * (1.0 - t) + grid[..., j + 1] * t
-        tail = (sums < BINNED_TAIL_FLOOR) & ~self.empty[None, :, None]
+        nodes = self._nodes if all_bandwidths else self._nodes[:, which]
+        low, high = nodes[j], nodes[j + 1]  # (n_query, n_which, n_groups)
+        low *= (1.0 - t)[:, None, None]
+        high *= t[:, None, None]
+        low += high  # the sums, node-major; their logs in place, then laid out per group
+        tail = (low < BINNED_TAIL_FLOOR) & ~self.empty[None, None, :]
         with np.errstate(divide="ignore"):
-            out = np.log(np.maximum(sums, 0.0))
+            np.log(np.maximum(low, 0.0, out=low), out=low)
+        out = np.ascontiguousarray(low.transpose(1, 2, 0))
         out[:, self.empty] = -np.inf
         # whether a value is redone depends on that group's own sums only, so a group's
         # values never depend on another group's rows (the cross-fit relies on it)
-        for k in np.flatnonzero(tail.any(axis=(0, 2))):  # group by group (see _exact_tails)
-            self._exact_tails(out, tail, zq, self.bandwidths[which], k)
+        flagged = np.flatnonzero(tail.transpose(1, 2, 0))  # (bandwidth, group, row) order
+        flagged_g, flagged_k, flagged_i = np.unravel_index(flagged, out.shape)
+        if flagged_k.size:
+            self._exact_tails(out, flagged_g, flagged_k, flagged_i, zq, self.bandwidths[which])
         return out
 
-    def _exact_tails(self, out, tail, zq, h, k):
-        """Overwrite group ``k``'s flagged values with its exact float64 log sums.
+    def _exact_tails(self, out, g, k, i, zq, h):
+        """Overwrite the flagged values ``out[g, k, i]`` with exact float64 log sums.
 
-        Only the group's rows within ``√(d_min² + 2·80·h²)`` of the query row count
+        Only group ``k``'s rows within ``√(d_min² + 2·80·h²)`` of the query row count
         (``d_min`` the distance to its nearest): every other term is below ``e^-80`` times
-        the largest one. The flagged values are summed in chunks of similar reach, one group
-        at a time, so that no value's rounding depends on another group's rows.
+        the largest one. Each value's terms are padded with zeros to the power of two at or
+        above their number and summed as one row of a matrix of such rows (every group at
+        once), so a value's rounding depends on its own terms only — never on another
+        value's, hence never on another group's rows.
         """
-        g, i = np.nonzero(tail[:, k])
         z, width2 = zq[i], h[g] ** 2
-        begin, end = self.starts[k], self.starts[k + 1]
-        data = self.data[begin:end]
-        at = np.clip(np.searchsorted(data, z), 1, data.size) - 1
-        nearest = np.minimum(
-            np.abs(z - data[at]), np.abs(z - data[np.minimum(at + 1, data.size - 1)])
-        )
-        reach = np.sqrt(nearest**2 + 160.0 * width2)
-        first = np.searchsorted(data, z - reach, side="left")
-        stop = np.searchsorted(data, z + reach, side="right")
+        nearest = np.empty(z.size)
+        first = np.empty(z.size, dtype=np.int64)
+        stop = np.empty(z.size, dtype=np.int64)
+        by_group = np.argsort(k, kind="stable")
+        bounds = np.searchsorted(k[by_group], np.arange(self.n_groups + 1))
+        for group in np.flatnonzero(bounds[1:] > bounds[:-1]):  # its sorted rows: searches
+            mine = by_group[bounds[group] : bounds[group + 1]]
+            begin, end = self.starts[group], self.starts[group + 1]
+            data, zk = self.data[begin:end], z[mine]
+            at = np.clip(np.searchsorted(data, zk), 1, data.size) - 1
+            nearest[mine] = np.minimum(
+                np.abs(zk - data[at]), np.abs(zk - data[np.minimum(at + 1, data.size - 1)])
+            )
+            reach = np.sqrt(nearest[mine] ** 2 + 160.0 * width2[mine])
+            first[mine] = begin + np.searchsorted(data, zk - reach, side="left")
+            stop[mine] = begin + np.searchsorted(data, zk + reach, side="right")
         count = np.maximum(stop - first, 1)
-        by_count = np.argsort(count, kind="stable")
-        done = 0
-        while done < by_count.size:  # chunks of at most 2^14 terms (one if wider), by reach
-            terms = np.arange(1, by_count.size - done + 1) * count[by_count[done:]]
-            part = by_count[done : done + max(1, int(np.searchsorted(terms, 2**14, "right")))]
-            done += part.size
-            offsets = first[part, None] + np.arange(int(count[part].max()))
-            inside = offsets < stop[part, None]
-            d2 = (z[part, None] - data[np.minimum(offsets, data.size - 1)]) ** 2
-            excess = np.where(inside, d2 - nearest[part, None] ** 2, np.inf)
-            with np.errstate(divide="ignore"):
-                logs = np.log(np.exp(-excess / (2.0 * width2[part, None])).sum(axis=1))
-            out[g[part], k, i[part]] = logs - nearest[part] ** 2 / (2.0 * width2[part])
+        padded = 2 ** np.ceil(np.log2(count)).astype(np.int64)
+        last = self.data.size - 1
+        for width in np.unique(padded):
+            rows = np.flatnonzero(padded == width)
+            step = max(1, 2**14 // int(width))  # at most 2^14 terms at once (one if wider)
+            for start in range(0, rows.size, step):
+                part = rows[start : start + step]
+                offsets = first[part, None] + np.arange(int(width))
+                inside = offsets < stop[part, None]
+                d2 = (z[part, None] - self.data[np.minimum(offsets, last)]) ** 2
+                excess = np.where(inside, d2 - nearest[part, None] ** 2, np.inf)
+                with np.errstate(divide="ignore"):
+                    logs = np.log(np.exp(-excess / (2.0 * width2[part, None])).sum(axis=1))
+                out[g[part], k[part], i[part]] = logs - nearest[part] ** 2 / (2.0 * width2[part])

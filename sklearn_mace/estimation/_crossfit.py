@@ -142,7 +142,10 @@ def _log_loss(log_odds, m):
     """``log(1 + e^{∓L})``: the log loss of the posterior ``σ(L)`` for label ``m`` (stable)."""
     z = np.where(m == 1, -log_odds, log_odds)
     with np.errstate(invalid="ignore", over="ignore"):
-        return np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z)))
+        tail = np.abs(z)
+        np.negative(tail, out=tail)
+        np.log1p(np.exp(tail, out=tail), out=tail)
+        return np.add(np.maximum(z, 0.0, out=z), tail, out=z)
 
 
 def select_bandwidth(log_odds, m, prior, rows=None):
@@ -173,23 +176,30 @@ def select_bandwidth(log_odds, m, prior, rows=None):
     """
     log_odds = np.asarray(log_odds, dtype=float)
     rows = np.ones(log_odds.shape[:-2] + log_odds.shape[-1:], bool) if rows is None else rows
-    loss = _log_loss(log_odds, m)
-    loss = np.where(np.isnan(loss), np.inf, loss)
+    # in place, in buffers (every operand is (selections, bandwidths, rows); the
+    # arithmetic, and so every choice, as the plain expressions would give)
+    safe = _log_loss(log_odds, m)  # loss; NaN (both sums underflowed) counts as +inf
+    np.copyto(safe, np.inf, where=np.isnan(safe))
+    outside = ~rows[..., None, :]
+    np.copyto(safe, 0.0, where=outside)  # safe = where(rows, loss, 0)
     n_members = np.sum(rows & (m == 1), axis=-1, keepdims=True)
     n_nonmembers = np.sum(rows & (m == 0), axis=-1, keepdims=True)
     weights = rows * np.where(
         m == 1, prior / np.maximum(n_members, 1), (1 - prior) / np.maximum(n_nonmembers, 1)
     )
     weights = weights / weights.sum(axis=-1, keepdims=True)
-    safe = np.where(rows[..., None, :], loss, 0.0)
+    w = weights[..., None, :]
+    work = np.empty_like(safe)
     with np.errstate(invalid="ignore"):
-        mean = (safe * weights[..., None, :]).sum(axis=-1)
+        mean = np.multiply(safe, w, out=work).sum(axis=-1)
         best = np.where(np.isfinite(mean).any(axis=-1), np.argmin(mean, axis=-1), -1)
         best_loss = np.take_along_axis(safe, best[..., None, None], axis=-2)
-        diff = safe - best_loss
-        diff_mean = (diff * weights[..., None, :]).sum(axis=-1)
-        centred = np.where(rows[..., None, :], diff - diff_mean[..., None], 0.0)
-        diff_se = np.sqrt((centred**2 * (weights**2)[..., None, :]).sum(axis=-1))
+        diff = np.subtract(safe, best_loss, out=safe)  # safe is not needed any more
+        diff_mean = np.multiply(diff, w, out=work).sum(axis=-1)
+        centred = np.subtract(diff, diff_mean[..., None], out=diff)
+        np.copyto(centred, 0.0, where=outside)
+        np.multiply(centred, centred, out=centred)
+        diff_se = np.sqrt(np.multiply(centred, weights[..., None, :] ** 2, out=work).sum(axis=-1))
         eligible = diff_mean <= diff_se
     n_bandwidths = log_odds.shape[-2]
     choice = np.where(eligible, np.arange(n_bandwidths), -1).max(axis=-1)
@@ -198,20 +208,31 @@ def select_bandwidth(log_odds, m, prior, rows=None):
     return int(choice) if np.ndim(choice) == 0 else choice
 
 
-def _selection_log_odds(table, pooled, counts, sel_folds, selections, log_prior_odds):
+def _selection_log_odds(table, counts, sel_folds, selections, log_prior_odds):
     """Held-out log odds of the selection rows under several exclusion patterns at once.
 
-    ``table`` holds ``log Σ`` per (bandwidth, fold, class, row) and ``pooled`` the log sum
-    over *all* rows at each (bandwidth, row) — label-free, so dividing by it (a shift that
-    cancels in the odds) keeps the sums in range without letting an excluded fold's labels
-    decide what underflows. Selection ``s`` is ``(rows, allowed)``: the rows it scores and,
+    ``table`` holds ``log Σ`` per (bandwidth, fold, class, row); each sum is divided by the
+    sum over *all* rows at its (bandwidth, row) — label-free, so dividing by it (a shift
+    that cancels in the odds) keeps the sums in range without letting an excluded fold's
+    labels decide what underflows. Selection ``s`` is ``(rows, allowed)``: the rows it scores and,
     for a row of fold ``a``, the folds ``allowed(a)`` whose KDEs score it; the sums run over
     those folds explicitly (never a total minus the excluded folds, whose rounding would
     carry the excluded labels). Returns log odds of shape ``(n_selections, n_bandwidths,
     n_rows)``, NaN outside each selection's rows.
     """
-    scaled = np.exp(table - pooled[:, None, None, :])  # (g, a, c, i), at most 1
     n_bandwidths, n_folds = table.shape[:2]
+    flat = table.reshape(n_bandwidths, -1, table.shape[-1])
+    top = flat[:, 0].copy()
+    for k in range(1, flat.shape[1]):  # (a loop of maxima is faster than max over axis 1)
+        np.maximum(top, flat[:, k], out=top)
+    top[~np.isfinite(top)] = 0.0
+    scaled = np.exp(table - top[:, None, None, :])  # (g, a, c, i); then / their sum, <= 1
+    flat_scaled = scaled.reshape(flat.shape)
+    total = flat_scaled[:, 0].copy()
+    for k in range(1, flat.shape[1]):
+        total += flat_scaled[:, k]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scaled /= total[:, None, None, :]
     out = np.full((len(selections), n_bandwidths, table.shape[-1]), np.nan)
     for a in range(n_folds):
         mine = np.flatnonzero(sel_folds == a)
@@ -223,11 +244,16 @@ def _selection_log_odds(table, pooled, counts, sel_folds, selections, log_prior_
         block = np.moveaxis(scaled[..., mine], 1, 0).reshape(n_folds, -1)
         sums = (allowed @ block).reshape(-1, n_bandwidths, 2, mine.size)
         n_train = allowed @ counts  # (selections, 2)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            log_sums = np.log(sums)
-            odds = log_sums[:, :, 1] - log_sums[:, :, 0]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            # one log of the ratio (a few ulps from the difference of the logs), except
+            # where a sum is so small that the ratio could leave float range
+            odds = np.log(sums[:, :, 1] / sums[:, :, 0])
+            tiny = (sums[:, :, 1] < 1e-280) | (sums[:, :, 0] < 1e-280)
+            if tiny.any():
+                odds[tiny] = np.log(sums[:, :, 1][tiny]) - np.log(sums[:, :, 0][tiny])
         odds += (np.log(n_train[:, 0]) - np.log(n_train[:, 1]))[:, None, None] + log_prior_odds
-        out[np.ix_(scored, np.arange(n_bandwidths), mine)] = odds
+        for into, odds_s in zip(np.flatnonzero(scored), odds, strict=True):
+            out[into][:, mine] = odds_s
     return out
 
 
@@ -286,7 +312,6 @@ def crossfit_kde(Z, m, folds, n_folds, prior, *, rng, device="cpu"):
     table = kernel_sums(Zs[sel])
     table = table.reshape(len(bandwidths), n_folds, 2, len(sel))
     sel_folds, sel_m = fs[sel], ms[sel]
-    pooled = _logsumexp(table.reshape(len(bandwidths), -1, len(sel)), axis=1)
     # the selections: all rows (for the final fit), each outer fold j left out (cross-fit),
     # and each prefix 0 … j−1 for j >= 2 (chain); a row is never scored by its own fold
     everything = np.ones(len(sel), bool)
@@ -297,7 +322,7 @@ def crossfit_kde(Z, m, folds, n_folds, prior, *, rng, device="cpu"):
     selections += [
         (sel_folds < j, lambda a, j=j: (fold_ids != a) & (fold_ids < j)) for j in fold_ids[2:]
     ]
-    odds = _selection_log_odds(table, pooled, counts, sel_folds, selections, lam)
+    odds = _selection_log_odds(table, counts, sel_folds, selections, lam)
     rows = np.array([r for r, _ in selections])
     choices = select_bandwidth(odds, sel_m, prior, rows=rows)
     standard, outer = int(choices[0]), [int(c) for c in choices[1 : n_folds + 1]]
@@ -306,17 +331,38 @@ def crossfit_kde(Z, m, folds, n_folds, prior, *, rng, device="cpu"):
 
     log_odds = np.empty(n_samples)
     chained = np.full(n_samples, np.nan)
-    # the selection rows' sums are in the table; every other row is summed at the one or
-    # two bandwidths chosen for it (its fold's cross-fit and chain choices)
-    for j in fold_ids:
-        mine = sel_folds == j
-        log_odds[positions[sel[mine]]] = heldout_log_odds(
-            table[outer[j]][..., mine], counts, fold_ids == j, lam
-        )
-        if j > 0:
-            chained[positions[sel[mine]]] = heldout_log_odds(
-                table[chain[j]][..., mine], counts, fold_ids >= j, lam
-            )
+
+    def score(own, bandwidth_of, fold_of, excluded_of, into, where):
+        """``heldout_log_odds`` of many rows at once, each at its own fold's bandwidth.
+
+        ``own(g, rows)`` gives the sums of ``rows`` at bandwidth ``g``; every step is per
+        row (a row's value never depends on another row's), so one call does every fold.
+        """
+        if where.size == 0:
+            return
+        sums = np.empty((n_folds, 2, where.size))
+        for g in np.unique(bandwidth_of):
+            at = np.flatnonzero(bandwidth_of == g)
+            sums[..., at] = own(g, at)
+        excluded = excluded_of(fold_of[:, None], fold_ids[None, :])
+        into[where] = heldout_log_odds(sums, counts, excluded, lam)
+
+    # the selection rows' sums are in the table, at every candidate
+    outer_of, chain_of = np.array(outer), np.array([-1] + chain[1:])
+    tested = np.flatnonzero(sel_folds > 0)
+
+    def in_table(g, at, rows=None):
+        return table[g][..., at if rows is None else rows[at]]
+
+    score(in_table, outer_of[sel_folds], sel_folds, np.equal, log_odds, positions[sel])
+    score(
+        lambda g, at: in_table(g, at, tested),
+        chain_of[sel_folds[tested]],
+        sel_folds[tested],
+        np.less_equal,  # fold b is left out of row a's chain KDE where b >= a
+        chained,
+        positions[sel[tested]],
+    )
     rest = np.ones(n_samples, dtype=bool)
     rest[positions[sel]] = False
 
@@ -329,17 +375,36 @@ def crossfit_kde(Z, m, folds, n_folds, prior, *, rng, device="cpu"):
     # earlier folds' sums) is free of later folds' labels, to the last rounding (a block's
     # composition; the 1-D grid is laid out from every row's position, never a label, and
     # each group's part of it from that group's rows only). The cross-fit reuses it where it
-    # chose the same.
+    # chose the same. The log odds are then taken for every fold's rows at once (per row).
+    own_chain, own_outer, rest_rows = [], [], []
     for j in fold_ids:
         rows_j = np.flatnonzero(rest & (folds == j))
         if rows_j.size == 0:
             continue
         own = sums(rows_j, chain[j] if j > 0 else outer[j])
         if j > 0:
-            chained[rows_j] = heldout_log_odds(own, counts, fold_ids >= j, lam)
+            own_chain.append(own)
         if j > 0 and chain[j] != outer[j]:
             own = sums(rows_j, outer[j])
-        log_odds[rows_j] = heldout_log_odds(own, counts, fold_ids == j, lam)
+        own_outer.append(own)
+        rest_rows.append(rows_j)
+    if rest_rows:
+        rest_rows = np.concatenate(rest_rows)
+        rest_folds = folds[rest_rows]
+        log_odds[rest_rows] = heldout_log_odds(
+            np.concatenate(own_outer, axis=-1),
+            counts,
+            rest_folds[:, None] == fold_ids[None, :],
+            lam,
+        )
+        later = rest_folds > 0
+        if later.any():
+            chained[rest_rows[later]] = heldout_log_odds(
+                np.concatenate(own_chain, axis=-1),
+                counts,
+                rest_folds[later][:, None] <= fold_ids[None, :],
+                lam,
+            )
     outside = np.flatnonzero(folds >= n_folds)  # the last link: the classifier of all folds
     if outside.size:
         odds = heldout_log_odds(sums(outside, standard), counts, np.zeros(n_folds, bool), lam)

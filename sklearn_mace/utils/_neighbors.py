@@ -1,5 +1,9 @@
 """Chunked k-nearest squared Euclidean distances on torch (CPU or CUDA)."""
 
+import hashlib
+import threading
+from collections import OrderedDict
+
 import numpy as np
 
 from ._chunks import DEFAULT_CHUNK_BYTES, chunk_rows, row_chunks
@@ -23,6 +27,19 @@ NEAREST_BACKENDS = ("torch", "faiss")
 # Pairs with d² below this fraction of (‖x‖ + max‖y‖)² get exact distances in
 # sq_distance_blocks (near-copies, where the expansion's rounding is all there is).
 _NEAR_FRACTION = 1e-6
+# The last few nearest-distance passes, by content: an audit asks for the same targets'
+# distances to the same release several times (the MACE query, GAN-leaks CAL, MC's median
+# radius), each a full pass over the release. Values are (n, k) arrays, so this stays small.
+_RECENT = OrderedDict()
+_RECENT_SIZE = 4
+_RECENT_LOCK = threading.Lock()
+
+
+def _digest(array):
+    """A content key for a float64 C-contiguous array (shape included)."""
+    hasher = hashlib.blake2b(repr(array.shape).encode(), digest_size=16)
+    hasher.update(memoryview(array).cast("B"))
+    return hasher.digest()
 
 
 def nearest_sq_distances(
@@ -50,6 +67,10 @@ def nearest_sq_distances(
        passes instead of ``topk``), and re-ranks everything within ``2β`` of the minimum,
        by direct differences, when the runner-up is that close.
 
+    The last few results are kept by content (a hash of ``X`` and ``Y`` and the arguments):
+    asking again for the same distances, as an audit does for the MACE query, GAN-leaks CAL
+    and MC's radius, returns a copy of the same values without another pass.
+
     With ``backend="faiss"`` and ``k = 1`` there is no runner-up to certify with (asking faiss
     for two neighbours cost 17 times more than for one at d = 16, 1e4 × 1e5, though about
     the same at d = 64: row ``faiss k=2`` of ``benchmarks/bench_queries.py``): the result is
@@ -70,8 +91,6 @@ def nearest_sq_distances(
     -------
     sq_distances : ndarray of shape (n, k), ascending along axis 1
     """
-    import torch
-
     X, Y = np.asarray(X, dtype=np.float64), np.asarray(Y, dtype=np.float64)
     if X.ndim != 2 or Y.ndim != 2 or X.shape[1] != Y.shape[1]:
         raise ValueError(f"X and Y must be 2-D with equal columns; got {X.shape} and {Y.shape}.")
@@ -80,6 +99,23 @@ def nearest_sq_distances(
     if backend not in NEAREST_BACKENDS:
         raise ValueError(f"backend must be one of {NEAREST_BACKENDS}; got {backend!r}.")
     dev = resolve_device(device)
+    X, Y = np.ascontiguousarray(X), np.ascontiguousarray(Y)
+    key = (_digest(X), _digest(Y), k, str(dev), max_chunk_bytes, backend)
+    with _RECENT_LOCK:
+        if key in _RECENT:
+            _RECENT.move_to_end(key)
+            return _RECENT[key].copy()
+    out = _nearest_sq_distances(X, Y, k, dev, max_chunk_bytes, backend)
+    with _RECENT_LOCK:
+        _RECENT[key] = out.copy()
+        while len(_RECENT) > _RECENT_SIZE:
+            _RECENT.popitem(last=False)
+    return out
+
+
+def _nearest_sq_distances(X, Y, k, dev, max_chunk_bytes, backend):
+    import torch
+
     centre = Y.mean(axis=0)
     y64 = to_tensor(Y - centre, dev)
     y_sq = y64.square().sum(dim=1)
@@ -119,7 +155,13 @@ def _torch_screen(y, y_sq, n_rows, max_chunk_bytes):
     """
     import torch
 
-    y_aug = torch.cat([-2.0 * y, y_sq.unsqueeze(1)], dim=1).float()
+    # Built in float32 directly: no float64 ``-2y`` or concatenated copy of ``y`` (each as
+    # large as the release). Bit-identical to casting ``-2y`` (float64) to float32, since
+    # scaling by 2 commutes with rounding.
+    y_aug = torch.empty((len(y), y.shape[1] + 1), dtype=torch.float32, device=y.device)
+    y_aug[:, :-1] = y
+    y_aug[:, :-1].mul_(-2.0)
+    y_aug[:, -1] = y_sq
     rows = min(n_rows, chunk_rows(len(y), itemsize=4, max_bytes=max_chunk_bytes))
     block = torch.empty((rows, len(y)), dtype=torch.float32, device=y.device)
 

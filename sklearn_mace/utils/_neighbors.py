@@ -33,6 +33,13 @@ _NEAR_FRACTION = 1e-6
 _RECENT = OrderedDict()
 _RECENT_SIZE = 4
 _RECENT_LOCK = threading.Lock()
+# count_within_radius: when fewer than _MIN_BLOCK_ROWS rows of X fit a full-width block (Y
+# of more than 131 072 rows at 64 MiB), it runs over tiles of Y against blocks of _TILE_ROWS
+# rows of X, each block at most _TILE_BYTES (cache-sized): a full-width block of a few rows
+# streams all of Y from memory (200 000 x 93: 6.2 s against 3.1 s for 1 500 rows of X).
+_MIN_BLOCK_ROWS = 64
+_TILE_ROWS = 512
+_TILE_BYTES = 4 * 2**20
 
 
 def _digest(array):
@@ -269,9 +276,17 @@ def count_within_radius(X, Y, radius, *, device="auto", max_chunk_bytes=DEFAULT_
         raise ValueError("radius must be finite and >= 0.")
     out = np.empty(len(X), dtype=np.int64)
     with pass_threads(len(X) * len(Y), device=device):
-        for rows, d2 in sq_distance_blocks(X, Y, device=device, max_chunk_bytes=max_chunk_bytes):
+        # Counts are integers, so summing them over tiles of Y changes nothing; tiles keep
+        # blocks of many rows of X cache-sized when Y is large (see _sq_distance_tiles).
+        tile, block_bytes = None, max_chunk_bytes
+        if chunk_rows(len(Y), max_bytes=max_chunk_bytes) < _MIN_BLOCK_ROWS:
+            block_bytes = min(max_chunk_bytes, _TILE_BYTES)
+            tile = chunk_rows(_TILE_ROWS, max_bytes=block_bytes)
+        out[:] = 0
+        tiles = _sq_distance_tiles(X, Y, device, block_bytes, tile)
+        for rows, _, d2 in tiles:
             r2 = to_tensor(radius[rows] ** 2, d2.device).unsqueeze(1)
-            out[rows] = to_numpy((d2 <= r2).sum(dim=1))
+            out[rows] += to_numpy((d2 <= r2).sum(dim=1))
     return out
 
 
@@ -285,6 +300,20 @@ def sq_distance_blocks(X, Y, *, device="auto", max_chunk_bytes=DEFAULT_CHUNK_BYT
     direct differences: a copy gets exactly 0, and every other pair a relative error below
     ``d·2⁻⁵³ / _NEAR_FRACTION``.
     """
+    # The consumer's work on each block runs inside the same pass (and thread choice).
+    with pass_threads(len(X) * len(Y), device=device):
+        for rows, _, d2 in _sq_distance_tiles(X, Y, device, max_chunk_bytes, None):
+            yield rows, d2
+
+
+def _sq_distance_tiles(X, Y, device, max_chunk_bytes, tile):
+    """Yield ``(rows, cols, d2)`` as :func:`sq_distance_blocks`, for ``Y[cols]`` in tiles of
+    ``tile`` rows (``None``: all of ``Y`` at once, ``cols`` a full slice).
+
+    Each entry of ``d2`` is the same float64 value whatever the tiling (one product entry,
+    plus the row norms, and the direct differences for near pairs, whose scale uses the
+    largest norm of all of ``Y``).
+    """
     import torch
 
     dev = resolve_device(device)
@@ -292,15 +321,17 @@ def sq_distance_blocks(X, Y, *, device="auto", max_chunk_bytes=DEFAULT_CHUNK_BYT
     y = to_tensor(Y - centre, dev)
     y_sq = row_sq_norms(y)
     y_norm_max = float(y_sq.max()) ** 0.5
-    # The consumer's work on each block runs inside the same pass (and thread choice).
-    with pass_threads(len(X) * len(Y), device=dev):
-        for rows in row_chunks(len(X), len(Y), max_bytes=max_chunk_bytes):
-            x = to_tensor(X[rows] - centre, dev)
-            x_sq = x.square().sum(dim=1, keepdim=True)
-            d2 = torch.addmm(y_sq, x, y.T, alpha=-2.0).add_(x_sq)
-            near_sq = _NEAR_FRACTION * (x_sq.sqrt() + y_norm_max).square()
+    width = len(Y) if tile is None else tile
+    for rows in row_chunks(len(X), width, max_bytes=max_chunk_bytes):
+        x = to_tensor(X[rows] - centre, dev)
+        x_sq = x.square().sum(dim=1, keepdim=True)
+        near_sq = _NEAR_FRACTION * (x_sq.sqrt() + y_norm_max).square()
+        for start in range(0, len(Y), width):
+            cols = slice(start, min(start + width, len(Y)))
+            yt = y[cols]
+            d2 = torch.addmm(y_sq[cols], x, yt.T, alpha=-2.0).add_(x_sq)
             row, col = torch.nonzero(d2 <= near_sq, as_tuple=True)
             for pairs in row_chunks(len(row), X.shape[1], max_bytes=max_chunk_bytes):
                 r, c = row[pairs], col[pairs]
-                d2[r, c] = (y[c] - x[r]).square().sum(dim=1)
-            yield rows, d2
+                d2[r, c] = (yt[c] - x[r]).square().sum(dim=1)
+            yield rows, cols, d2

@@ -120,12 +120,40 @@ def nearest_sq_distances(
     return out
 
 
+class _Centred:
+    """``Y − centre`` (float64) without a centred copy of ``Y``: rows are centred when taken.
+
+    ``Y[i] − centre`` is one correctly rounded subtraction per entry, so a row taken here is
+    bit-identical to the same row of a centred copy; only the rare full recomputation
+    (:func:`_exact_nearest`) builds the whole centred matrix, for as long as it runs.
+    """
+
+    def __init__(self, Y, centre, device):
+        self.data = to_tensor(Y, device)  # no copy on the CPU
+        self.centre = to_tensor(centre, device)
+        self.shape, self.device = self.data.shape, self.data.device
+
+    def __len__(self):
+        return len(self.data)
+
+    def __getitem__(self, index):
+        return self.data[index] - self.centre
+
+    def blocks(self):
+        """``(rows, centred rows)`` in blocks of a few MiB."""
+        for rows in row_chunks(len(self.data), self.shape[1], max_bytes=8 * 2**20):
+            yield rows, self[rows]
+
+    def dense(self):
+        return self.data - self.centre
+
+
 def _nearest_sq_distances(X, Y, k, dev, max_chunk_bytes, backend):
     import torch
 
     centre = Y.mean(axis=0)
-    y64 = to_tensor(Y - centre, dev)
-    y_sq = row_sq_norms(y64)
+    y64 = _Centred(Y, centre, dev)
+    y_sq = torch.cat([block.square().sum(dim=1) for _, block in y64.blocks()])
     y_norm_max = float(y_sq.max()) ** 0.5
     slack = 2.0 * (X.shape[1] + 8) * _FLOAT32_ROUNDOFF
     # faiss has a fast path for k = 1 only (k >= 2 keeps a heap per query: 17x slower at d = 16
@@ -166,7 +194,8 @@ def _torch_screen(y, y_sq, n_rows, max_chunk_bytes):
     # large as the release). Bit-identical to casting ``-2y`` (float64) to float32, since
     # scaling by 2 commutes with rounding.
     y_aug = torch.empty((len(y), y.shape[1] + 1), dtype=torch.float32, device=y.device)
-    y_aug[:, :-1] = y
+    for rows, block in y.blocks():
+        y_aug[rows, :-1] = block
     y_aug[:, :-1].mul_(-2.0)
     y_aug[:, -1] = y_sq
     rows = min(n_rows, chunk_rows(len(y), itemsize=4, max_bytes=max_chunk_bytes))
@@ -252,6 +281,9 @@ def _nearest_within_bound(screen, bound, x, y, y_sq):
 def _exact_nearest(x, y, y_sq, k):
     """The float64 expansion against all of ``y`` (for the few rows the screen cannot certify)."""
     import torch
+
+    if isinstance(y, _Centred):
+        y = y.dense()
 
     d2 = torch.addmm(y_sq, x, y.T, alpha=-2.0).add_(x.square().sum(dim=1, keepdim=True))
     return torch.topk(d2, k, dim=1, largest=False).values.clamp_(min=0.0)

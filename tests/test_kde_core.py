@@ -67,6 +67,19 @@ def test_chunking_does_not_change_results(rng):
     np.testing.assert_allclose(tiny, whole, rtol=1e-13)
 
 
+def test_tiled_kernel_sums_match_the_one_pass_sums(rng):
+    # Data too large for 16 query rows per block go through data tiles and a second
+    # logsumexp: the same sums up to rounding (a few ulps of the log), including far-out
+    # queries whose sums are dominated by one tile.
+    Zq = np.vstack([rng.normal(size=(40, 3)), [[30.0, 0.0, 0.0], [0.0, -25.0, 4.0]]])
+    Zd = rng.normal(size=(3000, 3))
+    one_pass = gaussian_log_kernel_sum(Zq, Zd, max_chunk_bytes=8 * 3000 * 42)
+    tiled = gaussian_log_kernel_sum(Zq, Zd, max_chunk_bytes=8 * 3000 * 4)  # 4 rows < 16
+    np.testing.assert_allclose(tiled, one_pass, rtol=1e-13)
+    direct = np.log(np.exp(-0.5 * ((Zq[:40, None] - Zd[None]) ** 2).sum(axis=2)).sum(axis=1))
+    np.testing.assert_allclose(tiled[:40], direct, rtol=1e-12)
+
+
 def test_samples_have_the_kde_moments(rng):
     # A KDE sample is a data row plus N(0, H) noise: mean = data mean, cov = data cov + H.
     X = rng.normal(size=(400, 2)) @ np.array([[1.0, 0.5], [0.0, 1.0]])

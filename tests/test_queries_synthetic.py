@@ -61,6 +61,34 @@ def test_nearest_sq_distances_matches_brute_force(backend, k, rng):
     np.testing.assert_allclose(got, _brute_sq(X, Y, k), rtol=1e-12, atol=1e-12)
 
 
+def test_nearest_sq_distances_reuses_a_recent_pass_by_content(rng, monkeypatch):
+    # A repeated request (same values, even in another array) returns the same distances
+    # without another pass; a changed input or argument runs one; callers get copies.
+    import sklearn_mace.utils._neighbors as neighbors
+
+    passes = []
+    compute = neighbors._nearest_sq_distances
+    monkeypatch.setattr(
+        neighbors, "_nearest_sq_distances", lambda *a: passes.append(1) or compute(*a)
+    )
+    X, Y = rng.normal(size=(60, 4)), rng.normal(size=(300, 4))
+    first = nearest_sq_distances(X, Y)
+    first[:] = -1.0  # a caller that writes into its result must not change later answers
+    again = nearest_sq_distances(X.copy(), Y.copy())
+    assert len(passes) == 1
+    np.testing.assert_array_equal(
+        again,
+        compute(X, Y, 1, neighbors.resolve_device("auto"), neighbors.DEFAULT_CHUNK_BYTES, "torch"),
+    )
+    Y_changed = Y.copy()
+    Y_changed[17, 2] += 1e-12
+    nearest_sq_distances(X, Y_changed)
+    nearest_sq_distances(X, Y, k=2)
+    assert len(passes) == 3
+    np.testing.assert_allclose(nearest_sq_distances(X, Y, k=2), _brute_sq(X, Y, 2), rtol=1e-12)
+    assert len(passes) == 3
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("k", [1, 3])
 def test_nearest_sq_distances_exact_under_near_ties_far_from_the_origin(backend, k, rng):

@@ -42,6 +42,21 @@ def test_count_within_radius_counts_copies_at_any_radius(rng, radius):
     np.testing.assert_array_equal(counts, 1)
 
 
+def test_count_within_radius_tiles_of_y_count_the_same(rng):
+    # Large Y runs in tiles of Y (fewer than 64 rows of X per full-width block): every d² is
+    # the same float64 value as in a full-width block, so the counts are identical, copies
+    # and near-copies (exact direct differences) included.
+    X = rng.normal(loc=2.0, size=(90, 5))
+    Y = np.vstack([X[:20], X[20:40] + 1e-9, rng.normal(loc=2.0, size=(600, 5))])
+    radius = np.r_[np.zeros(20), np.full(20, 1e-8), rng.uniform(0.5, 3.0, size=50)]
+    tiled = count_within_radius(X, Y, radius, max_chunk_bytes=8 * len(Y) * 3)
+    full_width = count_within_radius(X, Y, radius, max_chunk_bytes=8 * len(Y) * 90)
+    np.testing.assert_array_equal(tiled, full_width)
+    expected = (pairwise_sq(X, Y) <= radius[:, None] ** 2).sum(axis=1)
+    np.testing.assert_array_equal(tiled[40:], expected[40:])
+    assert np.all(tiled[:40] >= 1)
+
+
 def test_neighbour_primitives_reject_bad_input(rng):
     with pytest.raises(ValueError, match="equal columns"):
         nearest_sq_distances(np.ones((3, 2)), np.ones((4, 3)))

@@ -68,7 +68,8 @@ def regularized_covariance(X):
     correlation = covariance / np.outer(scale, scale)
     if np.linalg.eigvalsh(correlation)[0] >= MIN_CORRELATION_EIGENVALUE:
         return covariance, 0.0
-    Z = (X - X.mean(axis=0)) / scale
+    Z = X - X.mean(axis=0)
+    Z /= scale  # in place: one temporary as large as X, not two
     shrinkage = float(ledoit_wolf_shrinkage(Z, assume_centered=True))
     # An exact dependency needs s > 0; the floor keeps the smallest eigenvalue >= 1e-6.
     shrinkage = min(max(shrinkage, 1e-6), 1.0)

@@ -71,11 +71,14 @@ def fit_domias_densities(estimator, synthetic, reference):
     }
     estimator.features_ = np.flatnonzero(keep)
     estimator.ignored_features_ = np.flatnonzero(constant)
-    estimator.density_synthetic_ = fit_log_density(synthetic[:, keep], role="synthetic", **spec)
+    # No column copy when every column is kept (the release is the largest array here).
+    estimator.density_synthetic_ = fit_log_density(
+        synthetic if keep.all() else synthetic[:, keep], role="synthetic", **spec
+    )
     estimator.density_reference_ = None
     if reference is not None:
         estimator.density_reference_ = fit_log_density(
-            reference[:, keep],
+            reference if keep.all() else reference[:, keep],
             role="reference",
             population_mean=_subset_statistic(
                 getattr(estimator, "population_mean", None), keep, matrix=False

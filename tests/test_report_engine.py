@@ -240,11 +240,13 @@ def _long_functions(path, limit):
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-                body = body[1:]  # the docstring does not count
-            if body and body[-1].end_lineno - body[0].lineno + 1 > limit:
-                found.append(f"{path.name}:{node.lineno} {node.name}")
+            # from the signature to the last line; the docstring does not count
+            lines = node.end_lineno - node.lineno + 1
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                lines -= first.end_lineno - first.lineno + 1
+            if lines > limit:
+                found.append(f"{path.name}:{node.lineno} {node.name} ({lines} lines)")
     return found
 
 

@@ -308,6 +308,25 @@ def _subject(key, *, epsilon, relation, domain, n_train):
     )
 
 
+def _population(population, recipes, random_state):
+    """``(X, domain, demo_targets, n_rows)``: the embedded demo's population and targets, or
+    the user's population encoded (a histogram recipe needs it categorical)."""
+    from ..algorithm._demo import DEMO_CATEGORIES, demo_population
+
+    if population is None:
+        X, demo_X, demo_names = demo_population(random_state)
+        domain = [np.arange(k, dtype=float) for k in DEMO_CATEGORIES]
+        return X, domain, (demo_X, demo_names), {"embedded demo population": len(X)}
+    X, domain = encode_population(population)
+    missing = [r for r in recipes if r in HISTOGRAMS and domain is None]
+    if missing:
+        raise AuditInputError(
+            f"the recipe {missing[0]} needs a categorical population (every column with at "
+            f"most {MAX_LEVELS} distinct values); pick another recipe or bin the columns."
+        )
+    return X, domain, None, {"population": len(X)}
+
+
 def audit_algorithm(
     recipes=("dp-histogram", "wrong-noise-histogram"),
     population=None,
@@ -358,32 +377,15 @@ def audit_algorithm(
     result : AuditResult
         One subject per recipe; :func:`write_report` writes it.
     """
-    from ..algorithm._demo import DEMO_CATEGORIES, DEMO_TRAIN_SIZE, demo_population
+    from ..algorithm._demo import DEMO_TRAIN_SIZE
 
-    demo_targets = None
-    if population is None:
-        X, demo_X, demo_names = demo_population(random_state)
-        domain = [np.arange(k, dtype=float) for k in DEMO_CATEGORIES]
-        demo_targets, n_rows = (demo_X, demo_names), {"embedded demo population": len(X)}
-    else:
-        X, domain = encode_population(population)
-        n_rows = {"population": len(X)}
-    missing = [r for r in recipes if r in HISTOGRAMS and domain is None]
-    if missing:
-        raise AuditInputError(
-            f"the recipe {missing[0]} needs a categorical population (every column with at "
-            f"most {MAX_LEVELS} distinct values); pick another recipe or bin the columns."
-        )
+    X, domain, demo_targets, n_rows = _population(population, recipes, random_state)
     target_X, names = _targets_and_names(X, targets, demo_targets)
     n_train = DEMO_TRAIN_SIZE if population is None else int(round(0.5 * (len(X) - len(names))))
     context = dict(epsilon=claimed_epsilon, relation=relation, domain=domain, n_train=n_train)
     subjects = [_subject(key, **context) for key in recipes]
-    membership = np.r_[np.ones(n_runs, dtype=int), np.zeros(n_runs, dtype=int)]
-    runs = Targets(
-        membership=membership,
-        source=np.r_[np.full(n_runs, "with the target"), np.full(n_runs, "without any target")],
-        row=np.r_[np.arange(n_runs), np.arange(n_runs)],
-        prior=0.5,
+    runs = Targets.two_tables(
+        n_runs, n_runs, prior=0.5, names=("with the target", "without any target")
     )
     engine = AlgorithmReport(
         runs,

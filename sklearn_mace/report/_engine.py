@@ -82,6 +82,18 @@ class Targets:
     group: np.ndarray = None
     group_by: str = None
 
+    @classmethod
+    def two_tables(cls, n_members, n_non_members, *, prior=None, names=("members", "non-members")):
+        """Members (rows ``0 … n_members − 1`` of the first table) then non-members; the prior
+        is their share unless given."""
+        membership = np.r_[np.ones(n_members, dtype=int), np.zeros(n_non_members, dtype=int)]
+        return cls(
+            membership=membership,
+            source=np.r_[np.full(n_members, names[0]), np.full(n_non_members, names[1])],
+            row=np.r_[np.arange(n_members), np.arange(n_non_members)],
+            prior=float(membership.mean()) if prior is None else float(prior),
+        )
+
     @property
     def trivial_advantage(self):
         """``|2p − 1|``: the advantage of always guessing the likelier side."""

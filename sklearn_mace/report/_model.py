@@ -295,44 +295,21 @@ def audit_model(
     True
     """
     check_options(confidence=confidence, prior=prior, delta=delta, claimed_epsilon=claimed_epsilon)
-    if (
-        isinstance(n_reference_models, bool)
-        or not isinstance(n_reference_models, numbers.Integral)
-        or n_reference_models < 1
-    ):
-        raise ValueError(
-            "n_reference_models must be an integer >= 1 (1: RMIA offline only, on a model "
-            "trained on half of the population; >= 2: each record trains half of the "
-            f"reference models); got {n_reference_models!r}."
-        )
+    _check_reference_models(n_reference_models)
     models = as_audited_models(models)
     tables, features = check_model_tables(members, non_members, population, label, columns)
+    options = dict(drop_unmatched=drop_unmatched_labels, allow_missing=allow_missing)
     tables, model_columns, notes = prepare_model_records(
-        models,
-        tables,
-        features,
-        label,
-        id_columns=id_columns,
-        drop_unmatched=drop_unmatched_labels,
-        allow_missing=allow_missing,
+        models, tables, features, label, id_columns=id_columns, **options
     )
-    members, non_members = tables["members"], tables["non-members"]
+    targets_frame = pd.concat([tables["members"], tables["non-members"]], ignore_index=True)
+    targets = Targets.two_tables(len(tables["members"]), len(tables["non-members"]), prior=prior)
     population = tables.get("population")
-    targets_frame = pd.concat([members, non_members], ignore_index=True)
-    m = np.r_[np.ones(len(members), dtype=int), np.zeros(len(non_members), dtype=int)]
-    targets = Targets(
-        membership=m,
-        source=np.r_[np.full(len(members), "members"), np.full(len(non_members), "non-members")],
-        row=np.r_[np.arange(len(members)), np.arange(len(non_members))],
-        prior=float(m.mean()) if prior is None else float(prior),
-    )
-    recipes = dict(shadow_estimators or {})
-    context = dict(targets=targets_frame, label=label, population=population)
+    context = dict(targets=targets_frame, label=label, population=population, notes=notes)
+    context.update(m=targets.membership, recipes=dict(shadow_estimators or {}))
     context["n_models"] = int(n_reference_models)
     subjects = [
-        _subject(
-            name, model, **context, features=model_columns[name], recipes=recipes, m=m, notes=notes
-        )
+        _subject(name, model, **context, features=model_columns[name])
         for name, model in models.items()
     ]
     engine = ModelAudit(
@@ -349,10 +326,30 @@ def audit_model(
         },
     )
     results = engine.run_with_progress(subjects, desc="sklearn-mace audit-model", verbose=verbose)
-    for subject in subjects:  # the shared reference models: how many, which split, what cost
-        if REFERENCE in subject.shared:
-            notes.append(f"'{subject.name}': {subject.shared[REFERENCE].describe()}.")
+    notes += _reference_notes(subjects)
     return _result(results, engine, tables, features, label, notes, claimed_epsilon)
+
+
+def _check_reference_models(n_reference_models):
+    if (
+        isinstance(n_reference_models, bool)
+        or not isinstance(n_reference_models, numbers.Integral)
+        or n_reference_models < 1
+    ):
+        raise ValueError(
+            "n_reference_models must be an integer >= 1 (1: RMIA offline only, on a model "
+            "trained on half of the population; >= 2: each record trains half of the "
+            f"reference models); got {n_reference_models!r}."
+        )
+
+
+def _reference_notes(subjects):
+    """Each model's shared reference models: how many, which split, what cost."""
+    return [
+        f"'{subject.name}': {subject.shared[REFERENCE].describe()}."
+        for subject in subjects
+        if REFERENCE in subject.shared
+    ]
 
 
 def _result(results, engine, tables, features, label, notes, claimed_epsilon):

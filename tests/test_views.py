@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from scipy.stats import norm
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_mace.attacks import LiRAAttack, RecordViews
 from tests._lira_planted import PlantedModel, planted_problem
@@ -47,7 +48,7 @@ def test_bad_views():
         RecordViews("image", image_shape=(3, 3)).fit(records)
     with pytest.raises(ValueError, match="must index the 4 input columns"):
         RecordViews(columns=[4]).fit(records)
-    with pytest.raises(ValueError, match="fitted on 5"):
+    with pytest.raises(ValueError, match="expecting 5 features"):
         RecordViews().fit(records).transform(np.ones((2, 3)))
 
 
@@ -80,3 +81,26 @@ def test_lira_fits_one_gaussian_per_view():
         )
     expected = (plain.score_samples(records) + np.array(second)) / 2
     np.testing.assert_allclose(viewed.score_samples(records), expected, rtol=1e-9)
+
+
+# scikit-learn's transformer checks assume one output row per input row on axis 0; the views
+# are stacked on a new leading axis (n_views_, n_samples, n_features_in_), as LiRA and RMIA
+# read them, so the checks that index or count axis 0 as the samples cannot express it.
+VIEWS_AXIS = "transform stacks the views on axis 0: (n_views_, n_samples, n_features_in_)"
+
+
+@parametrize_with_checks(
+    [RecordViews(), RecordViews(n_views=1)],
+    expected_failed_checks=lambda estimator: {
+        check: VIEWS_AXIS
+        for check in (
+            "check_transformer_data_not_an_array",
+            "check_transformer_general",
+            "check_methods_sample_order_invariance",
+            # with one view, axis 0 has length 1 and slicing it happens to agree
+            *(("check_methods_subset_invariance",) if estimator.n_views > 1 else ()),
+        )
+    },
+)
+def test_estimator_checks(estimator, check):
+    check(estimator)

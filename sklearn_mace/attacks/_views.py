@@ -11,7 +11,8 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils import TransformerTags
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils._sklearn_compat import Interval, StrOptions
 
@@ -121,6 +122,11 @@ class RecordViews(BaseEstimator):
         self.columns = columns
         self.random_state = random_state
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags = TransformerTags()  # a transformer whose output stacks views
+        return tags
+
     def fit(self, X, y=None):
         """Learn the record width and, for tables, each numeric column's noise scale.
 
@@ -137,10 +143,10 @@ class RecordViews(BaseEstimator):
             The fitted views.
         """
         self._validate_params()
-        X = check_array(X, dtype=np.float64)
+        X = validate_data(self, X, dtype=np.float64)
         if X.shape[1] < 2:
             raise ValueError(
-                f"X has {X.shape[1]} column(s); records need input columns and the true label "
+                f"X has {X.shape[1]} feature(s); records need input columns and the true label "
                 "in the last column."
             )
         inputs = X[:, :-1]
@@ -168,7 +174,6 @@ class RecordViews(BaseEstimator):
                 numeric = np.zeros(inputs.shape[1], dtype=bool)
                 numeric[chosen] = True
             self.scale_ = np.where(numeric, inputs.std(axis=0), 0.0)
-        self.n_features_in_ = X.shape[1]
         return self
 
     def _image_views(self, inputs):
@@ -215,14 +220,27 @@ class RecordViews(BaseEstimator):
             ``views[0]`` is ``X`` itself.
         """
         check_is_fitted(self)
-        X = check_array(X, dtype=np.float64)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} columns, but RecordViews was fitted on {self.n_features_in_}."
-            )
+        X = validate_data(self, X, dtype=np.float64, reset=False)
         inputs = self._image_views(X[:, :-1]) if self.kind == "image" else self._table_views(X)
         label = X[:, -1:]
         return np.stack([np.hstack([view, label]) for view in inputs])
+
+    def fit_transform(self, X, y=None):
+        """``fit(X).transform(X)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features + 1)
+            Records: input columns, then the true label.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        views : ndarray of shape (n_views_, n_samples, n_features_in_)
+            ``views[0]`` is ``X`` itself.
+        """
+        return self.fit(X, y).transform(X)
 
     @property
     def n_views_(self):

@@ -37,3 +37,14 @@ def _seed_everything():
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.fixture(scope="module")
+def wine():
+    """scikit-learn's wine table, shuffled: ``(frame, float32 features, labels)`` (the model
+    loading and audit-model sweep tests)."""
+    from sklearn.datasets import load_wine
+
+    frame = load_wine(as_frame=True).frame.sample(frac=1.0, random_state=0)
+    X = frame.drop(columns="target").to_numpy(dtype=np.float32)
+    return frame.reset_index(drop=True), X, frame["target"].to_numpy()

@@ -21,7 +21,6 @@ import pytest
 from sklearn.base import BaseEstimator
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.compose import make_column_transformer
-from sklearn.datasets import load_wine
 from sklearn.ensemble import (
     HistGradientBoostingClassifier,
     RandomForestClassifier,
@@ -55,13 +54,6 @@ def one_blas_thread():
 
     with threadpool_limits(1):
         yield
-
-
-@pytest.fixture(scope="module")
-def wine():
-    frame = load_wine(as_frame=True).frame.sample(frac=1.0, random_state=0)
-    X = frame.drop(columns="target").to_numpy(dtype=np.float32)
-    return frame.reset_index(drop=True), X, frame["target"].to_numpy()
 
 
 # ------------------------------------------------------------------ hostile skops files

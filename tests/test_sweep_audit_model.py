@@ -21,7 +21,6 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sklearn.datasets import load_wine
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LinearRegression
 
@@ -32,21 +31,6 @@ sio = pytest.importorskip("skops.io")
 skl2onnx = pytest.importorskip("skl2onnx")
 pytest.importorskip("onnxruntime")
 N_MEMBERS = 89
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_blas_thread():
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1):
-        yield
-
-
-@pytest.fixture(scope="module")
-def wine():
-    frame = load_wine(as_frame=True).frame.sample(frac=1.0, random_state=0)
-    X = frame.drop(columns="target").to_numpy(dtype=np.float32)
-    return frame.reset_index(drop=True), X, frame["target"].to_numpy()
 
 
 @pytest.fixture(scope="module")

@@ -107,6 +107,42 @@ def _reference_models(text):
     return value
 
 
+_SIZE_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+
+
+def _byte_size(text):
+    """``--max-skops-size``: bytes, or a number with K, M, G or T (binary: 1K = 1024)."""
+    number = text.strip().lower().removesuffix("ib").removesuffix("b")
+    unit = number[-1:] if number[-1:] in "kmgt" else ""
+    try:
+        value = float(number[: len(number) - len(unit)]) * _SIZE_UNITS[unit]
+    except ValueError:
+        value = 0
+    if not value >= 1:
+        raise argparse.ArgumentTypeError(
+            f"--max-skops-size must be a positive size in bytes, or with K, M or G (e.g. "
+            f"4G); got {text!r}"
+        )
+    return int(value)
+
+
+def _class_list(text):
+    """``--classes A,B,…``: numbers become numbers (``1`` is the class 1), others text."""
+    values = [v.strip() for v in text.split(",")]
+    if len(values) < 2 or not all(values):
+        raise argparse.ArgumentTypeError(
+            f"--classes must list at least two classes, comma-separated; got {text!r}"
+        )
+    parsed = []
+    for value in values:
+        try:
+            number = float(value)
+            parsed.append(int(number) if number.is_integer() else number)
+        except ValueError:
+            parsed.append(value)
+    return parsed
+
+
 def _named_path(text):
     """``NAME=PATH`` or ``PATH`` (the name is then the file name without its suffixes)."""
     name, sep, path = text.partition("=")
@@ -335,6 +371,39 @@ def _add_audit_model_parser(commands):
     )
     _table_options(options)
     _model_audit_options(options)
+    _model_output_options(sub.add_argument_group("what the model outputs (model-output gate)"))
+
+
+def _model_output_options(group):
+    """The model-output gate of ``audit-model``: which output, which classes, the
+    train-accuracy gate and the skops size cap."""
+    group.add_argument(
+        "--probability-output",
+        metavar="NAME",
+        help="ONNX: the output holding the class probabilities (or logits), needed when the "
+        "graph has several float outputs and none is named as probabilities (the error "
+        "lists them)",
+    )
+    group.add_argument(
+        "--classes",
+        metavar="A,B,…",
+        type=_class_list,
+        help="ONNX: the classes of the probability columns, in order, for a model that does "
+        "not name them (a torch export); by default they come from the model, never 0..K-1",
+    )
+    group.add_argument(
+        "--force-low-accuracy",
+        action="store_true",
+        help="audit a model whose accuracy on its members is at or below their majority-class "
+        "rate (default: exit 2, 'the model does not predict these labels')",
+    )
+    group.add_argument(
+        "--max-skops-size",
+        metavar="SIZE",
+        type=_byte_size,
+        help="the most a .skops file may inflate to (e.g. 4G; default: 2G, and 100 times the "
+        "file's size); larger ones are refused before anything is inflated",
+    )
 
 
 def _model_audit_options(options):
@@ -632,6 +701,8 @@ def _run_model_demo(args):
 
     defaults = {**CLAIM_DEFAULTS, **TABLE_DEFAULTS, "shadow_estimator": None, "columns": None}
     defaults.update(drop_unmatched_labels=False, allow_missing=False, reference_models=16)
+    defaults.update(probability_output=None, classes=None, force_low_accuracy=False)
+    defaults["max_skops_size"] = None
     _demo_options_refused(args, defaults | {"trust_pickle": False}, "audit-model")
     check_output_dir(args.out)
     print(
@@ -642,18 +713,27 @@ def _run_model_demo(args):
     )
 
 
+def _is_onnx(path):
+    """--probability-output and --classes go to the ONNX models only."""
+    return Path(path).suffix.lower() == ".onnx"
+
+
 def _load_models(args):
-    from .report import load_model
+    from .report import AuditInputError, load_model
     from .report._model_io import load_estimator
 
+    onnx = dict(probability_output=args.probability_output, classes=args.classes)
+    if any(v is not None for v in onnx.values()) and not any(_is_onnx(p) for _, p in args.model):
+        raise AuditInputError("--probability-output and --classes apply to ONNX models only.")
+    common = dict(trust_pickle=args.trust_pickle, max_skops_bytes=args.max_skops_size)
     models = {
-        name: load_model(path, name=name, trust_pickle=args.trust_pickle)
+        name: load_model(path, name=name, **common, **(onnx if _is_onnx(path) else {}))
         for name, path in args.model
     }
     recipes = {}
     for name, path in args.shadow_estimator or []:
         key = name if len(args.shadow_estimator) > 1 or name in models else ""
-        recipes[key] = load_estimator(path, trust_pickle=args.trust_pickle)
+        recipes[key] = load_estimator(path, **common)
     return models, recipes
 
 
@@ -695,6 +775,7 @@ def run_audit_model(args):
             id_columns=id_columns,
             drop_unmatched_labels=args.drop_unmatched_labels,
             allow_missing=args.allow_missing,
+            force_low_accuracy=args.force_low_accuracy,
             **_claim_kwargs(args),
         )
         result.notes[:0] = _reading_notes(tables)

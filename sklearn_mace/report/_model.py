@@ -41,7 +41,13 @@ from ._model_attacks import (
     shadow_scores,
 )
 from ._model_inputs import prepare_model_records
-from ._model_queries import as_audited_models, check_model_tables, label_index, model_queries
+from ._model_queries import (
+    as_audited_models,
+    check_model_tables,
+    check_train_accuracy,
+    label_index,
+    model_queries,
+)
 from ._release_inputs import check_options
 from ._results import AuditResult, failure_notes
 
@@ -158,8 +164,11 @@ def _population_analyses(name, model, recipe, population, index, n_models, notes
     return (SHADOW_NAME, LIRA_NAME, RMIA_NAME)
 
 
-def _subject(name, model, *, targets, features, label, population, recipes, m, n_models, notes):
-    """One model as a subject: its queries, accuracies and which analyses it gets."""
+def _subject(
+    name, model, *, targets, features, label, population, recipes, m, n_models, notes, force
+):
+    """One model as a subject: its queries, accuracies and which analyses it gets; a model
+    no better than the majority class on its members stops here (unless ``force``)."""
     inputs = model.input_columns(features)
     labels = targets[label].to_numpy()
     queries, index = model_queries(model, targets[inputs], labels)
@@ -169,6 +178,8 @@ def _subject(name, model, *, targets, features, label, population, recipes, m, n
             "they count as misclassified with the lowest probability the model gives."
         )
     correct = queries["correct"].to_numpy()
+    low = check_train_accuracy(name, correct[m == 1], labels[m == 1], force=force)
+    notes.extend([low] if low else [])
     recipe = recipes.get(name, recipes.get(""))
     recipe = model.estimator if recipe is None else recipe
     pop_index = None
@@ -212,6 +223,7 @@ def audit_model(
     id_columns="auto",
     drop_unmatched_labels=False,
     allow_missing=False,
+    force_low_accuracy=False,
     verbose=True,
 ):
     """Audit one or more trained classifiers for membership leakage.
@@ -269,6 +281,12 @@ def audit_model(
     allow_missing : bool, default=False
         Accept missing feature values (for a model that imputes them); infinite values are
         refused either way.
+    force_low_accuracy : bool, default=False
+        Audit a model whose accuracy on its members is at or below their majority-class
+        rate (with a note). By default such a model stops the audit with an input error
+        ("the model does not predict these labels — wrong output, label coding or column
+        order?"): its card would be green because it was queried wrongly
+        (:func:`~sklearn_mace.report._model_queries.check_train_accuracy`).
     verbose : bool, default=True
         A progress bar on stderr.
 
@@ -307,7 +325,7 @@ def audit_model(
     population = tables.get("population")
     context = dict(targets=targets_frame, label=label, population=population, notes=notes)
     context.update(m=targets.membership, recipes=dict(shadow_estimators or {}))
-    context["n_models"] = int(n_reference_models)
+    context.update(n_models=int(n_reference_models), force=bool(force_low_accuracy))
     subjects = [
         _subject(name, model, **context, features=model_columns[name])
         for name, model in models.items()

@@ -4,10 +4,22 @@ Three formats, one interface (:class:`AuditedModel`: ``log_proba(frame)`` and ``
 
 * **ONNX** (``.onnx``), run by onnxruntime: the model's own code never runs, so torch,
   TensorFlow, XGBoost or scikit-learn exports are audited alike. The probability output is
-  found among the session's outputs: a ZipMap (a list of ``{class: probability}`` dicts, what
-  skl2onnx writes by default), a probability tensor (skl2onnx with ``zipmap=False``) or raw
-  logits (a torch export), told apart by whether every row is a probability vector.
-* **skops** (``.skops``): ``skops.io.load`` with an explicit list of trusted types — those
+  chosen by contract (:func:`probability_output`), never by position: the one named by the
+  caller (``probability_output=``), else the only ZipMap (a list of ``{class: probability}``
+  dicts, what skl2onnx writes by default), else the only float tensor output, else the one
+  float output identifiable as the probabilities (a name containing "prob", or the
+  probability output of an ONNX-ML classifier operator); otherwise the model is refused with
+  its outputs listed (name, type, shape). A tensor holds probabilities or raw logits (a torch
+  export), told apart by whether every row is a probability vector.
+* **Classes** come from the model, never assumed ``0 .. k-1``: the ZipMap's keys, or the
+  ``classlabels_*`` attribute of the classifier (or ZipMap) node the probability output is
+  computed from, or those the caller states (``classes=``); a graph naming none gets the
+  sorted labels of the tables when they show exactly as many values as it has columns (with
+  a warning), and is refused otherwise (:meth:`AuditedModel.resolve_classes`).
+* **skops** (``.skops``): the declared sizes of the zip archive are checked first, against a
+  cap and the file's size, before anything is inflated
+  (:func:`~sklearn_mace.report._skops_policy.check_skops_archive`: a zip bomb is refused);
+  then ``skops.io.load`` with an explicit list of trusted types — those
   :func:`skops.io.get_untrusted_types` reports, each checked against an allow-list of *exact*
   scikit-learn, NumPy and SciPy class names (:mod:`~sklearn_mace.report._skops_policy`; no
   module prefix, no function unless listed); anything else is refused with its name. The
@@ -26,23 +38,34 @@ parameters.
 
 import os
 import sys
+import warnings
+from collections import deque
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin, is_classifier, is_regressor
 
-from ._io import AuditInputError
+from ._io import AuditInputError, AuditInputWarning
 from ._model_inputs import label_key
-from ._skops_policy import check_estimator_writes, check_skops_types
+from ._skops_policy import check_estimator_writes, check_skops_archive, check_skops_types
 
-__all__ = ["AuditedModel", "IndexedClassifier", "load_estimator", "load_model"]
+__all__ = [
+    "AuditedModel",
+    "IndexedClassifier",
+    "load_estimator",
+    "load_model",
+    "probability_output",
+]
 
 ONNX_SUFFIXES = (".onnx",)
 SKOPS_SUFFIXES = (".skops",)
 PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")
 #: ONNX-ML operators that only regressors use
 ONNX_REGRESSOR_OPS = ("LinearRegressor", "TreeEnsembleRegressor", "SVMRegressor")
+#: ONNX node attributes that name the classes (ONNX-ML classifiers and ZipMap)
+ONNX_CLASS_ATTRIBUTES = ("classlabels_int64s", "classlabels_ints", "classlabels_strings")
+ONNX_FLOAT_TENSORS = ("tensor(float)", "tensor(double)", "tensor(float16)")
 MODELS_EXTRA = 'pip install "sklearn-mace[models]"'
 # log-probabilities are floored here so that a probability of exactly 0 gives a large finite
 # loss instead of inf (float64's smallest normal number: log ≈ -708)
@@ -54,7 +77,10 @@ def _suffix(path):
     return Path(path).suffix.lower()
 
 
-def _load_skops(path, trusted=()):
+def _load_skops(path, trusted=(), max_bytes=None):
+    # skops inflates every array while it lists the types: the sizes come first (and before
+    # skops is imported, which brings in torch through scikit-learn's array API: ~200 MiB)
+    check_skops_archive(path, max_bytes=max_bytes)
     try:
         import skops.io as sio
     except ImportError as exc:
@@ -110,7 +136,7 @@ def _check_classifier(estimator, path):
         )
 
 
-def load_estimator(path, *, trust_pickle=False, trusted_types=()):
+def load_estimator(path, *, trust_pickle=False, trusted_types=(), max_skops_bytes=None):
     """A scikit-learn classifier from a skops file, or a pickle/joblib file when trusted.
 
     The model to audit and a shadow-model recipe (``--shadow-estimator``) load through this
@@ -125,6 +151,10 @@ def load_estimator(path, *, trust_pickle=False, trusted_types=()):
         Load ``.pkl``/``.pickle``/``.joblib`` files (this runs code stored in them).
     trusted_types : sequence of str, default=()
         Further exact type or function names to trust in a skops file.
+    max_skops_bytes : int, default=None
+        The most a skops file may inflate to (see
+        :func:`~sklearn_mace.report._skops_policy.check_skops_archive`; default: 2 GiB and
+        100 times the file's size).
 
     Returns
     -------
@@ -134,15 +164,15 @@ def load_estimator(path, *, trust_pickle=False, trusted_types=()):
     Raises
     ------
     AuditInputError
-        Missing file, unknown extension, a refused pickle or refused skops types, a
-        regressor, a ``memory=`` cache.
+        Missing file, unknown extension, a refused pickle or refused skops types, a skops
+        file over the size caps (a zip bomb), a regressor, a ``memory=`` cache.
     """
     path = Path(path)
     if not path.is_file():
         raise AuditInputError(f"Cannot read the model file '{path}': no such file.")
     suffix = _suffix(path)
     if suffix in SKOPS_SUFFIXES:
-        estimator = _load_skops(path, trusted_types)
+        estimator = _load_skops(path, trusted_types, max_skops_bytes)
     elif suffix in PICKLE_SUFFIXES:
         estimator = _load_pickle(path, trust_pickle)
     else:
@@ -172,7 +202,18 @@ def _import_onnxruntime(path):
     return onnxruntime
 
 
-def _onnx_regressor(path, session):
+def _onnx_graph(path):
+    """The ONNX graph (without external data), or None when onnx is absent or cannot read
+    it (onnxruntime could): then only the session's outputs are known."""
+    try:
+        import onnx
+
+        return onnx.load(str(path), load_external_data=False).graph
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _onnx_regressor(session, graph):
     """Why the ONNX graph is a regressor, or None (regressors are refused like skops ones)."""
     outputs = session.get_outputs()
     has_label = any(
@@ -181,19 +222,135 @@ def _onnx_regressor(path, session):
         or o.type == "tensor(string)"
         for o in outputs
     )
-    try:
-        import onnx
-
-        graph = onnx.load(str(path), load_external_data=False).graph
-        ops = {node.op_type for node in graph.node}
-    except Exception:  # noqa: BLE001  onnx absent or the graph unreadable: outputs only
-        ops = set()
+    ops = set() if graph is None else {node.op_type for node in graph.node}
     regressor_ops = sorted(ops & set(ONNX_REGRESSOR_OPS))
     if regressor_ops:
         return f"its graph uses the regressor operator(s) {regressor_ops}"
     producer = session.get_modelmeta().producer_name
     if producer == "skl2onnx" and not has_label:
         return "it was exported by skl2onnx without a label output, as regressors are"
+    return None
+
+
+def _described(outputs):
+    """The outputs as ``name (type, shape)``, for messages."""
+    return ", ".join(f"{o.name!r} ({o.type}, shape {list(o.shape)})" for o in outputs)
+
+
+def _classifier_scores(graph):
+    """Names of the probability outputs (the second) of the graph's ONNX-ML classifiers."""
+    if graph is None:
+        return set()
+    return {
+        node.output[1]
+        for node in graph.node
+        if node.op_type.endswith("Classifier") and len(node.output) > 1
+    }
+
+
+def probability_output(outputs, *, graph=None, wanted=None, path="model"):
+    """The output of an ONNX model that holds its class probabilities (or logits).
+
+    Chosen by contract, never by position: ``wanted`` when given; else the only ZipMap
+    (``seq(map(...))``); else the only float tensor; else the one float tensor identifiable
+    as the probabilities — a name containing "prob" (``probabilities``,
+    ``output_probability``) or the probability output of an ONNX-ML classifier operator in
+    ``graph``. An embedding or a second head beside the probabilities is never taken for
+    them: with several candidates and none identifiable, the model is refused.
+
+    Parameters
+    ----------
+    outputs : list of onnxruntime.NodeArg
+        ``session.get_outputs()``.
+    graph : onnx.GraphProto, default=None
+        The model's graph, to find its classifier operators.
+    wanted : str, default=None
+        The output the caller names (``probability_output=``, ``--probability-output``).
+    path : str or Path, default="model"
+        The file, for the messages.
+
+    Returns
+    -------
+    output : onnxruntime.NodeArg
+
+    Raises
+    ------
+    AuditInputError
+        Listing every output (name, type, shape) and naming ``probability_output=``, when
+        ``wanted`` is no float or ZipMap output, or when no output or several qualify.
+    """
+    zipmaps = [o for o in outputs if o.type.startswith("seq(map(")]
+    tensors = [o for o in outputs if o.type in ONNX_FLOAT_TENSORS]
+    pick = (
+        "pick the class probabilities (or logits) with probability_output='NAME' "
+        "(load_model; --probability-output NAME)"
+    )
+    if wanted is not None:
+        found = [o for o in zipmaps + tensors if o.name == wanted]
+        if not found:
+            raise AuditInputError(
+                f"The ONNX model '{path}' has no float or ZipMap output named {wanted!r} "
+                f"(probability_output); its outputs are {_described(outputs)}."
+            )
+        return found[0]
+    if len(zipmaps) == 1:
+        return zipmaps[0]
+    if not zipmaps and len(tensors) == 1:
+        return tensors[0]
+    if not zipmaps and not tensors:
+        raise AuditInputError(
+            f"The ONNX model '{path}' has no probability or logit output; its outputs are "
+            f"{_described(outputs)}."
+        )
+    scores = _classifier_scores(graph)
+    candidates = zipmaps or tensors
+    named = [o for o in candidates if "prob" in o.name.lower() or o.name in scores]
+    if len(named) == 1:
+        return named[0]
+    raise AuditInputError(
+        f"The ONNX model '{path}' has {len(candidates)} "
+        f"{'ZipMap' if zipmaps else 'float'} outputs and none of them is identifiable as the "
+        f"class probabilities (by a name containing 'prob', or as a classifier's probability "
+        f"output): {_described(outputs)}. Taking one by position could audit an embedding "
+        f"or another head instead; {pick}."
+    )
+
+
+def onnx_class_labels(graph, output):
+    """The classes an ONNX graph names for ``output``, or None.
+
+    Walks the graph back from ``output`` to the nearest node with a ``classlabels_int64s``,
+    ``classlabels_ints`` or ``classlabels_strings`` attribute (an ONNX-ML classifier such as
+    ``TreeEnsembleClassifier``, ``LinearClassifier``, ``SVMClassifier``, or a ``ZipMap``):
+    the order of its labels is the order of the probability columns.
+
+    Parameters
+    ----------
+    graph : onnx.GraphProto or None
+    output : str
+        The probability output's name.
+
+    Returns
+    -------
+    classes : ndarray or None
+    """
+    if graph is None:
+        return None
+    producers = {name: node for node in graph.node for name in node.output}
+    queue, seen = deque([output]), set()
+    while queue:
+        node = producers.get(queue.popleft())
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        for attribute in node.attribute:
+            if attribute.name not in ONNX_CLASS_ATTRIBUTES:
+                continue
+            if attribute.ints:
+                return np.asarray(list(attribute.ints), dtype=np.int64)
+            if attribute.strings:
+                return np.asarray([v.decode() for v in attribute.strings], dtype=object)
+        queue.extend(node.input)
     return None
 
 
@@ -211,12 +368,18 @@ class AuditedModel:
         The scikit-learn classifier (skops / pickle), which shadow models can clone.
     session : onnxruntime.InferenceSession, default=None
         The ONNX session.
+    probability_output : str, default=None
+        ONNX: the output holding the class probabilities or logits (default: chosen by
+        :func:`probability_output`).
+    classes : array-like, default=None
+        ONNX: the classes of the probability columns, in order, for a graph that does not
+        name them (a torch export); refused when the graph names others.
 
     Attributes
     ----------
     classes_ : ndarray or None
         The classes, in the order of ``log_proba``'s columns (None until
-        :meth:`resolve_classes` for an ONNX model without a ZipMap).
+        :meth:`resolve_classes` for an ONNX model that names none).
     feature_names_in_ : list of str or None
         The input columns the model names (scikit-learn's ``feature_names_in_``, or the
         input names of a multi-input ONNX graph).
@@ -224,10 +387,21 @@ class AuditedModel:
         The number of input columns, when the model states it.
     """
 
-    def __init__(self, name, path, fmt, *, estimator=None, session=None):
+    def __init__(
+        self,
+        name,
+        path,
+        fmt,
+        *,
+        estimator=None,
+        session=None,
+        probability_output=None,
+        classes=None,
+    ):
         self.name, self.path, self.format = name, Path(path), fmt
         self.estimator, self.session = estimator, session
         self.classes_, self.feature_names_in_, self.n_features_in_ = None, None, None
+        self.classes_source = "the model's classes_"  # where classes_ came from, for notes
         self._output_kind = None  # ONNX: "zipmap", "proba" or "logits", fixed on first use
         if estimator is not None:
             _check_classifier(estimator, path)
@@ -241,11 +415,12 @@ class AuditedModel:
             self.feature_names_in_ = None if names is None else [str(n) for n in names]
             self.n_features_in_ = getattr(estimator, "n_features_in_", None)
         else:
-            self._describe_onnx()
+            self._describe_onnx(probability_output, classes)
 
     # ------------------------------------------------------------------ ONNX
-    def _describe_onnx(self):
-        regressor = _onnx_regressor(self.path, self.session)
+    def _describe_onnx(self, wanted, classes):
+        graph = _onnx_graph(self.path)
+        regressor = _onnx_regressor(self.session, graph)
         if regressor:
             raise AuditInputError(
                 f"The ONNX model '{self.path}' is a regressor ({regressor}): the model audit "
@@ -260,22 +435,34 @@ class AuditedModel:
             width = shape[-1] if len(shape) == 2 else None
             self.n_features_in_ = width if isinstance(width, int) else None
         outputs = self.session.get_outputs()
-        zipmaps = [o for o in outputs if o.type.startswith("seq(map(")]
-        tensors = [o for o in outputs if o.type in ("tensor(float)", "tensor(double)")]
-        if zipmaps:
-            self._proba_output = zipmaps[0].name
-        elif tensors:
-            named = [o for o in tensors if "prob" in o.name.lower()]
-            self._proba_output = (named or tensors)[-1].name
-        else:
-            raise AuditInputError(
-                f"The ONNX model '{self.path}' has no probability or logit output; its outputs "
-                f"are {[(o.name, o.type) for o in outputs]}."
-            )
+        chosen = probability_output(outputs, graph=graph, wanted=wanted, path=self.path)
+        self._proba_output = chosen.name
+        self._set_onnx_classes(onnx_class_labels(graph, chosen.name), classes)
         labels = [
             o for o in outputs if o.type.startswith("tensor(int") or o.type == "tensor(string)"
         ]
         self._label_output = labels[0].name if labels else None
+
+    def _set_onnx_classes(self, named, given):
+        """``classes_`` from the graph's class labels or the caller's ``classes``."""
+        if given is not None:
+            given = np.asarray(list(given), dtype=object)
+            if named is not None and [label_key(v) for v in given] != [label_key(v) for v in named]:
+                raise AuditInputError(
+                    f"classes={given[:10].tolist()} disagrees with the classes the ONNX model "
+                    f"'{self.path}' names for its probability output ({named[:10].tolist()}); "
+                    "leave classes out."
+                )
+            if len({label_key(v) for v in given}) != len(given) or None in map(label_key, given):
+                raise ValueError(f"classes must be distinct labels; got {given[:10].tolist()}.")
+            numbers = all(label_key(v)[0] == "number" for v in given)
+            self.classes_ = given if not numbers else np.asarray(given.tolist())
+            self.classes_source = "classes= (given)"
+        elif named is not None:
+            self.classes_ = named
+            self.classes_source = "the class labels of the ONNX graph"
+        else:
+            self.classes_source = None
 
     def _onnx_feed(self, frame):
         inputs = self.session.get_inputs()
@@ -314,6 +501,7 @@ class AuditedModel:
         if isinstance(out, list):  # ZipMap: one {class: probability} dict per row
             keys = list(out[0])
             self.classes_, self._output_kind = np.asarray(keys), "zipmap"
+            self.classes_source = "the ZipMap's keys"
             proba = np.array([[row[k] for k in keys] for row in out], dtype=float)
             return np.log(np.clip(proba, 0.0, 1.0))
         out = np.asarray(out, dtype=float)
@@ -400,14 +588,16 @@ class AuditedModel:
         return list(feature_columns)
 
     def resolve_classes(self, n_columns, labels):
-        """Fix ``classes_`` of an ONNX model whose output does not name them.
+        """Fix ``classes_`` of an ONNX model whose graph does not name them.
 
-        Without a ZipMap the columns are taken to be the distinct labels, sorted (the order
-        scikit-learn and most exporters use; labels compared by value, numbers before text,
-        missing ones ignored), when the records show exactly ``n_columns`` of them, else
-        ``0 .. n_columns - 1`` when every label is one of those numbers; the model's own
-        label output, when it has one, must then agree with the arg-max of the
-        probabilities.
+        The classes come from the model (a ZipMap's keys, the ``classlabels_*`` of its
+        classifier node) or the caller (``classes=``); they are never assumed to be
+        ``0 .. n_columns - 1``. For a graph that names none (a torch export), the columns are
+        taken to be the distinct labels of the records, sorted (the order scikit-learn and
+        label encoders use; compared by value, numbers before text, missing ones ignored)
+        when there are exactly ``n_columns`` of them — with an :class:`AuditInputWarning`
+        saying so, and checked by the train-accuracy gate and, when the model has one, its
+        label output. Otherwise the model is refused, naming ``classes=``.
         """
         if self.classes_ is not None:
             return self.classes_
@@ -416,16 +606,23 @@ class AuditedModel:
         numbers = all(kind == "number" for kind, _ in keys)
         if numbers and all(float(v).is_integer() for v in values):
             values = [int(v) for v in values]
-        if len(keys) == n_columns:
-            self.classes_ = np.asarray(values, dtype=object if not numbers else None)
-        elif numbers and set(values) <= set(range(n_columns)):
-            self.classes_ = np.arange(n_columns)
-        else:
+        if len(keys) != n_columns:
             raise AuditInputError(
                 f"The ONNX model '{self.name}' gives {n_columns} class scores without naming "
-                f"the classes, and the labels {values[:10]} do not say which is "
-                "which; export it with a ZipMap or with classes 0 .. k-1."
+                f"the classes, and the records show {len(keys)} labels ({values[:10]}), so "
+                "which column is which class is unknown (they are never assumed to be 0 .. "
+                f"{n_columns - 1}). State them in column order with classes=[...] (load_model; "
+                "--classes A,B,...), or export the model with its class labels (skl2onnx does)."
             )
+        self.classes_ = np.asarray(values, dtype=object if not numbers else None)
+        self.classes_source = "the sorted labels of the tables (the model names none)"
+        warnings.warn(
+            f"The ONNX model '{self.name}' does not name its classes: its {n_columns} "
+            f"probability columns are taken to be the sorted labels {values[:10]}. State them "
+            "with classes=[...] (--classes) if the model orders them otherwise.",
+            AuditInputWarning,
+            stacklevel=2,
+        )
         return self.classes_
 
     def check_label_output(self, log_proba):
@@ -470,7 +667,16 @@ class IndexedClassifier(ClassifierMixin, BaseEstimator):
         return np.exp(self.model.log_proba(frame))
 
 
-def load_model(path, *, name=None, trust_pickle=False, trusted_types=()):
+def load_model(
+    path,
+    *,
+    name=None,
+    trust_pickle=False,
+    trusted_types=(),
+    probability_output=None,
+    classes=None,
+    max_skops_bytes=None,
+):
     """Load a trained classifier to audit: ONNX, skops, or (trusted) pickle / joblib.
 
     ONNX models run in onnxruntime (no code of the model runs; its telemetry is off); skops
@@ -489,6 +695,18 @@ def load_model(path, *, name=None, trust_pickle=False, trusted_types=()):
     trusted_types : sequence of str, default=()
         Further exact type or function names to trust in a skops file (see
         :func:`~sklearn_mace.report._skops_policy.check_skops_types`).
+    probability_output : str, default=None
+        ONNX: the name of the output holding the class probabilities (or logits). Needed
+        when the graph has several float outputs and none is identifiable as the
+        probabilities (see :func:`probability_output`); the error lists them.
+    classes : array-like, default=None
+        ONNX: the classes of the probability columns, in order, for a graph that does not
+        name them (a torch export). By default they come from the model (ZipMap keys,
+        ``classlabels_*``), never assumed ``0 .. k-1``.
+    max_skops_bytes : int, default=None
+        skops: the most the file may inflate to, in bytes (default: 2 GiB, and 100 times
+        the file's size beyond 64 MiB; see
+        :func:`~sklearn_mace.report._skops_policy.check_skops_archive`).
 
     Returns
     -------
@@ -500,7 +718,8 @@ def load_model(path, *, name=None, trust_pickle=False, trusted_types=()):
     ------
     AuditInputError
         Missing file, unknown extension, missing optional package, refused pickle or types,
-        a regressor.
+        a skops file over the size caps, an ONNX model whose probability output is
+        ambiguous, a regressor.
 
     Examples
     --------
@@ -520,15 +739,18 @@ def load_model(path, *, name=None, trust_pickle=False, trusted_types=()):
             session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
         except Exception as exc:
             raise AuditInputError(f"Cannot read '{path}' as an ONNX model: {exc}") from exc
-        return AuditedModel(name, path, "onnx", session=session)
+        onnx_options = dict(probability_output=probability_output, classes=classes)
+        return AuditedModel(name, path, "onnx", session=session, **onnx_options)
     if suffix in SKOPS_SUFFIXES + PICKLE_SUFFIXES:
+        if probability_output is not None or classes is not None:
+            raise ValueError(
+                "probability_output and classes are for ONNX models; the scikit-learn model "
+                f"'{path}' has predict_proba and classes_ (leave them out)."
+            )
         fmt = "skops" if suffix in SKOPS_SUFFIXES else "pickle"
-        return AuditedModel(
-            name,
-            path,
-            fmt,
-            estimator=load_estimator(path, trust_pickle=trust_pickle, trusted_types=trusted_types),
-        )
+        options = dict(trust_pickle=trust_pickle, trusted_types=trusted_types)
+        estimator = load_estimator(path, **options, max_skops_bytes=max_skops_bytes)
+        return AuditedModel(name, path, fmt, estimator=estimator)
     raise AuditInputError(
         f"Unknown model format '{path.name}': use ONNX (.onnx), skops (.skops) or, with "
         f"--trust-pickle, pickle/joblib ({', '.join(PICKLE_SUFFIXES)})."

@@ -1,17 +1,30 @@
 """The model audit's inputs: table checks, the models, and what each model says of each record.
 
 Everything here runs before the engine: errors in the inputs
-(:class:`~sklearn_mace.report.AuditInputError`) are raised before any attack runs.
+(:class:`~sklearn_mace.report.AuditInputError`) are raised before any attack runs, among them
+the **train-accuracy gate** (:func:`check_train_accuracy`): a model no better on its own
+training records than always answering their most common label is not predicting these
+labels (a wrong output, label coding or column order), and its card would be green for that
+reason alone.
 """
+
+import warnings
 
 import numpy as np
 import pandas as pd
 
-from ._io import AuditInputError
-from ._model_inputs import label_indices
+from ._io import AuditInputError, AuditInputWarning
+from ._model_inputs import label_indices, label_key
 from ._model_io import AuditedModel
 
-__all__ = ["as_audited_models", "check_model_tables", "label_index", "model_queries"]
+__all__ = [
+    "as_audited_models",
+    "check_model_tables",
+    "check_train_accuracy",
+    "label_index",
+    "majority_rate",
+    "model_queries",
+]
 
 MIN_TARGETS = 10  # per class: fewer leaves 5-fold cross-fitting folds without a class
 
@@ -129,3 +142,81 @@ def model_queries(model, frame, labels):
     for j in range(logp.shape[1]):
         queries[f"log_proba_{j}"] = logp[:, j]
     return queries, index
+
+
+def majority_rate(labels):
+    """The share of the most common label (compared by value, missing ones counted apart):
+    the accuracy of always answering it.
+
+    Examples
+    --------
+    >>> from sklearn_mace.report._model_queries import majority_rate
+    >>> majority_rate([1, 1.0, "1", 2])
+    0.75
+    """
+    keys = pd.Series([label_key(v) for v in np.asarray(labels, dtype=object).ravel()])
+    return float(keys.value_counts(dropna=False).iloc[0] / len(keys)) if len(keys) else 0.0
+
+
+def check_train_accuracy(name, correct, labels, *, force=False):
+    """Stop the audit of a model no better on its training records than a constant answer.
+
+    A model scored on its own training records (the members) that is right no more often
+    than the majority-class rate of those records does not predict these labels: its
+    probability output, its label coding (classes) or the order of its input columns is
+    wrong, and every analysis would compare members with non-members on noise — a green card
+    on a model that may leak (issue #25: an embedding taken for the probabilities gave train
+    accuracy 0.07).
+
+    Parameters
+    ----------
+    name : str
+        The model's name, for the message.
+    correct : ndarray of shape (n_members,)
+        1 where the model's arg-max is the member's label.
+    labels : array-like of shape (n_members,)
+        The members' labels.
+    force : bool, default=False
+        Audit such a model anyway (``force_low_accuracy=True``, ``--force-low-accuracy``):
+        an :class:`AuditInputWarning` and a note instead of the error.
+
+    Returns
+    -------
+    note : str or None
+        The note when ``force`` let a low accuracy through.
+
+    Raises
+    ------
+    AuditInputError
+        Train accuracy at or below the majority-class rate, unless ``force``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_mace.report._model_queries import check_train_accuracy
+    >>> check_train_accuracy("m", np.array([1.0, 1.0, 0.0]), [0, 1, 1]) is None
+    True
+    >>> check_train_accuracy("m", np.zeros(3), [0, 1, 1])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    sklearn_mace.report._io.AuditInputError: The model 'm' does not predict these labels ...
+    """
+    accuracy, majority = float(np.mean(correct)), majority_rate(labels)
+    if accuracy > majority:
+        return None
+    what = (
+        f"The model '{name}' does not predict these labels — wrong output, label coding or "
+        f"column order? On its own training records (the members) it is right {accuracy:.1%} "
+        f"of the time, no better than always answering their most common label "
+        f"({majority:.1%})"
+    )
+    if not force:
+        raise AuditInputError(
+            what + ". Check the probability output (probability_output=, "
+            "--probability-output), the classes (classes=, --classes), the label column "
+            "and the input columns' order; to audit it anyway, pass "
+            "force_low_accuracy=True (--force-low-accuracy)."
+        )
+    note = what + "; audited anyway (force_low_accuracy=True): its card says little."
+    warnings.warn(note, AuditInputWarning, stacklevel=2)
+    return note

@@ -21,14 +21,51 @@ names them):
 One function, :func:`check_skops_types`, decides for the audited model and for a shadow-model
 recipe alike; :func:`check_estimator_writes` refuses estimators that would write files when
 fitted (a ``Pipeline`` with ``memory=``).
+
+**Sizes before types.** A skops file is a zip archive, and skops inflates every array while it
+lists the file's types (:func:`skops.io.get_untrusted_types` reads them into memory): a 3 MB
+file holding a deflated 3.2 GB array of zeros took more than 6 GiB. So
+:func:`check_skops_archive` runs first and inflates nothing: the sizes the archive declares
+for its members (``ZipInfo.file_size``, read from the central directory) must stay within
+
+* an absolute cap, :data:`MAX_SKOPS_BYTES` (2 GiB), and
+* :data:`MAX_SKOPS_RATIO` (100) times the file's size on disk, for archives declaring more
+  than :data:`SKOPS_RATIO_FLOOR` (64 MiB): real models deflate a few times (skops stores
+  them uncompressed by default), a bomb a thousand times;
+
+or, when the caller gives one (``max_skops_bytes=``, ``--max-skops-size``), within that
+number of bytes alone.
+
+Then each member is inflated once, a megabyte at a time, and counted (``zipfile`` stops at
+the declared size and checks the CRC), so a member whose header lies about its size is refused
+too, before skops reads it whole.
 """
 
 import functools
 import importlib
+import os
+import zipfile
 
 from ._io import AuditInputError
 
-__all__ = ["TRUSTED_FUNCTIONS", "check_estimator_writes", "check_skops_types", "trusted_types"]
+__all__ = [
+    "MAX_SKOPS_BYTES",
+    "MAX_SKOPS_RATIO",
+    "SKOPS_RATIO_FLOOR",
+    "TRUSTED_FUNCTIONS",
+    "check_estimator_writes",
+    "check_skops_archive",
+    "check_skops_types",
+    "trusted_types",
+]
+
+#: The most a skops file may inflate to (bytes), unless the caller raises it.
+MAX_SKOPS_BYTES = 2 * 1024**3
+#: The most a skops file may inflate to, as a multiple of its size on disk, by default ...
+MAX_SKOPS_RATIO = 100
+#: ... once it declares more than this many bytes (small files may deflate well).
+SKOPS_RATIO_FLOOR = 64 * 1024**2
+_CHUNK = 1024**2  # bytes inflated at a time while the declared sizes are verified
 
 #: Functions a fitted scikit-learn estimator may hold (exact names; no other function loads).
 TRUSTED_FUNCTIONS = ("sklearn.utils.validation.check_array",)
@@ -216,3 +253,110 @@ def check_estimator_writes(estimator, *, path):
                 f"The model in '{path}' caches to {value!r} ({key}=...): fitting it would "
                 "write files outside the audit's output folder. Save it with memory=None."
             )
+
+
+def _size(n):
+    """Bytes in binary units, for messages."""
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return None  # unreachable
+
+
+def _verify_declared_sizes(archive):
+    """Inflate each member a chunk at a time: its real size must be the declared one."""
+    for info in archive.infolist():
+        seen = 0
+        with archive.open(info) as member:  # zipfile stops at file_size and checks the CRC
+            while chunk := member.read(_CHUNK):
+                seen += len(chunk)
+        if seen != info.file_size:
+            raise zipfile.BadZipFile(
+                f"member {info.filename!r} inflates to {seen} bytes, not the {info.file_size} "
+                "it declares"
+            )
+
+
+def _cap(declared, on_disk, max_bytes):
+    """The most the archive may inflate to: ``max_bytes`` when the caller set it, else the
+    default cap and, beyond the floor, the ratio to the file's size."""
+    if max_bytes is not None:
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
+            raise ValueError(
+                f"max_skops_bytes must be a positive integer or None; got {max_bytes!r}."
+            )
+        return max_bytes, f"max_skops_bytes={max_bytes}"
+    if declared <= SKOPS_RATIO_FLOOR:
+        return MAX_SKOPS_BYTES, "the default cap"
+    by_ratio = max(MAX_SKOPS_RATIO * on_disk, SKOPS_RATIO_FLOOR)
+    if by_ratio < MAX_SKOPS_BYTES:
+        return by_ratio, f"{MAX_SKOPS_RATIO} times the file's size, the default cap"
+    return MAX_SKOPS_BYTES, "the default cap"
+
+
+def check_skops_archive(path, *, max_bytes=None):
+    """Refuse a skops file that would inflate beyond a cap, before anything is inflated.
+
+    The sizes the zip archive declares for its members (``ZipInfo.file_size``) are added up
+    and compared with the cap: by default :data:`MAX_SKOPS_BYTES` and, for archives
+    declaring more than :data:`SKOPS_RATIO_FLOOR`, :data:`MAX_SKOPS_RATIO` times the file's
+    size on disk (a zip bomb); ``max_bytes`` replaces both. Only then is each member
+    inflated, a megabyte at a time and discarded, to check that it holds what it declares.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.skops`` file.
+    max_bytes : int, default=None
+        The most the archive may inflate to, in bytes, whatever its size on disk (for a
+        large model you trust). None: the default caps above (2 GiB; 100 times the file).
+
+    Returns
+    -------
+    declared : int
+        The declared uncompressed size of the archive, in bytes.
+
+    Raises
+    ------
+    AuditInputError
+        Not a zip archive, a zip bomb (naming the sizes, the cap and ``max_skops_bytes``),
+        or a member whose real size differs from the declared one.
+    ValueError
+        ``max_bytes`` not a positive integer.
+
+    Examples
+    --------
+    >>> import tempfile, zipfile
+    >>> from pathlib import Path
+    >>> from sklearn_mace.report._skops_policy import check_skops_archive
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = Path(folder.name) / "tiny.skops"
+    >>> with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+    ...     archive.writestr("schema.json", "{}" + " " * 10_000)
+    >>> check_skops_archive(path)
+    10002
+    >>> check_skops_archive(path, max_bytes=1000)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    sklearn_mace.report._io.AuditInputError: Refusing to load the skops model '...': ...
+    >>> folder.cleanup()
+    """
+    on_disk = max(os.path.getsize(path), 1)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            declared = sum(info.file_size for info in archive.infolist())
+            cap, which = _cap(declared, on_disk, max_bytes)
+            if declared > cap:
+                raise AuditInputError(
+                    f"Refusing to load the skops model '{path}': it is {_size(on_disk)} on "
+                    f"disk but declares {_size(declared)} once inflated "
+                    f"({declared / on_disk:.0f} times its size), above {_size(cap)} "
+                    f"({which}): a zip bomb, or a model too large to load safely. Nothing "
+                    "was inflated. If you trust the file, pass max_skops_bytes (load_model; "
+                    "--max-skops-size) of at least its declared size."
+                )
+            _verify_declared_sizes(archive)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError) as exc:
+        raise AuditInputError(f"Cannot read '{path}' as a skops file: {exc}") from exc
+    return declared

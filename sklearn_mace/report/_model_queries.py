@@ -194,9 +194,10 @@ def check_train_accuracy(name, correct, labels, *, force=False):
     --------
     >>> import numpy as np
     >>> from sklearn_mace.report._model_queries import check_train_accuracy
-    >>> check_train_accuracy("m", np.array([1.0, 1.0, 0.0]), [0, 1, 1]) is None
+    >>> labels = [0, 0, 1, 1]  # majority-class rate 0.5
+    >>> check_train_accuracy("m", np.array([1.0, 1.0, 1.0, 0.0]), labels) is None
     True
-    >>> check_train_accuracy("m", np.zeros(3), [0, 1, 1])  # doctest: +ELLIPSIS
+    >>> check_train_accuracy("m", np.array([1.0, 0.0, 1.0, 0.0]), labels)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     sklearn_mace.report._io.AuditInputError: The model 'm' does not predict these labels ...

@@ -393,3 +393,23 @@ def test_the_zip_bomb_refusal_is_fast_and_small(forest_skops, declared):
     assert refused
     assert seconds < 60, seconds
     assert peak < 500, peak  # MiB, the whole interpreter with scikit-learn imported
+
+
+# ------------------------------------------------------------------ the options
+def test_the_gate_options_parse_and_the_demo_refuses_them(tmp_path, capsys):
+    from sklearn_mace.cli import build_parser
+
+    parser = build_parser()
+    args = parser.parse_args(
+        ["audit-model", "--max-skops-size", "4G", "--classes", "1, 2.5,cat", "--force-low-accuracy"]
+    )
+    assert args.max_skops_size == 4 * 2**30 and args.classes == [1, 2.5, "cat"]
+    assert parser.parse_args(["audit-model", "--max-skops-size", "512MiB"]).max_skops_size == 2**29
+    for bad in (["--max-skops-size", "0"], ["--max-skops-size", "lots"], ["--classes", "1"]):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["audit-model", *bad])
+        assert "must" in capsys.readouterr().err
+    for flag in (["--force-low-accuracy"], ["--probability-output", "p"], ["--classes", "0,1"]):
+        with pytest.raises(SystemExit) as info:
+            main(["audit-model", "--out", str(tmp_path / "demo"), *flag])
+        assert info.value.code == 2 and f"{flag[0]} need input files" in capsys.readouterr().err

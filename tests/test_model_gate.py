@@ -38,19 +38,22 @@ N_MEMBERS = 90
 
 # ------------------------------------------------------------------ ONNX builders
 def _with_embedding(model, n_features, n_classes, proba="probabilities", rename="output"):
-    """The skl2onnx graph with its probability output renamed (through an Identity) and a
-    second float output, a 64-wide linear embedding of the inputs, after it."""
+    """The skl2onnx graph with its probability output renamed (through an Identity; kept as
+    it is when ``rename`` is None) and a second float output, a 64-wide linear embedding of
+    the inputs, after it."""
     from onnx import TensorProto, helper, numpy_helper
 
     graph = model.graph
     W = np.random.default_rng(0).standard_normal((n_features, 64)).astype(np.float32)
     graph.initializer.append(numpy_helper.from_array(W, "W_embedding"))
-    graph.node.append(helper.make_node("Identity", [proba], [rename]))
     graph.node.append(helper.make_node("MatMul", [graph.input[0].name, "W_embedding"], ["emb"]))
-    kept = [o for o in graph.output if o.name != proba]
-    del graph.output[:]
-    graph.output.extend(kept)
-    graph.output.append(helper.make_tensor_value_info(rename, TensorProto.FLOAT, [None, n_classes]))
+    if rename is not None:
+        graph.node.append(helper.make_node("Identity", [proba], [rename]))
+        kept = [o for o in graph.output if o.name != proba]
+        del graph.output[:]
+        graph.output.extend(kept)
+        renamed = helper.make_tensor_value_info(rename, TensorProto.FLOAT, [None, n_classes])
+        graph.output.append(renamed)
     graph.output.append(helper.make_tensor_value_info("emb", TensorProto.FLOAT, [None, 64]))
     return model
 
@@ -127,6 +130,14 @@ def test_a_probability_output_named_as_such_is_chosen_beside_an_embedding(wine, 
     named = _with_embedding(exported, X.shape[1], 3, rename="output_probability")
     (tmp_path / "named.onnx").write_bytes(named.SerializeToString())
     assert load_model(tmp_path / "named.onnx")._proba_output == "output_probability"
+    # unnamed, but the probability output of the classifier operator itself
+    direct = skl2onnx.to_onnx(forest, X[:1], options={"zipmap": False})
+    direct.graph.node[-1].output[1] = "scores"
+    direct.graph.output[1].name = "scores"
+    direct = _with_embedding(direct, X.shape[1], 3, rename=None)
+    (tmp_path / "direct.onnx").write_bytes(direct.SerializeToString())
+    assert [o.name for o in direct.graph.output] == ["label", "scores", "emb"]
+    assert load_model(tmp_path / "direct.onnx")._proba_output == "scores"
     # the ZipMap (skl2onnx's default) is the probabilities whatever else is there
     zipmapped = _with_embedding(skl2onnx.to_onnx(forest, X[:1]), X.shape[1], 3)
     (tmp_path / "zip.onnx").write_bytes(zipmapped.SerializeToString())

@@ -380,6 +380,9 @@ class AuditedModel:
     classes_ : ndarray or None
         The classes, in the order of ``log_proba``'s columns (None until
         :meth:`resolve_classes` for an ONNX model that names none).
+    classes_source : str or None
+        Where ``classes_`` came from (the estimator's ``classes_``, the ONNX graph's class
+        labels, the ZipMap's keys, ``classes=``, or the sorted labels of the tables).
     feature_names_in_ : list of str or None
         The input columns the model names (scikit-learn's ``feature_names_in_``, or the
         input names of a multi-input ONNX graph).

@@ -17,6 +17,7 @@ Runs offline on CPU in about a minute; the figure goes to ``examples/output/``.
 """
 
 # %%
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,8 @@ torch.set_num_threads(1)  # small MLPs: one thread is fastest, most of all on a 
 SEED = 0
 # examples/output; sphinx-gallery runs an example from its folder without defining __file__
 OUTPUT = Path(globals().get("__file__", "plot.py")).resolve().parent / "output"
+# the GAN's progress bar in a terminal only: the docs' gallery captures it line by line
+PROGRESS = int(sys.stderr.isatty())
 
 digits = load_digit_images()
 X = digits.data
@@ -41,7 +44,7 @@ train, is_corrupted = add_white_box(
 # Moderate training (500 epochs): the clean training images are only mildly overfit, while
 # the few atypical corrupted ones are memorised — the situation Fig. 4 is about. (After
 # 2 000 epochs every training image is memorised and D scores everything in the far tail.)
-gan = JSGAN(n_epochs=500, learning_rate=5e-4, random_state=SEED, verbose=1).fit(train)
+gan = JSGAN(n_epochs=500, learning_rate=5e-4, random_state=SEED, verbose=PROGRESS).fit(train)
 
 # %%
 # Individual risks of the training images

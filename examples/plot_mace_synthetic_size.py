@@ -15,6 +15,7 @@ released for a given membership advantage. Runs offline on CPU in about a minute
 
 # %%
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +31,8 @@ SIZES = [10, 30, 100, 300, 1_000, 3_000, 10_000, 30_000]
 N_DRAWS = 3
 # examples/output; sphinx-gallery runs an example from its folder without defining __file__
 OUTPUT = Path(globals().get("__file__", "plot.py")).resolve().parent / "output"
+# the GAN's progress bar in a terminal only: the docs' gallery captures it line by line
+PROGRESS = int(sys.stderr.isatty())
 
 # `make docs` runs the examples reduced (SKLEARN_MACE_EXAMPLES_QUICK=1, stated in the
 # Makefile): fewer GAN epochs, release sizes up to 10 000 and 2 draws each, every number
@@ -46,7 +49,8 @@ if QUICK:
 digits = load_digit_images()
 X = digits.data
 is_member = split_members(len(X), train_fraction=0.1, random_state=SEED)
-gan = JSGAN(n_epochs=N_EPOCHS, learning_rate=5e-4, random_state=SEED, verbose=1).fit(X[is_member])
+gan = JSGAN(n_epochs=N_EPOCHS, learning_rate=5e-4, random_state=SEED, verbose=PROGRESS)
+gan.fit(X[is_member])
 records, m = membership_experiment(X[is_member], X[~is_member], prior=0.5, random_state=SEED)
 
 # %%

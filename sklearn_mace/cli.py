@@ -200,8 +200,9 @@ def _table_options(group):
         "--decimal",
         choices=(",", "."),
         default=None,
-        help="the decimal mark of the CSV files' numbers (default: ',' for a ';'-separated "
-        "file whose numbers are written 14,25 and never 14.25, else '.')",
+        metavar="MARK",  # argparse would show the choices as {,,.}
+        help="the decimal mark of the CSV files' numbers, ',' or '.' (default: ',' for a "
+        "';'-separated file whose numbers are written 14,25 and never 14.25, else '.')",
     )
     group.add_argument(
         "--thousands",

@@ -233,6 +233,13 @@ class AlgorithmReport(AuditEngine):
         return {} if audit is None else {"certifying_run": audit.certify_mask_}
 
 
+def _on_terminal():
+    """Whether stderr, where the progress bars go, is a terminal."""
+    import sys
+
+    return bool(getattr(sys.stderr, "isatty", lambda: False)())
+
+
 def _metrics(membership, score):
     from sklearn.metrics import roc_auc_score
 
@@ -401,7 +408,9 @@ def audit_algorithm(
             "n_runs": n_runs,
             "train_size": n_train,
             "claimed_epsilon": claimed_epsilon,
-            "verbose": int(verbose),
+            # the runs' bar sits under the recipes' bar: nested bars move the cursor, which a
+            # log or a pipe shows as `[A` escapes, so the inner one is drawn on a terminal only
+            "verbose": int(verbose and _on_terminal()),
         },
     )
     results = engine.run_with_progress(subjects, desc="recipes", verbose=verbose)

@@ -112,6 +112,41 @@ def test_risk_ranked_with_intervals_groups_and_top_labels():
     np.testing.assert_allclose(member_points.get_offsets(), [[1, 0.9], [2, 0.7], [5, 0.1]])
 
 
+def _group_colours(disp, groups):
+    from matplotlib.colors import to_hex
+
+    return {
+        c.get_label(): to_hex(c.get_facecolor()[0])
+        for c in disp.ax_.collections
+        if c.get_label() in groups
+    }
+
+
+def test_risk_colour_of_a_group_does_not_depend_on_which_group_is_most_exposed():
+    """Two releases whose most exposed record is in different classes colour each class
+    alike (the colour used to follow the order of first appearance in the ranking)."""
+    groups = np.array(["benign", "malignant", "benign", "malignant"])
+    first = IndividualRiskDisplay.from_predictions([0.9, 0.1, 0.5, 0.3], groups=groups)
+    second = IndividualRiskDisplay.from_predictions([0.1, 0.9, 0.3, 0.5], groups=groups)
+    colours = _group_colours(first, {"benign", "malignant"})
+    assert colours == _group_colours(second, {"benign", "malignant"})
+    assert colours["benign"] != colours["malignant"]
+    # a release with no record of the first class: the other keeps its colour when the
+    # caller passes every class
+    only = IndividualRiskDisplay.from_predictions(
+        [0.4, 0.2], groups=["malignant", "malignant"], group_order=["benign", "malignant"]
+    )
+    assert _group_colours(only, {"malignant"}) == {"malignant": colours["malignant"]}
+    with pytest.raises(ValueError, match="group_order lacks"):
+        IndividualRiskDisplay.from_predictions([0.4], groups=["x"], group_order=["benign"])
+
+
+def test_risk_dots_can_say_what_they_are():
+    disp = IndividualRiskDisplay.from_predictions([0.4, 0.2], label="member called a member")
+    legend = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
+    assert "member called a member" in legend and "record" not in legend
+
+
 def test_risk_from_estimator_calls_individual_risk_with_interval():
     class FixedRisk:
         def individual_risk(self, X, return_interval=False):
@@ -204,6 +239,34 @@ def test_advantage_from_estimator_refits_clones_per_value():
     assert disp.bound_ == pytest.approx(np.tanh(1.0))  # ε = 2 → 0.762 (MACE App. G)
     with pytest.raises(ValueError, match="not a parameter"):
         AdvantageDisplay.from_estimator(est, None, None, param_name="nope", param_range=[1])
+
+
+class CertifiedStandIn(_AdvantageIsParameter):
+    """Also has a certified lower bound, below its estimate."""
+
+    def fit(self, X, y):
+        super().fit(X, y)
+        self.advantage_lower_bound_ = self.advantage_estimate_ / 2
+        return self
+
+
+def test_advantage_legend_says_estimate_or_certified_bound():
+    args = (np.zeros((4, 1)), [0, 1, 0, 1])
+    options = dict(param_name="bandwidth", param_range=[1, 3])
+    estimate = AdvantageDisplay.from_estimator(CertifiedStandIn(), *args, **options)
+    assert estimate.line_.get_label() == "CertifiedStandIn: estimate (advantage_estimate_)"
+    certified = AdvantageDisplay.from_estimator(
+        CertifiedStandIn(), *args, quantity="certified", name="KDE", **options
+    )
+    assert certified.line_.get_label() == "KDE: certified lower bound (advantage_lower_bound_)"
+    np.testing.assert_allclose(certified.advantage, [0.25, 0.125])
+    assert certified.lower is None  # a one-sided bound has no band
+    with pytest.raises(ValueError, match="quantity"):
+        AdvantageDisplay.from_estimator(CertifiedStandIn(), *args, quantity="u", **options)
+    with pytest.raises(AttributeError, match="advantage_lower_bound_"):
+        AdvantageDisplay.from_estimator(
+            _AdvantageIsParameter(), *args, quantity="certified", **options
+        )
 
 
 @pytest.mark.parametrize(

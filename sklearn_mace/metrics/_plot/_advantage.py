@@ -8,6 +8,12 @@ from ._base import _check_interval, _get_ax
 
 __all__ = ["AdvantageDisplay"]
 
+#: what ``from_estimator`` draws: the fitted attribute and its words in the legend
+_QUANTITIES = {
+    "estimate": ("advantage_estimate_", "estimate"),
+    "certified": ("advantage_lower_bound_", "certified lower bound"),
+}
+
 
 class AdvantageDisplay:
     """Advantage (with its interval) across a parameter, with the ε-DP bound as a line.
@@ -34,7 +40,9 @@ class AdvantageDisplay:
     prior : float in (0, 1), default=0.5
         Membership prior for the DP bound and the trivial advantage ``|2p − 1|``.
     name : str, default=None
-        Legend label of the curve.
+        Legend label of the curve: say which advantage it is — an estimate (MACE's ``U_N``,
+        with its interval) or a certified lower bound; :meth:`from_estimator` says it for
+        you. Default ``"advantage"``.
 
     Attributes
     ----------
@@ -224,6 +232,7 @@ class AdvantageDisplay:
         *,
         param_name,
         param_range,
+        quantity="estimate",
         epsilon=None,
         prior=None,
         name=None,
@@ -234,10 +243,12 @@ class AdvantageDisplay:
         """Refit an advantage estimator at each parameter value and draw the result.
 
         For every value ``v`` of ``param_range``, a clone of ``estimator`` with
-        ``param_name=v`` is fitted on ``(X, y)``; its ``advantage_estimate_`` and, when present,
-        ``advantage_estimate_interval_`` are read (e.g.
-        :class:`~sklearn_mace.KDEAdvantageEstimator` over ``"bandwidth"``). The estimator
-        passed in is never modified.
+        ``param_name=v`` is fitted on ``(X, y)``; with ``quantity="estimate"`` its
+        ``advantage_estimate_`` (MACE's ``U_N`` or ``W_N`` for
+        :class:`~sklearn_mace.KDEAdvantageEstimator`) and, when present,
+        ``advantage_estimate_interval_`` are read; with ``quantity="certified"`` its
+        ``advantage_lower_bound_``, a one-sided bound drawn without a band. The legend names
+        the quantity and the attribute. The estimator passed in is never modified.
 
         Parameters
         ----------
@@ -252,12 +263,16 @@ class AdvantageDisplay:
             A parameter of ``estimator``.
         param_range : array-like of numbers
             The values of ``param_name`` to fit at.
+        quantity : {"estimate", "certified"}, default="estimate"
+            Draw the estimate (``advantage_estimate_`` with its interval) or the certified
+            lower bound (``advantage_lower_bound_``).
         epsilon : float, default=None
             Draw the ε-DP advantage bound of this ε; no line when None.
         prior : float, default=None
             Prior of the DP bound; default: the fitted ``prior_`` of the estimator, else 0.5.
         name : str, default=None
-            Legend label; default: the estimator's class name.
+            The curve's name in the legend, followed by the quantity drawn (``"…: estimate
+            (advantage_estimate_)"``); default: the estimator's class name.
         ax : matplotlib Axes, default=None
             Axes to draw on; a new figure when None.
         plot : bool, default=True
@@ -270,6 +285,9 @@ class AdvantageDisplay:
         display : AdvantageDisplay
             The display, drawn when ``plot=True``.
         """
+        if quantity not in _QUANTITIES:
+            raise ValueError(f"quantity must be one of {sorted(_QUANTITIES)}; got {quantity!r}.")
+        attribute, words = _QUANTITIES[quantity]
         if param_name not in estimator.get_params():
             raise ValueError(
                 f"param_name={param_name!r} is not a parameter of {type(estimator).__name__}."
@@ -278,8 +296,15 @@ class AdvantageDisplay:
         fitted = None
         for value in param_range:
             fitted = clone(estimator).set_params(**{param_name: value}).fit(X, y)
-            advantage.append(fitted.advantage_estimate_)
-            lo, hi = getattr(fitted, "advantage_estimate_interval_", (np.nan, np.nan))
+            if not hasattr(fitted, attribute):
+                raise AttributeError(
+                    f"{type(estimator).__name__} has no {attribute} after fit; "
+                    f"quantity={quantity!r} needs it."
+                )
+            advantage.append(getattr(fitted, attribute))
+            lo, hi = np.nan, np.nan  # a certified lower bound is one-sided: no band
+            if quantity == "estimate":
+                lo, hi = getattr(fitted, "advantage_estimate_interval_", (lo, hi))
             lower.append(lo)
             upper.append(hi)
         if fitted is None:
@@ -288,6 +313,7 @@ class AdvantageDisplay:
         if prior is None:
             prior = getattr(fitted, "prior_", 0.5)
         name = type(estimator).__name__ if name is None else name
+        name = f"{name}: {words} ({attribute})"
         return cls.from_predictions(
             param_range,
             advantage,

@@ -14,7 +14,10 @@ class IndividualRiskDisplay:
     the confidence interval of MACE Thm 2.2 (histogram) or Thm 3.2 (KDE). Records are drawn
     in decreasing order of risk; the ``top_k`` most exposed are circled and named, and when
     ``groups`` is given each group gets its own colour (e.g. members / non-members, or
-    subgroups as in DOMIAS §5.3). Build it with :meth:`from_estimator` or :meth:`from_predictions`.
+    subgroups as in DOMIAS §5.3). A group's colour depends only on its place in
+    ``group_order`` (default: the groups sorted), never on which group happens to be the most
+    exposed, so figures of several releases colour each group alike. Build it with
+    :meth:`from_estimator` or :meth:`from_predictions`.
 
     Parameters
     ----------
@@ -28,6 +31,10 @@ class IndividualRiskDisplay:
         Names of the records for the labels; default: their positions.
     name : str, default=None
         Name of the estimator or query, for the title.
+    group_order : array-like, default=None
+        Every group that may appear, in legend and colour order: the ``i``-th has matplotlib's
+        colour ``"C{i}"`` whether or not it has records here (pass all the classes when
+        ``groups`` is a subset); default: the distinct ``groups``, sorted.
 
     Attributes
     ----------
@@ -48,13 +55,24 @@ class IndividualRiskDisplay:
     [1, 2, 0]
     """
 
-    def __init__(self, *, risk, lower=None, upper=None, groups=None, record_ids=None, name=None):
+    def __init__(
+        self,
+        *,
+        risk,
+        lower=None,
+        upper=None,
+        groups=None,
+        record_ids=None,
+        name=None,
+        group_order=None,
+    ):
         self.risk = risk
         self.lower = lower
         self.upper = upper
         self.groups = groups
         self.record_ids = record_ids
         self.name = name
+        self.group_order = group_order
 
     def plot(self, ax=None, *, top_k=10, max_records=None, **kwargs):
         """Draw the ranked risks.
@@ -68,7 +86,8 @@ class IndividualRiskDisplay:
         max_records : int, default=None
             Draw only the this many most exposed records (all when None).
         **kwargs : dict
-            Passed to ``ax.scatter``.
+            Passed to ``ax.scatter``; ``label`` names the dots when there are no groups
+            (default ``"record"``: say what a dot is, e.g. "member called a member").
 
         Returns
         -------
@@ -95,13 +114,29 @@ class IndividualRiskDisplay:
                 zorder=1,
                 label="confidence interval",
             )
+        label = kwargs.pop("label", "record")
         if self.groups is None:
-            ax.scatter(rank, risk[shown], s=12, zorder=2, label="record", **kwargs)
+            ax.scatter(rank, risk[shown], s=12, zorder=2, label=label, **kwargs)
         else:
             groups = np.asarray(self.groups)[shown]
-            for group in dict.fromkeys(groups.tolist()):
+            order = self._group_order()
+            for group in order:
                 sel = groups == group
-                ax.scatter(rank[sel], risk[shown][sel], s=12, zorder=2, label=str(group), **kwargs)
+                if not sel.any():
+                    continue
+                # the colour follows the group's place in the order, not the ranking
+                colour = (
+                    {} if "color" in kwargs or "c" in kwargs else {"color": _colour(order, group)}
+                )
+                ax.scatter(
+                    rank[sel],
+                    risk[shown][sel],
+                    s=12,
+                    zorder=2,
+                    label=str(group),
+                    **colour,
+                    **kwargs,
+                )
         k = min(top_k, shown.size)
         self.top_text_ = None
         if k:
@@ -135,6 +170,18 @@ class IndividualRiskDisplay:
         self.ax_, self.figure_ = ax, fig
         return self
 
+    def _group_order(self):
+        """The groups in colour order: ``group_order`` (checked to hold every group), else the
+        distinct groups sorted."""
+        present = list(dict.fromkeys(np.asarray(self.groups).tolist()))
+        if self.group_order is None:
+            return sorted(present, key=lambda g: (str(type(g)), g))
+        order = list(dict.fromkeys(np.asarray(self.group_order).tolist()))
+        missing = [g for g in present if g not in order]
+        if missing:
+            raise ValueError(f"group_order lacks the groups {missing}; it must list every group.")
+        return order
+
     @classmethod
     def from_predictions(
         cls,
@@ -145,6 +192,7 @@ class IndividualRiskDisplay:
         groups=None,
         record_ids=None,
         name=None,
+        group_order=None,
         ax=None,
         plot=True,
         **kwargs,
@@ -163,6 +211,9 @@ class IndividualRiskDisplay:
             Names of the records for the labels; default: their positions.
         name : str, default=None
             Name of the estimator or query, for the title.
+        group_order : array-like, default=None
+            Every group, in legend and colour order (the ``i``-th is ``"C{i}"``); default:
+            the distinct ``groups`` sorted.
         ax : matplotlib Axes, default=None
             Axes to draw on; a new figure when None.
         plot : bool, default=True
@@ -186,8 +237,16 @@ class IndividualRiskDisplay:
             if values is not None and len(values) != n:
                 raise ValueError(f"{label} has {len(values)} entries; expected {n}.")
         display = cls(
-            risk=risk, lower=lower, upper=upper, groups=groups, record_ids=record_ids, name=name
+            risk=risk,
+            lower=lower,
+            upper=upper,
+            groups=groups,
+            record_ids=record_ids,
+            name=name,
+            group_order=group_order,
         )
+        if groups is not None:
+            display._group_order()  # every group is in group_order
         return display.plot(ax=ax, **kwargs) if plot else display
 
     @classmethod
@@ -241,3 +300,8 @@ class IndividualRiskDisplay:
             plot=plot,
             **kwargs,
         )
+
+
+def _colour(order, group):
+    """matplotlib's ``"C{i}"`` for the ``i``-th group of ``order``."""
+    return f"C{order.index(group) % 10}"

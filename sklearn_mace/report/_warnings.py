@@ -56,13 +56,15 @@ def _worker_warnings(caught):
     except ImportError:  # another joblib: the workers' warnings are not collected
         yield
         return
-    channel = get_context("loky").Queue()
+    channels = []  # made when a worker pool starts: a serial run starts no queue
 
     class CollectingLoky(LokyBackend):
-        def __init__(self, *args, **kwargs):
-            kwargs.setdefault("initializer", _collect_in_worker)
-            kwargs.setdefault("initargs", (channel,))
-            super().__init__(*args, **kwargs)
+        def configure(self, n_jobs=1, *args, **kwargs):
+            if self.effective_n_jobs(n_jobs) > 1 and "initializer" not in self.backend_kwargs:
+                if not channels:
+                    channels.append(get_context("loky").Queue())
+                self.backend_kwargs.update(initializer=_collect_in_worker, initargs=(channels[0],))
+            return super().configure(n_jobs, *args, **kwargs)
 
     original = parallel.BACKENDS.get("loky")
     parallel.BACKENDS["loky"] = CollectingLoky
@@ -70,12 +72,13 @@ def _worker_warnings(caught):
         yield
     finally:
         parallel.BACKENDS["loky"] = original
-        while True:  # the workers' queue threads send at once; wait briefly for the last
-            try:
-                caught.append(CaughtWarning(*channel.get(timeout=0.2)))
-            except (queues.Empty, OSError, EOFError):
-                break
-        channel.close()
+        for channel in channels:
+            while True:  # the workers' queue threads send at once; wait briefly for the last
+                try:
+                    caught.append(CaughtWarning(*channel.get(timeout=0.2)))
+                except (queues.Empty, OSError, EOFError):
+                    break
+            channel.close()
 
 
 @contextlib.contextmanager

@@ -12,7 +12,7 @@
 """
 
 import contextlib
-import queue as queues
+import threading
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +46,28 @@ def _collect_in_worker(channel):
     warnings.showwarning = send
 
 
+class _Channel:
+    """A pipe the workers write each warning into at once (no feeder thread: the write is
+    done when the task returns), read by a thread of this process while the run goes on."""
+
+    def __init__(self, context):
+        self.queue = context.SimpleQueue()
+        self.received = []
+        self.thread = threading.Thread(target=self._drain, daemon=True)
+        self.thread.start()
+
+    def _drain(self):
+        while (item := self.queue.get()) is not None:
+            self.received.append(CaughtWarning(*item))
+
+    def close(self):
+        """Every task has returned, so every warning is in the pipe before this marker."""
+        self.queue.put(None)
+        self.thread.join(timeout=5)
+        self.queue.close()
+        return self.received
+
+
 @contextlib.contextmanager
 def _worker_warnings(caught):
     """Route the warnings of joblib's loky workers into ``caught`` for the duration."""
@@ -56,14 +78,16 @@ def _worker_warnings(caught):
     except ImportError:  # another joblib: the workers' warnings are not collected
         yield
         return
-    channels = []  # made when a worker pool starts: a serial run starts no queue
+    channels = []  # made when a worker pool starts: a serial run starts nothing
 
     class CollectingLoky(LokyBackend):
         def configure(self, n_jobs=1, *args, **kwargs):
             if self.effective_n_jobs(n_jobs) > 1 and "initializer" not in self.backend_kwargs:
                 if not channels:
-                    channels.append(get_context("loky").Queue())
-                self.backend_kwargs.update(initializer=_collect_in_worker, initargs=(channels[0],))
+                    channels.append(_Channel(get_context("loky")))
+                self.backend_kwargs.update(
+                    initializer=_collect_in_worker, initargs=(channels[0].queue,)
+                )
             return super().configure(n_jobs, *args, **kwargs)
 
     original = parallel.BACKENDS.get("loky")
@@ -73,12 +97,7 @@ def _worker_warnings(caught):
     finally:
         parallel.BACKENDS["loky"] = original
         for channel in channels:
-            while True:  # the workers' queue threads send at once; wait briefly for the last
-                try:
-                    caught.append(CaughtWarning(*channel.get(timeout=0.2)))
-                except (queues.Empty, OSError, EOFError):
-                    break
-            channel.close()
+            caught.extend(channel.close())
 
 
 @contextlib.contextmanager

@@ -100,7 +100,7 @@ def run_demo(out="mace-output/demo", random_state=0, verbose=True):
 
     from .report import audit
     from .report._output import relocate, staged_output
-    from .report._warnings import add_warning_notes, catching_warnings
+    from .report._warnings import catching_warnings
     from .report._writer import print_report, write_report_files
 
     out = Path(out)
@@ -122,9 +122,8 @@ def run_demo(out="mace-output/demo", random_state=0, verbose=True):
                 random_state=random_state,
                 verbose=verbose,
             )
-        third_party = add_warning_notes(result, caught)
-        paths = write_report_files(result, stage, quiet=not verbose)
-    print_report(result, relocate(paths, stage, out), third_party, quiet=not verbose)
+        paths = write_report_files(result, stage, caught=caught)
+    print_report(result, relocate(paths, stage, out), caught, quiet=not verbose)
     inputs = out / "inputs"
     print(
         f"the same from files: sklearn-mace audit --members {inputs}/members.csv "

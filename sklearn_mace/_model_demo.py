@@ -107,9 +107,9 @@ def run_model_demo(
         ) from exc
     out = Path(out)
     with staged_output(out, option="out", folders=DEMO_FOLDERS, files=DEMO_FILES) as stage:
-        result, third_party = _audit_demo_models(stage, n_jobs, random_state, verbose, sizes)
-        paths = write_report_files(result, stage, quiet=not verbose)
-    print_report(result, relocate(paths, stage, out), third_party, quiet=not verbose)
+        result, caught = _audit_demo_models(stage, n_jobs, random_state, verbose, sizes)
+        paths = write_report_files(result, stage, caught=caught)
+    print_report(result, relocate(paths, stage, out), caught, quiet=not verbose)
     inputs, models = out / "inputs", out / "models"
     names = ("overfit", "regularised", "recipe")
     files = {name: models / file for name, file in zip(names, MODEL_FILES, strict=True)}
@@ -125,11 +125,11 @@ def run_model_demo(
 
 def _audit_demo_models(stage, n_jobs, random_state, verbose, sizes):
     """Write the tables and models under ``stage``, load the models back and audit them;
-    returns the result and its third-party warning counts (see ``report._warnings``)."""
+    returns the result and its warnings (see ``report._warnings``)."""
     from .report import audit_model, load_model
     from .report._model_io import load_estimator
     from .report._output import write_csv
-    from .report._warnings import add_warning_notes, catching_warnings
+    from .report._warnings import catching_warnings
 
     members, non_members, population = make_model_demo_tables(random_state, sizes)
     (stage / "inputs").mkdir(parents=True, exist_ok=True)
@@ -155,4 +155,4 @@ def _audit_demo_models(stage, n_jobs, random_state, verbose, sizes):
             random_state=random_state,
             verbose=verbose,
         )
-    return result, add_warning_notes(result, caught)
+    return result, caught

@@ -478,16 +478,16 @@ def _checked_out(args, default, **layout):
 
 
 def _audited(args, compute):
-    """Run ``compute()`` with every warning caught into the result's notes (module doc),
-    those of joblib's worker processes included."""
-    from .report._warnings import add_warning_notes, catching_warnings
+    """Run ``compute()`` with every warning caught (module doc), those of joblib's worker
+    processes included; they become the report's notes when it is written."""
+    from .report._warnings import catching_warnings
 
     with catching_warnings() as caught:
         result = compute()
-    return result, add_warning_notes(result, caught)
+    return result, caught
 
 
-def _write_and_print(args, result, out, third_party):
+def _write_and_print(args, result, out, caught):
     """Write the report (staged: all files arrive, or none), then print the summary: the
     third-party warnings, listed in the report's notes, are only counted on the terminal
     (not at all with --quiet)."""
@@ -495,8 +495,8 @@ def _write_and_print(args, result, out, third_party):
     from .report._writer import print_report, write_report_files
 
     with staged_output(out, option="--out") as stage:
-        paths = write_report_files(result, stage, quiet=args.quiet)
-    print_report(result, relocate(paths, stage, out), third_party, quiet=args.quiet)
+        paths = write_report_files(result, stage, caught=caught)
+    print_report(result, relocate(paths, stage, out), caught, quiet=args.quiet)
 
 
 def _changed(args, defaults):
@@ -595,8 +595,8 @@ def run_audit(args):
         result.notes[:0] = _reading_notes(tables)
         return result
 
-    result, third_party = _audited(args, compute)
-    _write_and_print(args, result, out, third_party)
+    result, caught = _audited(args, compute)
+    _write_and_print(args, result, out, caught)
     return result
 
 
@@ -673,8 +673,8 @@ def run_audit_model(args):
         result.notes[:0] = _reading_notes(tables)
         return result
 
-    result, third_party = _audited(args, compute)
-    _write_and_print(args, result, out, third_party)
+    result, caught = _audited(args, compute)
+    _write_and_print(args, result, out, caught)
     return result
 
 
@@ -825,8 +825,8 @@ def run_audit_algorithm(args):
             verbose=not args.quiet,
         )
 
-    result, third_party = _audited(args, compute)
-    _write_and_print(args, result, out, third_party)
+    result, caught = _audited(args, compute)
+    _write_and_print(args, result, out, caught)
     return result
 
 

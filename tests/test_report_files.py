@@ -331,6 +331,30 @@ def test_warnings_of_joblib_workers_are_caught():
     assert {w.category for w in caught} == {"RuntimeWarning"}
 
 
+def test_drawing_warnings_join_the_notes(tmp_path, capfd, monkeypatch):
+    """matplotlib's warnings come while the figures are drawn, after the audit: they are
+    notes too, counted without --quiet and never shown."""
+    import sklearn_mace.report._writer as writer
+
+    original = writer.embed_figure
+
+    def noisy(*args, **kwargs):
+        warnings.warn("a drawing warning", UserWarning, stacklevel=1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(writer, "embed_figure", noisy)
+    paths = _write_inputs(tmp_path / "data")
+    for quiet in (True, False):
+        out = tmp_path / f"out-{quiet}"
+        argv = _argv(paths, out)
+        assert main(argv if quiet else [a for a in argv if a != "--quiet"]) == 0
+        printed = capfd.readouterr()
+        assert "a drawing warning" not in printed.out + printed.err
+        assert ("warnings of NumPy, scikit-learn and other code" in printed.out) is not quiet
+        page = (out / "report.html").read_text(encoding="utf-8")
+        assert "×): UserWarning: a drawing warning" in page
+
+
 ISOLATED_MODEL_DEMO = """
 import os, sys
 os.dup2(os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT), 2)  # the workers' stderr too

@@ -17,7 +17,14 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["add_warning_notes", "catching_warnings", "printed_notes"]
+__all__ = ["WarningLog", "add_warning_notes", "catching_warnings", "printed_notes"]
+
+
+class WarningLog(list):
+    """The warnings of a run (:class:`CaughtWarning`), and once they are notes, ``counts``:
+    ``(n_notes, n_warnings)`` of the third-party ones (the last ``n_notes`` notes)."""
+
+    counts = (0, 0)
 
 
 @dataclass(frozen=True)
@@ -106,10 +113,10 @@ def catching_warnings():
 
     Yields
     ------
-    caught : list of CaughtWarning
+    caught : WarningLog
         Filled while the block runs (the workers' warnings when it ends).
     """
-    caught = []
+    caught = WarningLog()
     with warnings.catch_warnings(record=True) as here:
         warnings.simplefilter("always")
         try:
@@ -153,21 +160,23 @@ def warning_notes(caught, notes):
 
 
 def add_warning_notes(result, caught):
-    """Append the caught warnings to ``result.notes``; returns ``(n_notes, n_warnings)``
-    of the third-party ones (the last ``n_notes`` notes)."""
+    """Append the caught warnings to ``result.notes``; sets and returns ``caught.counts``,
+    ``(n_notes, n_warnings)`` of the third-party ones (the last ``n_notes`` notes)."""
     ours, third_party, count = warning_notes(caught, result.notes)
     result.notes.extend(ours + third_party)
-    return len(third_party), count
+    caught.counts = (len(third_party), count)
+    return caught.counts
 
 
-def printed_notes(result, third_party, quiet):
-    """The notes the terminal shows: all but the third-party ones, which are counted in one
-    line unless ``quiet`` (they are listed in the report either way)."""
-    shown = result.notes[: len(result.notes) - third_party[0]]
-    if third_party[1] and not quiet:
+def printed_notes(result, caught, quiet):
+    """The notes the terminal shows: all but the third-party ones of ``caught`` (a
+    :class:`WarningLog`, or None), which are counted in one line unless ``quiet`` (they are
+    listed in the report either way)."""
+    n_notes, count = (0, 0) if caught is None else caught.counts
+    shown = result.notes[: len(result.notes) - n_notes]
+    if count and not quiet:
         shown = [
             *shown,
-            f"{third_party[1]} warnings of NumPy, scikit-learn and other code, listed in the "
-            "report's notes",
+            f"{count} warnings of NumPy, scikit-learn and other code, listed in the report's notes",
         ]
     return shown

@@ -3,13 +3,14 @@ figures/*.png, comparisons.csv with several subjects (and what the kind adds, e.
 disclosure.csv). Nothing is written elsewhere; every CSV goes through ``write_csv``
 (formula injection escaped), and the folder's manifest lists what was written."""
 
-import warnings
+import contextlib
 from pathlib import Path
 
 from ._figures import common_figures
 from ._format import embed_figure
 from ._html import render_report
 from ._output import check_output_dir, relocate, staged_output, write_csv
+from ._warnings import add_warning_notes, catching_warnings
 
 __all__ = ["print_report", "write_report", "write_report_files"]
 
@@ -78,10 +79,13 @@ def write_report(result, out, *, title=None):
     return relocate(paths, stage, out)
 
 
-def write_report_files(result, out, *, title=None, quiet=False):
+def write_report_files(result, out, *, title=None, caught=None):
     """The body of :func:`write_report`, writing into the (staging) folder ``out``.
 
-    ``quiet``: the warnings raised while drawing (matplotlib's) are not shown.
+    ``caught``: the warnings of the run (a :class:`._warnings.WarningLog` from
+    ``catching_warnings``), or None. When given, the warnings raised while writing
+    (matplotlib's, drawing) join them and all become the report's notes
+    (:func:`._warnings.add_warning_notes`) before the page is rendered.
     """
     out = Path(out)
     title = title or result.presentation.title
@@ -98,11 +102,9 @@ def write_report_files(result, out, *, title=None, quiet=False):
     if not comparisons.empty:
         paths["comparisons"] = out / "comparisons.csv"
         write_csv(comparisons, paths["comparisons"])
-    paths.update(result.presentation.extra_files(result, out))
     figure_html = []
-    with warnings.catch_warnings():
-        if quiet:
-            warnings.simplefilter("ignore")
+    with contextlib.nullcontext([]) if caught is None else catching_warnings() as drawing:
+        paths.update(result.presentation.extra_files(result, out))
         common = common_figures(result) if result.presentation.record_targets else {}
         figures = {**common, **result.presentation.figures(result)}
         for name, (fig, caption) in figures.items():
@@ -110,20 +112,21 @@ def write_report_files(result, out, *, title=None, quiet=False):
             paths[name] = out / "figures" / name
             paths[name].write_bytes(png)
             figure_html.append(element)
+    if caught is not None:
+        caught.extend(drawing)
+        add_warning_notes(result, caught)
     page = render_report(result, summary, records, figure_html, title, comparisons)
     paths["report"].write_text(page, encoding="utf-8")
     return paths
 
 
-def print_report(result, paths, third_party=(0, 0), *, quiet=False):
-    """Print the summary of a written report: the third-party warnings, listed in the
-    report's notes, are counted in one line (not at all when ``quiet``).
-
-    ``third_party``: ``(n_notes, n_warnings)`` from :func:`._warnings.add_warning_notes`.
-    """
+def print_report(result, paths, caught=None, *, quiet=False):
+    """Print the summary of a written report: the third-party warnings of ``caught`` (a
+    ``WarningLog`` whose notes were added), listed in the report's notes, are counted in one
+    line (not at all when ``quiet``)."""
     from dataclasses import replace
 
     from ._summary import print_summary
     from ._warnings import printed_notes
 
-    print_summary(replace(result, notes=printed_notes(result, third_party, quiet)), paths)
+    print_summary(replace(result, notes=printed_notes(result, caught, quiet)), paths)

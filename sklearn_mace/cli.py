@@ -6,7 +6,10 @@ complete report, 2 an input error (nothing written), 3 a partial report (an anal
 see "Failed analyses" in report.html and the ``status`` column of summary.csv), 130
 interrupted (Ctrl-C; a previous report is left intact). Warnings raised by the audit go into
 the report's notes: the library's own (a column dropped, rows left out) are printed with the
-summary, the others (NumPy's, scikit-learn's, …) only counted. Without input files,
+summary, the others (NumPy's, scikit-learn's, …, joblib's worker processes included) only
+counted, and not at all with ``--quiet``. ``--out`` may hold no input file and no symbolic
+link where the report writes; a report replaces only the files its folder's manifest lists
+(``report/_output.py``). Without input files,
 ``audit`` (and ``demo``) audit the embedded synthetic-data demo and ``audit-model`` the
 embedded model demo.
 """

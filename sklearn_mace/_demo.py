@@ -15,7 +15,9 @@ breast-cancer records, one leaky and one safer, audited side by side.
   them, AUC ≈ 0.69.)
 
 Each release has 1000 rows. The input tables are written as CSV under ``<out>/inputs`` so
-that the same audit can be rerun from files with the printed command.
+that the same audit can be rerun from files with the printed command; they go through the
+report's staging (``report/_output.py``) with the report: listed in the folder's manifest,
+moved into place at the end, and a user's file of the same name is never overwritten.
 """
 
 import numpy as np
@@ -25,6 +27,10 @@ from sklearn.mixture import GaussianMixture
 from sklearn.preprocessing import StandardScaler
 
 N_MEMBERS, N_NON_MEMBERS, N_SYNTHETIC = 200, 185, 1000
+INPUT_NAMES = ("members", "non_members", "reference", "synthetic_leaky", "synthetic_safe")
+#: The folders and the fixed file names the demo writes under ``out`` (checked before work).
+DEMO_FOLDERS = ("figures", "inputs")
+DEMO_FILES = tuple(f"inputs/{name}.csv" for name in INPUT_NAMES)
 
 
 def _sample(mixture, scaler, n, columns, random_state):
@@ -69,44 +75,56 @@ def make_demo_tables(random_state=0):
 
 def write_demo_inputs(folder, random_state=0):
     """Write the demo's tables as CSV under ``folder``; returns them as DataFrames."""
+    from .report._output import write_csv
+
     members, non_members, reference, releases = make_demo_tables(random_state)
     folder.mkdir(parents=True, exist_ok=True)
-    tables = {
-        "members": members,
-        "non_members": non_members,
-        "reference": reference,
-        **{f"synthetic_{k}": v for k, v in releases.items()},
-    }
+    frames = (members, non_members, reference, *releases.values())
+    tables = dict(zip(INPUT_NAMES, frames, strict=True))
     for name, frame in tables.items():
-        frame.to_csv(folder / f"{name}.csv", index=False)
+        write_csv(frame, folder / f"{name}.csv")
     return members, non_members, reference, releases
 
 
 def run_demo(out="mace-output/demo", random_state=0, verbose=True):
-    """Audit the two demo releases, write the report under ``out`` and print the summary."""
+    """Audit the two demo releases, write the report and its inputs under ``out`` and print
+    the summary.
+
+    The inputs (``inputs/*.csv``) and the report are staged together and moved into ``out``
+    at the end (nothing else in ``out`` is touched; ``out`` is checked first, an error
+    naming ``out``). Every warning of the audit goes into the report's notes; those of
+    NumPy, scikit-learn, … are only counted on the terminal (not at all when not
+    ``verbose``).
+    """
     from pathlib import Path
 
-    from .report import audit, write_report
-    from .report._summary import print_summary
+    from .report import audit
+    from .report._output import relocate, staged_output
+    from .report._warnings import catching_warnings
+    from .report._writer import print_report, write_report_files
 
     out = Path(out)
+    with staged_output(out, option="out", folders=DEMO_FOLDERS, files=DEMO_FILES) as stage:
+        members, non_members, reference, releases = write_demo_inputs(
+            stage / "inputs", random_state
+        )
+        print(
+            "sklearn-mace demo: breast cancer, a leaky (overfit 100-component mixture) and a "
+            "safer (3-component mixture) synthetic release"
+        )
+        with catching_warnings() as caught:
+            result = audit(
+                members,
+                non_members,
+                releases,
+                reference,
+                group_by="diagnosis",
+                random_state=random_state,
+                verbose=verbose,
+            )
+        paths = write_report_files(result, stage, caught=caught)
+    print_report(result, relocate(paths, stage, out), caught, quiet=not verbose)
     inputs = out / "inputs"
-    members, non_members, reference, releases = write_demo_inputs(inputs, random_state)
-    print(
-        "sklearn-mace demo: breast cancer, a leaky (overfit 100-component mixture) and a "
-        "safer (3-component mixture) synthetic release"
-    )
-    result = audit(
-        members,
-        non_members,
-        releases,
-        reference,
-        group_by="diagnosis",
-        random_state=random_state,
-        verbose=verbose,
-    )
-    paths = write_report(result, out)
-    print_summary(result, paths)
     print(
         f"the same from files: sklearn-mace audit --members {inputs}/members.csv "
         f"--non-members {inputs}/non_members.csv --reference {inputs}/reference.csv "

@@ -12,8 +12,10 @@ classifier on scikit-learn's bundled digits, saved to ONNX and skops and audited
   members and hold-out rows are close. Saved and audited as skops; being a scikit-learn
   model, it is its own shadow recipe.
 
-Everything is written under ``out``: ``models/`` and ``inputs/`` (the tables as CSV), then the
-report, so the printed command reruns the same audit from files.
+Everything is written under ``out``: ``models/`` and ``inputs/`` (the tables as CSV) and the
+report, so the printed command reruns the same audit from files. All go through the report's
+staging (``report/_output.py``): written into a staging folder, moved into ``out`` at the end,
+listed in the folder's manifest; a user's file of the same name is never overwritten.
 """
 
 from pathlib import Path
@@ -27,6 +29,14 @@ from sklearn.preprocessing import StandardScaler
 
 N_MEMBERS, N_NON_MEMBERS = 400, 400
 LABEL = "digit"
+INPUT_NAMES = ("members", "non_members", "population")
+MODEL_FILES = ("overfit.onnx", "regularised.skops", "overfit-recipe.skops")
+#: The folders and the fixed file names the demo writes under ``out`` (checked before work).
+DEMO_FOLDERS = ("figures", "inputs", "models")
+DEMO_FILES = (
+    *(f"inputs/{name}.csv" for name in INPUT_NAMES),
+    *(f"models/{name}" for name in MODEL_FILES),
+)
 
 
 def make_model_demo_tables(random_state=0, sizes=(N_MEMBERS, N_NON_MEMBERS, None)):
@@ -60,17 +70,15 @@ def save_demo_models(members, folder, random_state=0):
     X = members.drop(columns=LABEL).to_numpy(dtype=np.float32)
     y = members[LABEL].to_numpy()
     overfit, regularised = demo_recipes(random_state)
-    sio.dump(clone(overfit), folder / "overfit-recipe.skops")
+    names = ("overfit", "regularised", "recipe")
+    files = {name: folder / file for name, file in zip(names, MODEL_FILES, strict=True)}
+    sio.dump(clone(overfit), files["recipe"])
     overfit.fit(X, y)
     onnx = to_onnx(overfit, X[:1], options={"zipmap": False})
-    (folder / "overfit.onnx").write_bytes(onnx.SerializeToString())
+    files["overfit"].write_bytes(onnx.SerializeToString())
     regularised.fit(X, y)
-    sio.dump(regularised, folder / "regularised.skops")
-    return {
-        "overfit": folder / "overfit.onnx",
-        "regularised": folder / "regularised.skops",
-        "recipe": folder / "overfit-recipe.skops",
-    }
+    sio.dump(regularised, files["regularised"])
+    return files
 
 
 def run_model_demo(
@@ -85,9 +93,10 @@ def run_model_demo(
     ``sizes`` (members, hold-out, population rows) exists so that the tests can run a smaller
     copy of the demo; the command line always uses the default.
     """
-    from .report import AuditInputError, audit_model, load_model, write_report
-    from .report._model_io import MODELS_EXTRA, load_estimator
-    from .report._summary import print_summary
+    from .report import AuditInputError
+    from .report._model_io import MODELS_EXTRA
+    from .report._output import relocate, staged_output
+    from .report._writer import print_report, write_report_files
 
     try:
         import skl2onnx  # noqa: F401
@@ -97,32 +106,13 @@ def run_model_demo(
             f"The model demo saves ONNX and skops files: {MODELS_EXTRA}."
         ) from exc
     out = Path(out)
-    members, non_members, population = make_model_demo_tables(random_state, sizes)
-    inputs = out / "inputs"
-    inputs.mkdir(parents=True, exist_ok=True)
-    tables = {"members": members, "non_members": non_members, "population": population}
-    for name, frame in tables.items():
-        frame.to_csv(inputs / f"{name}.csv", index=False)
-    files = save_demo_models(members, out / "models", random_state)
-    print(
-        "sklearn-mace audit-model demo: digits, an overfit random forest (ONNX) and a "
-        f"regularised logistic regression (skops), trained on the same {len(members)} "
-        "members"
-    )
-    models = {name: load_model(files[name], name=name) for name in ("overfit", "regularised")}
-    recipes = {"overfit": load_estimator(files["recipe"])}
-    result = audit_model(
-        models,
-        members,
-        non_members,
-        label=LABEL,
-        population=population,
-        shadow_estimators=recipes,
-        n_jobs=n_jobs,
-        random_state=random_state,
-        verbose=verbose,
-    )
-    print_summary(result, write_report(result, out))
+    with staged_output(out, option="out", folders=DEMO_FOLDERS, files=DEMO_FILES) as stage:
+        result, caught = _audit_demo_models(stage, n_jobs, random_state, verbose, sizes)
+        paths = write_report_files(result, stage, caught=caught)
+    print_report(result, relocate(paths, stage, out), caught, quiet=not verbose)
+    inputs, models = out / "inputs", out / "models"
+    names = ("overfit", "regularised", "recipe")
+    files = {name: models / file for name, file in zip(names, MODEL_FILES, strict=True)}
     print(
         f"the same from files: sklearn-mace audit-model --model overfit={files['overfit']} "
         f"regularised={files['regularised']} --shadow-estimator "
@@ -131,3 +121,38 @@ def run_model_demo(
         f"--out {out}-from-files"
     )
     return result
+
+
+def _audit_demo_models(stage, n_jobs, random_state, verbose, sizes):
+    """Write the tables and models under ``stage``, load the models back and audit them;
+    returns the result and its warnings (see ``report._warnings``)."""
+    from .report import audit_model, load_model
+    from .report._model_io import load_estimator
+    from .report._output import write_csv
+    from .report._warnings import catching_warnings
+
+    members, non_members, population = make_model_demo_tables(random_state, sizes)
+    (stage / "inputs").mkdir(parents=True, exist_ok=True)
+    for name, frame in zip(INPUT_NAMES, (members, non_members, population), strict=True):
+        write_csv(frame, stage / "inputs" / f"{name}.csv")
+    print(
+        "sklearn-mace audit-model demo: digits, an overfit random forest (ONNX) and a "
+        f"regularised logistic regression (skops), trained on the same {len(members)} "
+        "members"
+    )
+    with catching_warnings() as caught:
+        files = save_demo_models(members, stage / "models", random_state)
+        models = {name: load_model(files[name], name=name) for name in ("overfit", "regularised")}
+        recipes = {"overfit": load_estimator(files["recipe"])}
+        result = audit_model(
+            models,
+            members,
+            non_members,
+            label=LABEL,
+            population=population,
+            shadow_estimators=recipes,
+            n_jobs=n_jobs,
+            random_state=random_state,
+            verbose=verbose,
+        )
+    return result, caught

@@ -6,7 +6,10 @@ complete report, 2 an input error (nothing written), 3 a partial report (an anal
 see "Failed analyses" in report.html and the ``status`` column of summary.csv), 130
 interrupted (Ctrl-C; a previous report is left intact). Warnings raised by the audit go into
 the report's notes: the library's own (a column dropped, rows left out) are printed with the
-summary, the others (NumPy's, scikit-learn's, …) only counted. Without input files,
+summary, the others (NumPy's, scikit-learn's, …, joblib's worker processes included) only
+counted, and not at all with ``--quiet``. ``--out`` may hold no input file and no symbolic
+link where the report writes; a report replaces only the files its folder's manifest lists
+(``report/_output.py``). Without input files,
 ``audit`` (and ``demo``) audit the embedded synthetic-data demo and ``audit-model`` the
 embedded model demo.
 """
@@ -17,8 +20,6 @@ import os
 import shutil
 import sys
 import tempfile
-import warnings
-from dataclasses import replace
 from pathlib import Path
 
 DEFAULT_OUT = Path("mace-output") / "audit"
@@ -525,67 +526,50 @@ def _reading_notes(tables):
     return [note for frame in tables.values() for note in frame.attrs.get("notes", [])]
 
 
-def _warning_notes(caught, notes):
-    """``(ours, third_party, count)`` notes from the warnings caught during an audit.
-
-    The library's own warnings (inputs changed, controls copied) become notes as written;
-    the others (numerical and technical warnings of NumPy, scikit-learn, …, whoever calls
-    them) one note per kind, with its count and where it was raised. Messages already among
-    ``notes`` are not repeated.
-    """
-    ours, theirs, seen = [], {}, set(notes)
-    for caught_warning in caught:
-        category, text = caught_warning.category, str(caught_warning.message).strip()
-        if category.__module__.split(".")[0] == "sklearn_mace":
-            if text not in seen:
-                seen.add(text)
-                ours.append(text)
-            continue
-        key = f"{category.__name__}: {text}"
-        count, where = theirs.get(key, (0, _source(caught_warning.filename)))
-        theirs[key] = (count + 1, where)
-    third_party = [f"warning ({where}, {count}×): {key}" for key, (count, where) in theirs.items()]
-    return ours, third_party, sum(count for count, _ in theirs.values())
+INPUT_OPTIONS = ("members", "non_members", "reference", "synthetic", "model")
+INPUT_OPTIONS += ("shadow_estimator", "population")
 
 
-def _source(filename):
-    """Where a warning was raised: the path from its package down (``sklearn/…/x.py``)."""
-    parts = Path(filename).parts
-    top = [i for i, part in enumerate(parts) if part in ("site-packages", "dist-packages")]
-    start = top[-1] + 1 if top else max(len(parts) - 2, 0)
-    if "sklearn_mace" in parts:
-        start = len(parts) - 1 - parts[::-1].index("sklearn_mace")
-    return "/".join(parts[start:])
+def _input_files(args):
+    """``(option, path)`` of every input file given, for the check that none lies in --out."""
+    found = []
+    for name in INPUT_OPTIONS:
+        value = getattr(args, name, None)
+        flag = "--" + name.replace("_", "-")
+        for item in value if isinstance(value, list) else [value]:
+            path = item[1] if isinstance(item, tuple) else item
+            if path is not None:
+                found.append((flag, path))
+    return found
+
+
+def _checked_out(args, default, **layout):
+    """--out, checked before any work: writable, holding no input file and no link."""
+    from .report._output import check_output_dir
+
+    return check_output_dir(args.out or default, inputs=_input_files(args), **layout)
 
 
 def _audited(args, compute):
-    """Run ``compute()`` with every warning caught into the result's notes (module doc)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    """Run ``compute()`` with every warning caught (module doc), those of joblib's worker
+    processes included; they become the report's notes when it is written."""
+    from .report._warnings import catching_warnings
+
+    with catching_warnings() as caught:
         result = compute()
-    ours, third_party, count = _warning_notes(caught, result.notes)
-    result.notes.extend(ours + third_party)
-    return result, (len(third_party), count)
+    return result, caught
 
 
-def _write_and_print(args, result, out, third_party):
+def _write_and_print(args, result, out, caught):
     """Write the report (staged: all files arrive, or none), then print the summary: the
-    third-party warnings, listed in the report's notes, are only counted on the terminal."""
-    from .report import write_report
-    from .report._summary import print_summary
+    third-party warnings, listed in the report's notes, are only counted on the terminal
+    (not at all with --quiet)."""
+    from .report._output import relocate, staged_output
+    from .report._writer import print_report, write_report_files
 
-    with warnings.catch_warnings():
-        if args.quiet:  # drawing's warnings (matplotlib's) come after the notes are written
-            warnings.simplefilter("ignore")
-        paths = write_report(result, out)
-    shown = result.notes[: len(result.notes) - third_party[0]]
-    if third_party[1] and not args.quiet:
-        shown = [
-            *shown,
-            f"{third_party[1]} warnings of NumPy, scikit-learn and other code, listed in the "
-            "report's notes",
-        ]
-    print_summary(replace(result, notes=shown), paths)
+    with staged_output(out, option="--out") as stage:
+        paths = write_report_files(result, stage, caught=caught)
+    print_report(result, relocate(paths, stage, out), caught, quiet=args.quiet)
 
 
 def _changed(args, defaults):
@@ -617,26 +601,20 @@ TABLE_DEFAULTS = {"decimal": None, "thousands": None, "id_columns": None, "keep_
 
 
 def _run_demo(args):
-    from ._demo import run_demo
-    from .report._output import check_output_dir
+    """The synthetic-data demo: ``audit`` without inputs, or ``demo``."""
+    from ._demo import DEMO_FILES, DEMO_FOLDERS, run_demo
+    from .report._output import OWN_FILES
 
-    _demo_options_refused(
-        args,
-        {
-            **CLAIM_DEFAULTS,
-            "columns": None,
-            "group_by": None,
-            "max_categories": 20,
-            "n_jobs": None,
-            "no_disclosure": False,
-            **TABLE_DEFAULTS,
-        },
-        "audit",
-    )
-    check_output_dir(args.out or DEMO_OUT)
-    print(
-        "No input files given: auditing the embedded demo data (see `sklearn-mace audit --help`)."
-    )
+    if args.command == "audit":
+        defaults = {**CLAIM_DEFAULTS, "columns": None, "group_by": None, "max_categories": 20}
+        defaults.update(n_jobs=None, no_disclosure=False, **TABLE_DEFAULTS)
+        _demo_options_refused(args, defaults, "audit")
+    _checked_out(args, DEMO_OUT, folders=DEMO_FOLDERS, files=(*OWN_FILES, *DEMO_FILES))
+    if args.command == "audit":
+        print(
+            "No input files given: auditing the embedded demo data (see `sklearn-mace audit "
+            "--help`)."
+        )
     return run_demo(
         out=args.out or DEMO_OUT, random_state=args.random_state, verbose=not args.quiet
     )
@@ -652,7 +630,6 @@ def _claim_kwargs(args):
 def run_audit(args):
     """``sklearn-mace audit``: read, audit, write the report, print the summary."""
     from .report import AuditInputError, audit
-    from .report._output import check_output_dir
 
     given = {"--members": args.members, "--non-members": args.non_members}
     given["--synthetic"] = args.synthetic
@@ -664,7 +641,7 @@ def run_audit(args):
             f"the audit needs {', '.join(missing)} as well (or no input files at all for the demo)."
         )
     _check_names([name for name, _ in args.synthetic], "synthetic release")
-    out = check_output_dir(args.out or DEFAULT_OUT)  # before any work
+    out = _checked_out(args, DEFAULT_OUT)  # before any work
     files = {"members": args.members, "non-members": args.non_members}
     if args.reference is not None:
         files["reference"] = args.reference
@@ -691,21 +668,21 @@ def run_audit(args):
         result.notes[:0] = _reading_notes(tables)
         return result
 
-    result, third_party = _audited(args, compute)
-    _write_and_print(args, result, out, third_party)
+    result, caught = _audited(args, compute)
+    _write_and_print(args, result, out, caught)
     return result
 
 
 def _run_model_demo(args):
-    from ._model_demo import run_model_demo
-    from .report._output import check_output_dir
+    from ._model_demo import DEMO_FILES, DEMO_FOLDERS, run_model_demo
+    from .report._output import OWN_FILES
 
     defaults = {**CLAIM_DEFAULTS, **TABLE_DEFAULTS, "shadow_estimator": None, "columns": None}
     defaults.update(drop_unmatched_labels=False, allow_missing=False, reference_models=16)
     defaults.update(probability_output=None, classes=None, force_low_accuracy=False)
     defaults["max_skops_size"] = None
     _demo_options_refused(args, defaults | {"trust_pickle": False}, "audit-model")
-    check_output_dir(args.out)
+    _checked_out(args, MODEL_OUT, folders=DEMO_FOLDERS, files=(*OWN_FILES, *DEMO_FILES))
     print(
         "No inputs given: auditing the embedded model demo (see `sklearn-mace audit-model --help`)."
     )
@@ -741,7 +718,6 @@ def _load_models(args):
 def run_audit_model(args):
     """``sklearn-mace audit-model``: load, audit, write the report, print the summary."""
     from .report import AuditInputError, audit_model
-    from .report._output import check_output_dir
 
     given = {"--model": args.model, "--members": args.members}
     given.update({"--non-members": args.non_members, "--label": args.label})
@@ -754,7 +730,7 @@ def run_audit_model(args):
             "demo)."
         )
     _check_names([name for name, _ in args.model], "model")
-    out = check_output_dir(args.out)  # before any work
+    out = _checked_out(args, MODEL_OUT)  # before any work
     files = {"members": args.members, "non-members": args.non_members}
     if args.population is not None:
         files["population"] = args.population
@@ -782,8 +758,8 @@ def run_audit_model(args):
         result.notes[:0] = _reading_notes(tables)
         return result
 
-    result, third_party = _audited(args, compute)
-    _write_and_print(args, result, out, third_party)
+    result, caught = _audited(args, compute)
+    _write_and_print(args, result, out, caught)
     return result
 
 
@@ -897,10 +873,8 @@ def _positive_count(flag, low=1):
 
 def run_audit_algorithm(args):
     """``sklearn-mace audit-algorithm``: shadow runs of each recipe, the card, the summary."""
-    from .report import AuditInputError, write_report
+    from .report import AuditInputError
     from .report._algorithm import audit_algorithm, available_recipes
-    from .report._output import check_output_dir
-    from .report._summary import print_summary
 
     recipes = args.recipe or ["dp-histogram", "wrong-noise-histogram"]
     missing = [r for r in recipes if r not in available_recipes()]
@@ -910,29 +884,34 @@ def run_audit_algorithm(args):
         )
     if len(set(recipes)) != len(recipes):
         raise AuditInputError(f"--recipe names each recipe once; got {recipes}.")
-    out = check_output_dir(args.out)  # before any work
-    population = None
-    if args.population is not None:
-        population = _read_inputs({"population": args.population}, distinct=())["population"]
-    elif args.recipe is None and args.targets is None:
+    out = _checked_out(args, ALGORITHM_OUT)  # before any work
+    if args.population is None and args.recipe is None and args.targets is None:
         print(
             "No inputs given: auditing the embedded demo (see "
             "`sklearn-mace audit-algorithm --help`)."
         )
-    result = audit_algorithm(
-        recipes,
-        population,
-        targets=args.targets,
-        claimed_epsilon=args.claimed_epsilon,
-        delta=args.delta,
-        confidence=args.confidence,
-        relation=args.neighbour.replace("-", "_"),
-        n_runs=args.n_runs,
-        n_jobs=args.n_jobs,
-        random_state=args.random_state,
-        verbose=not args.quiet,
-    )
-    print_summary(result, write_report(result, out))
+
+    def compute():
+        population = None
+        if args.population is not None:
+            files = {"population": args.population}
+            population = _read_inputs(files, distinct=())["population"]
+        return audit_algorithm(
+            recipes,
+            population,
+            targets=args.targets,
+            claimed_epsilon=args.claimed_epsilon,
+            delta=args.delta,
+            confidence=args.confidence,
+            relation=args.neighbour.replace("-", "_"),
+            n_runs=args.n_runs,
+            n_jobs=args.n_jobs,
+            random_state=args.random_state,
+            verbose=not args.quiet,
+        )
+
+    result, caught = _audited(args, compute)
+    _write_and_print(args, result, out, caught)
     return result
 
 
@@ -972,14 +951,7 @@ def main(argv=None):
         if args.command in commands:
             result = commands[args.command](args)
         else:
-            from ._demo import run_demo
-
-            with warnings.catch_warnings():
-                if args.quiet:
-                    warnings.simplefilter("ignore")
-                result = run_demo(
-                    out=args.out, random_state=args.random_state, verbose=not args.quiet
-                )
+            result = _run_demo(args)
     except AuditInputError as exc:
         parser.exit(2, f"sklearn-mace {args.command}: error: {exc}\n")
     except KeyboardInterrupt:  # one line, not a traceback; the report is staged

@@ -28,6 +28,7 @@ def test_demo_writes_the_summary_and_the_card(demo):
     status, out = demo
     assert status == 0
     assert sorted(p.name for p in out.iterdir()) == [
+        ".sklearn-mace-files.json",  # the manifest of the files written
         "comparisons.csv",  # two recipes on the same targets: compared pairwise
         "figures",
         "records.csv",

@@ -263,7 +263,9 @@ def test_cli_writes_the_report_only_under_out(audited):
         assert (out / name).stat().st_size > 0
     figures = sorted(p.name for p in (out / "figures").glob("*.png"))
     assert figures == [
-        f"{kind}_{model}.png" for kind in ("loss", "risk", "roc") for model in ("forest", "linear")
+        f"{kind}_{n}_{model}.png"
+        for kind in ("loss", "risk", "roc")
+        for n, model in enumerate(("forest", "linear"), 1)
     ]
     assert all(out in p.parents or p == out for p in audited["new"])
     comparisons = pd.read_csv(out / "comparisons.csv")  # two models: their paired tests
@@ -336,15 +338,15 @@ def test_reduced_demo_contrasts_the_two_models(tmp_path):
     """The demo's code path on 150 members, 150 hold-out and 300 population rows."""
     from sklearn_mace._model_demo import run_model_demo
 
-    # a figure left by an earlier run and a user's own file: the staged writer replaces the
-    # report's files (the stale figure goes) and leaves the user's file alone
+    # a user's own figure and file: the staged writer replaces only what its manifest lists
+    # (issue #25: the user's PNGs in figures/ were deleted) and leaves these alone
     (tmp_path / "demo" / "figures").mkdir(parents=True)
-    (tmp_path / "demo" / "figures" / "stale.png").write_bytes(b"old")
+    (tmp_path / "demo" / "figures" / "mine.png").write_bytes(b"mine")
     (tmp_path / "demo" / "mine.txt").write_text("keep")
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         run_model_demo(tmp_path / "demo", verbose=False, sizes=(150, 150, 300))
-    assert not (tmp_path / "demo" / "figures" / "stale.png").exists()
+    assert (tmp_path / "demo" / "figures" / "mine.png").read_bytes() == b"mine"
     assert (tmp_path / "demo" / "mine.txt").read_text() == "keep"
     summary = _check_demo(tmp_path / "demo", printed.getvalue())
     # the fully grown forest memorizes: its loss separates members (measured AUC 0.78)

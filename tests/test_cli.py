@@ -80,10 +80,10 @@ def test_writes_report_csvs_and_figures_only_under_out(audited):
     pngs = sorted(p.name for p in (out / "figures").glob("*.png"))
     assert pngs == [
         "advantage_vs_synthetic_size.png",
-        "risk_leaky.png",
-        "risk_safe.png",
-        "roc_leaky.png",
-        "roc_safe.png",
+        "risk_1_leaky.png",
+        "risk_2_safe.png",
+        "roc_1_leaky.png",
+        "roc_2_safe.png",
     ]
     for png in (out / "figures").glob("*.png"):
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

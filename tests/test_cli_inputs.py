@@ -1,6 +1,7 @@
 """The bad-input sweep of issue #12 (item 10), the encoding of Adult-like tables (item 1)
 and the safe writing of the report folder (item 12)."""
 
+import json
 import os
 
 import numpy as np
@@ -362,25 +363,31 @@ def test_a_failed_write_leaves_the_previous_report_intact(result, tmp_path, monk
         write_report(result, out)
     after = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert after == before  # nothing half-written, no staging folder left behind
-    assert not [p for p in tmp_path.rglob("*") if p.name.startswith(".sklearn-mace")]
+    assert not [p for p in tmp_path.rglob("*") if p.name.startswith(_output.STAGING_PREFIX)]
 
 
 def test_stale_files_of_an_earlier_run_are_replaced_and_user_files_kept(result, tmp_path):
+    # an earlier run (its manifest lists what it wrote) and the user's own files
     out = tmp_path / "report"
-    (out / "figures").mkdir(parents=True)
+    write_report(result, out)
+    manifest = json.loads((out / _output.MANIFEST).read_text())
+    (out / "figures" / "roc_9_old_release.png").write_bytes(b"old")  # a subject since gone
+    manifest["files"].append("figures/roc_9_old_release.png")
+    (out / _output.MANIFEST).write_text(json.dumps(manifest))
     (out / "summary.csv").write_text("subject\nold\n")
-    (out / "figures" / "roc_old_release.png").write_bytes(b"old")
     (out / "figures" / "my_notes.txt").write_text("keep")
+    (out / "figures" / "my_plot.png").write_bytes(b"mine")  # a PNG of the user's: kept
     (out / "README.txt").write_text("keep")
     paths = write_report(result, out)
     assert set(pd.read_csv(out / "summary.csv")["subject"]) == {"leaky"}
-    assert not (out / "figures" / "roc_old_release.png").exists()
+    assert not (out / "figures" / "roc_9_old_release.png").exists()
     assert (out / "figures" / "my_notes.txt").read_text() == "keep"
+    assert (out / "figures" / "my_plot.png").read_bytes() == b"mine"
     assert (out / "README.txt").read_text() == "keep"
-    pngs = {p.name for p in (out / "figures").glob("*.png")}
+    pngs = {p.name for p in (out / "figures").glob("*.png")} - {"my_plot.png"}
     assert pngs == {p.name for k, p in paths.items() if k.endswith(".png")}
     assert all(p.parent in (out, out / "figures") and p.exists() for p in paths.values())
-    assert not [p for p in out.rglob("*") if p.name.startswith(".sklearn-mace")]
+    assert not [p for p in out.rglob("*") if p.name.startswith(_output.STAGING_PREFIX)]
 
 
 def test_a_new_report_folder_appears_whole_with_the_usual_mode(tmp_path):

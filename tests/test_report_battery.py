@@ -77,7 +77,7 @@ def test_one_failing_analysis_gives_a_partial_report_and_exit_3(tmp_path, monkey
     assert "planted failure" in printed.getvalue()  # the note printed by the CLI
     records = pd.read_csv(tmp_path / "out" / "records.csv")
     assert f"score: {MC}" not in records.columns
-    assert (tmp_path / "out" / "figures" / "roc_leaky.png").exists()
+    assert (tmp_path / "out" / "figures" / "roc_1_leaky.png").exists()
 
 
 def test_failures_keep_the_correction_and_the_other_numbers(monkeypatch):

@@ -77,10 +77,10 @@ def test_images_load_and_key_numbers_appear(report, tmp_path):
     path, result = report
     seen = open_in_chromium(path, tmp_path)
     assert [img["file"] for img in seen["images"]] == [
-        "figures/roc_leaky.png",
-        "figures/risk_leaky.png",
-        "figures/roc_safe.png",
-        "figures/risk_safe.png",
+        "figures/roc_1_leaky.png",
+        "figures/risk_1_leaky.png",
+        "figures/roc_2_safe.png",
+        "figures/risk_2_safe.png",
         "figures/advantage_vs_synthetic_size.png",
     ]
     for img in seen["images"]:

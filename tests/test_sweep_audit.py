@@ -288,7 +288,8 @@ def test_ctrl_c_ends_with_one_line_and_130_leaving_the_previous_report(
         "the output folder is left as it was)."
     ]
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
-    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []  # no staging left
+    hidden = [p.name for p in out.iterdir() if p.name.startswith(".")]
+    assert hidden == [".sklearn-mace-files.json"]  # the manifest; no staging left
     monkeypatch.setattr("sklearn_mace.report._io.pd.read_csv", interrupted)
     assert _audit(capsys, paths, out)[0] == 130
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..metrics import MembershipRocDisplay
-from ._figures import figure, legend_below, note, slug
+from ._figures import figure, figure_file, legend_below, note
 from ._format import fmt, table
 from ._present import Presentation
 
@@ -160,7 +160,7 @@ class AlgorithmPresentation(Presentation):
 
     def figures(self, result):
         """Per recipe: every target's ROC on the certifying runs."""
-        return {f"roc_{slug(s.name)}.png": _roc_figure(result, s) for s in result.subjects}
+        return {figure_file("roc", result, s): _roc_figure(result, s) for s in result.subjects}
 
     def summary_header(self, result):
         """The run counts, the relation and the correction."""

@@ -13,12 +13,22 @@ import numpy as np
 
 from ..metrics import IndividualRiskDisplay, MembershipRocDisplay
 
-__all__ = ["common_figures", "figure", "legend_below", "note", "slug"]
+__all__ = ["common_figures", "figure", "figure_file", "legend_below", "note", "slug"]
 
 
 def slug(name):
-    """A file-name-safe version of a subject name."""
-    return re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-") or "subject"
+    """A file-name-safe version of a subject name (not unique: see :func:`figure_file`)."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")[:60] or "subject"
+
+
+def figure_file(kind, result, subject):
+    """The file name of a subject's figure: ``<kind>_<n>_<slug>.png``.
+
+    ``n`` is the subject's place in the audit (1, 2, …), so two subjects whose names have
+    the same slug (``α`` and ``β``, ``v1.0`` and ``v1-0``) never share a file.
+    """
+    names = [s.name for s in result.subjects]
+    return f"{kind}_{names.index(subject.name) + 1}_{slug(subject.name)}.png"
 
 
 def figure(height=4.6):
@@ -115,9 +125,9 @@ def common_figures(result):
     figures = {}
     by = "" if result.targets.group_by is None else f", coloured by {result.targets.group_by}"
     for subject in result.subjects:
-        figures[f"roc_{slug(subject.name)}.png"] = roc_figure(result, subject)
+        figures[figure_file("roc", result, subject)] = roc_figure(result, subject)
         ranking = subject.ranking or "the ranking analysis"
-        figures[f"risk_{slug(subject.name)}.png"] = (
+        figures[figure_file("risk", result, subject)] = (
             risk_figure(result, subject),
             f"Held-out individual privacy risk |f_p| (MACE Def. 3) of the members of "
             f"'{subject.name}' whose held-out posterior ({ranking}) calls them members, most "

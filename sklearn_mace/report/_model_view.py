@@ -4,7 +4,7 @@ import html
 
 import numpy as np
 
-from ._figures import figure, slug
+from ._figures import figure, figure_file
 from ._format import fmt
 from ._present import Presentation
 
@@ -67,7 +67,7 @@ class ModelPresentation(Presentation):
     def figures(self, result):
         """The loss histogram of each model."""
         return {
-            f"loss_{slug(s.name)}.png": (
+            figure_file("loss", result, s): (
                 loss_figure(result, s),
                 f"Distribution of the per-record loss of model '{s.name}' (log scale; losses "
                 "below 1e-12 are drawn at 1e-12). The further apart the two histograms, the "

@@ -8,6 +8,7 @@ import numpy as np
 from ..metrics import AdvantageDisplay
 from ._figures import figure, legend_below, note
 from ._format import fmt, table
+from ._output import write_csv
 from ._present import Presentation
 from ._release_inputs import EXACT_NAME, MAX_DISCLOSURE_RECORDS, NEAR_COPY_DISTANCE
 
@@ -164,7 +165,7 @@ are dropped (the treatment says why).</p>"""
         if disclosure is None:
             return {}
         path = Path(out) / "disclosure.csv"
-        disclosure.to_csv(path, index=False)
+        write_csv(disclosure, path)  # text cells escaped (formula injection)
         return {"disclosure": path}
 
 

@@ -1,15 +1,18 @@
 """Writing an audit to a folder: report.html (self-contained), summary.csv, records.csv,
 figures/*.png, comparisons.csv with several subjects (and what the kind adds, e.g.
-disclosure.csv). Nothing is written elsewhere."""
+disclosure.csv). Nothing is written elsewhere; every CSV goes through ``write_csv``
+(formula injection escaped), and the folder's manifest lists what was written."""
 
+import contextlib
 from pathlib import Path
 
 from ._figures import common_figures
 from ._format import embed_figure
 from ._html import render_report
-from ._output import check_output_dir, relocate, staged_output
+from ._output import check_output_dir, relocate, staged_output, write_csv
+from ._warnings import add_warning_notes, catching_warnings
 
-__all__ = ["write_report"]
+__all__ = ["print_report", "write_report", "write_report_files"]
 
 
 def write_report(result, out, *, title=None):
@@ -24,9 +27,13 @@ def write_report(result, out, *, title=None):
     outside ``out``.
 
     The folder is checked before anything is drawn, the files are written into a staging
-    folder and moved into ``out`` at the end: a failure leaves the previous report intact,
-    and the report's own files from an earlier run are replaced, never mixed with the new
-    ones. Other files in ``out`` are left alone.
+    folder and moved into ``out`` at the end: a failure leaves the previous report intact.
+    The folder's manifest (``.sklearn-mace-files.json``) lists the files written; the next
+    report replaces exactly those, so two runs never mix, and nothing else in ``out`` is
+    removed or overwritten. Text cells that a spreadsheet would run as a formula (``=``,
+    ``+``, ``-``, ``@``, tab, carriage return) are escaped with a leading ``'``. Figure
+    files are named ``<kind>_<n>_<name>.png`` (``n``: the subject's place), unique per
+    subject.
 
     Parameters
     ----------
@@ -42,6 +49,13 @@ def write_report(result, out, *, title=None):
     paths : dict of str -> Path
         ``report``, ``summary``, ``records``, one entry per figure, and ``comparisons`` and
         ``disclosure`` when written.
+
+    Raises
+    ------
+    AuditInputError
+        A ``ValueError`` naming ``out``, before anything is drawn: ``out`` is a file or
+        cannot be written, holds a symbolic link where the report writes, or a file of the
+        report's names (``summary.csv``, …) that no earlier report wrote.
 
     Examples
     --------
@@ -59,15 +73,22 @@ def write_report(result, out, *, title=None):
     ...     print(paths["report"].name, paths["summary"].name)
     report.html summary.csv
     """
-    check_output_dir(out, option="the output folder")
-    with staged_output(out) as stage:
-        paths = _write_files(result, stage, title or result.presentation.title)
+    check_output_dir(out, option="out")
+    with staged_output(out, option="out") as stage:
+        paths = write_report_files(result, stage, title=title)
     return relocate(paths, stage, out)
 
 
-def _write_files(result, out, title):
-    """The body of :func:`write_report`, writing into the (staging) folder ``out``."""
+def write_report_files(result, out, *, title=None, caught=None):
+    """The body of :func:`write_report`, writing into the (staging) folder ``out``.
+
+    ``caught``: the warnings of the run (a :class:`._warnings.WarningLog` from
+    ``catching_warnings``), or None. When given, the warnings raised while writing
+    (matplotlib's, drawing) join them and all become the report's notes
+    (:func:`._warnings.add_warning_notes`) before the page is rendered.
+    """
     out = Path(out)
+    title = title or result.presentation.title
     (out / "figures").mkdir(parents=True, exist_ok=True)
     summary, records = result.summary, result.records
     paths = {
@@ -75,21 +96,37 @@ def _write_files(result, out, title):
         "summary": out / "summary.csv",
         "records": out / "records.csv",
     }
-    summary.to_csv(paths["summary"], index=False)
-    records.to_csv(paths["records"], index=False)
+    write_csv(summary, paths["summary"])
+    write_csv(records, paths["records"])
     comparisons = result.comparisons
     if not comparisons.empty:
         paths["comparisons"] = out / "comparisons.csv"
-        comparisons.to_csv(paths["comparisons"], index=False)
-    paths.update(result.presentation.extra_files(result, out))
-    common = common_figures(result) if result.presentation.record_targets else {}
-    figures = {**common, **result.presentation.figures(result)}
+        write_csv(comparisons, paths["comparisons"])
     figure_html = []
-    for name, (fig, caption) in figures.items():
-        png, element = embed_figure(fig, name, caption)
-        paths[name] = out / "figures" / name
-        paths[name].write_bytes(png)
-        figure_html.append(element)
+    with contextlib.nullcontext([]) if caught is None else catching_warnings() as drawing:
+        paths.update(result.presentation.extra_files(result, out))
+        common = common_figures(result) if result.presentation.record_targets else {}
+        figures = {**common, **result.presentation.figures(result)}
+        for name, (fig, caption) in figures.items():
+            png, element = embed_figure(fig, name, caption)
+            paths[name] = out / "figures" / name
+            paths[name].write_bytes(png)
+            figure_html.append(element)
+    if caught is not None:
+        caught.extend(drawing)
+        add_warning_notes(result, caught)
     page = render_report(result, summary, records, figure_html, title, comparisons)
     paths["report"].write_text(page, encoding="utf-8")
     return paths
+
+
+def print_report(result, paths, caught=None, *, quiet=False):
+    """Print the summary of a written report: the third-party warnings of ``caught`` (a
+    ``WarningLog`` whose notes were added), listed in the report's notes, are counted in one
+    line (not at all when ``quiet``)."""
+    from dataclasses import replace
+
+    from ._summary import print_summary
+    from ._warnings import printed_notes
+
+    print_summary(replace(result, notes=printed_notes(result, caught, quiet)), paths)

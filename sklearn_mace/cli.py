@@ -269,6 +269,25 @@ def _add_audit_parser(commands):
         action="store_true",
         help="skip the attribute-inference and linkability analyses",
     )
+    _quality_options(options)
+
+
+def _quality_options(options):
+    """The data-quality gate of ``audit``: what it may accept instead of refusing."""
+    options.add_argument(
+        "--allow-unparsed",
+        action="append",
+        metavar="A,B,…",
+        help="columns that hold numbers in the real tables whose release cells may fail to "
+        "parse for more than 1 %% of the values (then counted as missing, with a note); "
+        "default: such a release is an input error naming the column and examples",
+    )
+    options.add_argument(
+        "--drop-overlapping-records",
+        action="store_true",
+        help="leave the records found among both the members and the non-members out of "
+        "both (default: an input error naming their rows)",
+    )
 
 
 def _model_inputs(sub):
@@ -559,6 +578,8 @@ def _run_demo(args):
             "max_categories": 20,
             "n_jobs": None,
             "no_disclosure": False,
+            "allow_unparsed": None,
+            "drop_overlapping_records": False,
             **TABLE_DEFAULTS,
         },
         "audit",
@@ -616,6 +637,8 @@ def run_audit(args):
             n_jobs=args.n_jobs,
             disclosure=not args.no_disclosure,
             id_columns=id_columns,
+            allow_unparsed=_listed(args.allow_unparsed or []),
+            drop_overlapping_records=args.drop_overlapping_records,
             **_claim_kwargs(args),
         )
         result.notes[:0] = _reading_notes(tables)

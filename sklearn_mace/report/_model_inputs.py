@@ -34,6 +34,7 @@ import pandas as pd
 
 from ._encode import find_row_id_columns
 from ._io import AuditInputError, AuditInputWarning
+from ._quality import check_overlapping_records
 
 __all__ = [
     "LabelMatch",
@@ -406,6 +407,7 @@ def prepare_model_records(
     notes : list of str
         What was left out, for the report.
     """
+    tables = check_overlapping_records(tables, [*features, label], parameter=None)
     columns, keep, notes = {}, {name: None for name in tables}, []
     targets = pd.concat([tables["members"], tables["non-members"]], ignore_index=True)
     for name, model in models.items():

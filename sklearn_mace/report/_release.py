@@ -213,6 +213,8 @@ def audit(
     n_jobs=None,
     disclosure=True,
     id_columns="auto",
+    allow_unparsed=(),
+    drop_overlapping_records=False,
     verbose=True,
 ):
     """Audit one or more synthetic releases for membership leakage.
@@ -263,6 +265,15 @@ def audit(
         Columns left out as row ids: ``"auto"`` those that look like one, each named in an
         :class:`~sklearn_mace.report.AuditInputWarning`; a list exactly those (``[]``: none).
         See :func:`encode_tables`.
+    allow_unparsed : list of str, default=()
+        Columns that hold numbers in the real tables but may hold other text in a release
+        for more than 1 % of its values (then counted as missing, with a note). Without it
+        such a release is an input error naming the column, the share and examples (a
+        release that writes ``"14.25 cm"`` must not pass as one without information).
+    drop_overlapping_records : bool, default=False
+        Leave the records found among both the members and the non-members out of both
+        tables (with an :class:`~sklearn_mace.report.AuditInputWarning`); by default they
+        are an input error naming the rows. A record labelled both ways hides leakage.
     verbose : bool, default=True
         Show a progress bar on stderr.
 
@@ -306,6 +317,8 @@ def audit(
         random_state=base,
         n_jobs=n_jobs,
         id_columns=id_columns,
+        allow_unparsed=allow_unparsed,
+        drop_overlapping_records=drop_overlapping_records,
         verbose=verbose,
     )
     prepared = prepare_release_inputs(

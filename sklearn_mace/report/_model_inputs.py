@@ -407,7 +407,6 @@ def prepare_model_records(
     notes : list of str
         What was left out, for the report.
     """
-    tables = check_overlapping_records(tables, [*features, label], parameter=None)
     columns, keep, notes = {}, {name: None for name in tables}, []
     targets = pd.concat([tables["members"], tables["non-members"]], ignore_index=True)
     for name, model in models.items():
@@ -441,4 +440,5 @@ def prepare_model_records(
                     f"those with unmatched labels are dropped; it needs at least {min_rows}."
                 )
         kept[table] = frame
-    return kept, columns, notes
+    seen = [*dict.fromkeys(c for model_columns in columns.values() for c in model_columns), label]
+    return check_overlapping_records(kept, seen, parameter=None), columns, notes

@@ -215,7 +215,8 @@ def _category_codes(values, numeric, levels):
     """Index of each cell's label among ``levels`` (-1 for none), one lookup per distinct
     value."""
     codes, labels = _distinct_labels(values, numeric)
-    return pd.Index(levels).get_indexer(labels)[codes]
+    where = {level: i for i, level in enumerate(levels)}
+    return np.array([where.get(label, -1) for label in labels], dtype=np.intp)[codes]
 
 
 # ---------------------------------------------------------------- fitted pieces
@@ -350,16 +351,13 @@ def _row_id_reason(column, values):
     """Why the pooled ``values`` of a column look like row ids, or None."""
     if len(values) < MIN_ID_ROWS or _numbers(values.iloc[:100]).isna().any():
         return None
-    if pd.api.types.is_numeric_dtype(values) and not values.is_unique:  # a quick no
-        return None
-    numbers = _numbers(values)
-    if numbers.isna().any() or not np.isfinite(numbers).all():
-        return None
-    x = numbers.to_numpy()
-    if not pd.Index(x).is_unique:
+    x = _numbers(values).to_numpy()
+    if np.isnan(x).any() or not np.isfinite(x).all():
         return None
     ordered = np.sort(x)
     steps = np.diff(ordered)
+    if (steps == 0).any():  # not all distinct
+        return None
     if steps.size and steps[0] > 0 and np.allclose(steps, steps[0], rtol=1e-9, atol=0):
         return (
             f"looks like a row id: its {x.size} values form an evenly spaced sequence "
@@ -414,8 +412,9 @@ def find_row_id_columns(frames, columns=None):
     if columns is None:
         columns = list(next(iter(frames.values())).columns)
     reasons = {}
+    union = pd.concat([f[list(columns)] for f in frames.values()], ignore_index=True)
     for column in columns:
-        pooled = pd.concat([f[column] for f in frames.values()], ignore_index=True)
+        pooled = union[column]
         if pd.api.types.is_bool_dtype(pooled) or not (
             pd.api.types.is_numeric_dtype(pooled)
             or pd.api.types.is_object_dtype(pooled)
@@ -521,7 +520,10 @@ def _missing_check(column, missing_per_table):
 
 def _category_levels(pooled_text, min_frequency):
     """Kept categories (at least ``min_frequency`` of the real rows) and the merged rare ones."""
-    counts = pd.Series(pooled_text).value_counts(sort=False)
+    codes, uniques = pd.factorize(np.asarray(pooled_text, dtype=object))  # first seen first
+    counts = pd.Series(
+        np.bincount(codes, minlength=len(uniques)), index=pd.Index(uniques, dtype=object)
+    )
     counts = counts.sort_values(ascending=False, kind="stable")
     kept = counts.index[counts >= min_frequency * counts.sum()].tolist()
     merged = counts.index[counts < min_frequency * counts.sum()].tolist()
@@ -570,13 +572,14 @@ def _plan_column(column, per_table, max_categories, min_frequency):
 def _parse_numbers(per_table):
     """``({table: numbers}, strays)`` when the column is numeric (at most ``STRAY_FRACTION``
     of its values are not numbers; the strays name where they are), else ``({}, [])``."""
+    if all(pd.api.types.is_numeric_dtype(s) for s in per_table.values()):  # nothing to parse
+        numbers = {n: _numbers(s) for n, s in per_table.items()}
+        return (numbers, []) if any(v.notna().any() for v in numbers.values()) else ({}, [])
     given = sum(int(s.notna().sum()) for s in per_table.values())
-    typed = all(pd.api.types.is_numeric_dtype(s) for s in per_table.values())
     # text columns fail on their first cells: a lower bound on the non-numbers decides
-    if not typed:
-        head = sum(int(_numbers(s.dropna().iloc[:2000]).isna().sum()) for s in per_table.values())
-        if head > STRAY_FRACTION * given:
-            return {}, []
+    head = sum(int(_numbers(s.dropna().iloc[:2000]).isna().sum()) for s in per_table.values())
+    if head > STRAY_FRACTION * given:
+        return {}, []
     numbers = {n: _numbers(s) for n, s in per_table.items()}
     parsed = sum(int(v.notna().sum()) for v in numbers.values())
     if not parsed or given - parsed > STRAY_FRACTION * given:
@@ -590,21 +593,24 @@ def _parse_numbers(per_table):
 def _numeric_plan(column, dtype, numbers, strays):
     """The plan of a numeric column, or None for a binary one (encoded like a category)."""
     _check_values(column, numbers)
-    _missing_check(column, {n: v.isna().to_numpy() for n, v in numbers.items()})
-    values = pd.concat(list(numbers.values()), ignore_index=True)
-    distinct = values.dropna().unique()
-    if distinct.size == 1 and not values.isna().any():
+    arrays = {n: v.to_numpy(dtype=float) for n, v in numbers.items()}
+    _missing_check(column, {n: np.isnan(x) for n, x in arrays.items()})
+    values = np.concatenate(list(arrays.values()))
+    missing = np.isnan(values)
+    present = values[~missing]
+    distinct = np.unique(present)
+    if distinct.size == 1 and not missing.any():
         return None, dtype, "dropped: constant", {}
     if distinct.size <= 2:
         return None
-    filled = values.fillna(values.median()).to_numpy(float)
+    filled = np.where(missing, np.median(present), values)
     pooled_scale = RobustScale().fit(filled[:, None]).scale_[0]
-    for name, table in numbers.items():
-        own = table.dropna().to_numpy(float)
+    for name, x in arrays.items():
+        own = x[~np.isnan(x)]
         if own.size > 1 and np.ptp(own) <= RELATIVE_CONSTANT * pooled_scale:
             return None, dtype, f"dropped: constant in the {name} table", {}
     treatment = "numeric, robustly scaled"
-    n_missing = int(values.isna().sum())
+    n_missing = int(missing.sum())
     if n_missing:
         treatment += f"; {n_missing} missing imputed with the median"
     if strays:

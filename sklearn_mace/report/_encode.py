@@ -1274,8 +1274,10 @@ def _encoder(plans, report):
 
 
 def _in_order(X, order):
-    """The blocks' features in the order of the columns."""
-    return np.asarray(X, dtype=float)[:, order]
+    """The blocks' features in the order of the columns, C-ordered (rows contiguous, as
+    every distance computation downstream expects: another layout changes the order of
+    BLAS sums, and a count at a radius can flip on the last bit)."""
+    return np.ascontiguousarray(np.asarray(X, dtype=float)[:, order])
 
 
 def _transform(encoder, frame):

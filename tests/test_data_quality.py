@@ -25,7 +25,12 @@ from sklearn_mace.report import (
 )
 from sklearn_mace.report._encode import _dependent_columns, _numbers, collinear_columns
 from sklearn_mace.report._io import AuditInputWarning
-from sklearn_mace.report._quality import check_overlapping_records, table_notes
+from sklearn_mace.report._quality import (
+    check_overlapping_records,
+    overlap_p_value,
+    row_keys,
+    table_notes,
+)
 from tests.audit_data import audit_tables
 
 NUMERIC = ["age", "bmi", "glucose"]
@@ -175,6 +180,43 @@ def test_overlap_compares_numbers_as_numbers_and_ignores_row_ids():
         kept = check_overlapping_records(tables, ["x", "c"], drop=True)
     assert len(kept["members"]) == 19 and len(kept["non-members"]) == 19
     assert 19.0 not in kept["members"]["x"].tolist()
+
+
+def test_discrete_records_that_meet_by_chance_are_kept_and_planted_copies_refused():
+    """Few discrete columns: different people share records, across the tables as within
+    them (the null release audits of the claims tests, two columns of three values, must
+    run). Six columns of three values (729 records; 150 draws repeat about a dozen): 30
+    members copied into the non-members are far beyond what a random split shares. With
+    two columns (9 records) the same copies are within chance, and kept: the test has no
+    power there, by construction."""
+    rng = np.random.default_rng(0)
+
+    def population(n, d):
+        return pd.DataFrame(rng.integers(0, 3, size=(n, d)).astype(float)).add_prefix("x")
+
+    for d in (2, 6):
+        tables = {"members": population(60, d), "non-members": population(90, d)}
+        columns = list(tables["members"].columns)
+        with pytest.warns(AuditInputWarning, match="records repeat within the tables too"):
+            assert check_overlapping_records(tables, columns) is tables
+        copies = tables["members"].iloc[:30]
+        planted = pd.concat([tables["non-members"], copies], ignore_index=True)
+        copied = {"members": tables["members"], "non-members": planted}
+        assert overlap_p_value(*row_keys(copied, columns).values()) > 0  # repeats within
+        if d == 6:
+            with pytest.raises(AuditInputError, match="among both the members and the non"):
+                check_overlapping_records(copied, columns)
+
+
+def test_the_overlap_p_value_holds_its_level_on_random_splits():
+    """On records split at random, p ≤ 0.05 in at most about 5 % of 200 splits (binomial
+    upper 0.999 quantile: 21); the p-value is a permutation p-value, so valid by design."""
+    rng = np.random.default_rng(1)
+    rejected = 0
+    for _ in range(200):
+        keys = rng.integers(0, 12, size=120)
+        rejected += overlap_p_value(keys[:50], keys[50:], n_permutations=99) <= 0.05
+    assert rejected <= 21, rejected
 
 
 def test_the_model_audit_refuses_overlapping_records():

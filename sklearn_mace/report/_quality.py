@@ -6,7 +6,11 @@ Both audits read their records through here:
   record that is a member *and* a non-member makes the two classes share it; every attack
   then sees the same record labelled both ways, and the certified ε falls towards zero (issue
   #25: 100 shared records took a release's ε from 1.14 to 0.30). It is an input error naming
-  the rows, unless the caller drops them from both tables (``drop_overlapping_records=True``);
+  the rows, unless the caller drops them from both tables (``drop_overlapping_records=True``).
+  Where records repeat within the tables themselves (few discrete columns: different people
+  with equal records), equal records across the tables are an error only when a random split
+  of the pooled records would rarely share as many (:func:`overlap_p_value`, p ≤ 0.001);
+  otherwise they are kept, with a warning;
 * **notes** (:func:`table_notes`), printed with the summary and listed in the report:
   duplicated rows of a table, and columns constant or without values in one table.
 
@@ -21,9 +25,11 @@ import pandas as pd
 
 from ._io import AuditInputError, AuditInputWarning
 
-__all__ = ["check_overlapping_records", "row_keys", "table_notes"]
+__all__ = ["check_overlapping_records", "overlap_p_value", "row_keys", "table_notes"]
 
 SHOWN = 5  # rows named in a message
+OVERLAP_P = 1e-3  # a shared-record count this improbable under a random split is an error
+OVERLAP_PERMUTATIONS = 999
 
 
 def row_keys(tables, columns):
@@ -93,7 +99,10 @@ def check_overlapping_records(
     A record that is both a member and a non-member is labelled both ways: every attack
     sees it in both classes, so the claims lose power (issue #25: 100 shared records took a
     release's certified ε from 1.14 to 0.30) and the hold-out is not a hold-out. Rows are
-    compared on ``columns`` with :func:`row_keys`.
+    compared on ``columns`` with :func:`row_keys`. When records repeat within the tables
+    too, equal records across them can be different people: they are refused only when a
+    random split of the pooled records shares fewer equal pairs with probability
+    ``1 − OVERLAP_P`` (:func:`overlap_p_value`), else kept with a warning.
 
     Parameters
     ----------
@@ -103,7 +112,8 @@ def check_overlapping_records(
         The columns a record is compared on (the audited columns).
     drop : bool, default=False
         Leave the shared records out of both tables (with an
-        :class:`~sklearn_mace.report.AuditInputWarning` naming the rows) instead of raising.
+        :class:`~sklearn_mace.report.AuditInputWarning` naming the rows) instead of raising
+        (records that meet by chance are kept either way).
     parameter : str or None, default="drop_overlapping_records"
         The caller's parameter that sets ``drop``, named in the error (None: the caller has
         none; the error then asks to fix the tables).
@@ -144,6 +154,17 @@ def check_overlapping_records(
     shared = np.intersect1d(keys["members"], keys["non-members"])
     if shared.size == 0:
         return tables
+    p_value = overlap_p_value(keys["members"], keys["non-members"])
+    if p_value > OVERLAP_P:
+        warnings.warn(
+            f"{shared.size} record(s) are among both the members and the non-members, but "
+            "records repeat within the tables too, and a random split of the pooled records "
+            f"shares as many (p = {p_value:.2g}): kept, as different people with equal "
+            "records.",
+            AuditInputWarning,
+            stacklevel=2,
+        )
+        return tables
     in_members = np.isin(keys["members"], shared)
     in_non = np.isin(keys["non-members"], shared)
     where = (
@@ -172,6 +193,62 @@ def check_overlapping_records(
     kept["members"] = pair["members"].loc[~in_members].reset_index(drop=True)
     kept["non-members"] = pair["non-members"].loc[~in_non].reset_index(drop=True)
     return kept
+
+
+def overlap_p_value(member_keys, non_member_keys, *, n_permutations=OVERLAP_PERMUTATIONS, seed=0):
+    """How probable as many equal member/non-member pairs are if the records were split at
+    random: 0 when no record repeats within either table (then an equal pair is one record
+    in both), else a permutation p-value.
+
+    Records that repeat within a table (few discrete columns: different people, equal
+    records) also meet across the tables by chance. The statistic is the number of equal
+    pairs across the tables, ``Σ_k m_k n_k`` over the distinct records ``k``; its null
+    distribution comes from ``n_permutations`` random splits of the pooled records into
+    tables of the same sizes, and the p-value is ``(1 + #{split ≥ observed}) / (1 +
+    n_permutations)``. Linear in the records per split.
+
+    Parameters
+    ----------
+    member_keys, non_member_keys : ndarray
+        One key per record (:func:`row_keys`).
+    n_permutations : int, default=999
+    seed : int, default=0
+
+    Returns
+    -------
+    p_value : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_mace.report._quality import overlap_p_value
+    >>> overlap_p_value(np.array([1, 2, 3]), np.array([3, 4]))  # records never repeat
+    0.0
+    >>> rng = np.random.default_rng(0)  # 3 possible records: meeting is chance
+    >>> overlap_p_value(rng.integers(0, 3, 60), rng.integers(0, 3, 90)) > 0.01
+    True
+    """
+    member_keys, non_member_keys = np.asarray(member_keys), np.asarray(non_member_keys)
+    within = (
+        pd.Series(member_keys).duplicated().any() or pd.Series(non_member_keys).duplicated().any()
+    )
+    if not within:
+        return 0.0
+    codes, uniques = pd.factorize(np.concatenate([member_keys, non_member_keys]))
+    total = np.bincount(codes, minlength=len(uniques))
+    n_members = len(member_keys)
+
+    def cross_pairs(member_codes):
+        in_members = np.bincount(member_codes, minlength=len(uniques))
+        return int((in_members * (total - in_members)).sum())
+
+    observed = cross_pairs(codes[:n_members])
+    rng = np.random.default_rng(seed)
+    exceed = sum(
+        cross_pairs(codes[rng.permutation(len(codes))[:n_members]]) >= observed
+        for _ in range(n_permutations)
+    )
+    return (1 + exceed) / (1 + n_permutations)
 
 
 def _duplicate_notes(tables, columns):

@@ -121,7 +121,8 @@ def check_columns(frames, columns=None):
     if columns is not None:
         columns = list(dict.fromkeys(columns))
         for name, frame in frames.items():
-            missing = [c for c in columns if c not in frame.columns]
+            present = set(frame.columns)
+            missing = [c for c in columns if c not in present]
             if missing:
                 raise AuditInputError(
                     f"The {name} table lacks the requested column(s) {missing}; it has "
@@ -130,10 +131,11 @@ def check_columns(frames, columns=None):
         return columns
     first = names[0]
     reference = list(frames[first].columns)
+    known = set(reference)  # once: a set per column made this quadratic in the columns
     for name in names[1:]:
         other = set(frames[name].columns)
         only_first = [c for c in reference if c not in other]
-        only_other = [c for c in frames[name].columns if c not in set(reference)]
+        only_other = [c for c in frames[name].columns if c not in known]
         if only_first or only_other:
             raise AuditInputError(
                 f"Mismatched columns: the {name} table lacks {only_first} and has extra "
@@ -1168,7 +1170,8 @@ def _allowed_unparsed(allow_unparsed, columns):
     if isinstance(allow_unparsed, str):
         allow_unparsed = [allow_unparsed]
     allowed = set(allow_unparsed or ())
-    unknown = sorted(str(c) for c in allowed if c not in set(columns))
+    audited = set(columns)
+    unknown = sorted(str(c) for c in allowed if c not in audited)
     if unknown:
         raise AuditInputError(
             f"allow_unparsed (--allow-unparsed) names {unknown}, which are not audited columns."

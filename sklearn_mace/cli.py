@@ -288,6 +288,13 @@ def _quality_options(options):
         help="leave the records found among both the members and the non-members out of "
         "both (default: an input error naming their rows)",
     )
+    options.add_argument(
+        "--max-columns",
+        type=_number("--max-columns", 1, float("inf"), closed_low=True, integer=True),
+        default=5000,
+        metavar="N",
+        help="refuse tables with more audited columns (default: 5000)",
+    )
 
 
 def _model_inputs(sub):
@@ -580,6 +587,7 @@ def _run_demo(args):
             "no_disclosure": False,
             "allow_unparsed": None,
             "drop_overlapping_records": False,
+            "max_columns": 5000,
             **TABLE_DEFAULTS,
         },
         "audit",
@@ -639,6 +647,7 @@ def run_audit(args):
             id_columns=id_columns,
             allow_unparsed=_listed(args.allow_unparsed or []),
             drop_overlapping_records=args.drop_overlapping_records,
+            max_columns=args.max_columns,
             **_claim_kwargs(args),
         )
         result.notes[:0] = _reading_notes(tables)

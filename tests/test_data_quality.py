@@ -354,10 +354,17 @@ def test_null_weights_of_tall_and_wide_tables_match_a_full_svd(shape):
         assert sorted(collinear_columns(X, names)) == sorted(names)
 
 
-def test_more_columns_than_max_columns_are_refused_before_any_work():
+def test_more_columns_than_max_columns_are_refused_before_any_work(tmp_path, capsys):
     frame = pd.DataFrame(np.zeros((3, 50)), columns=[f"c{j}" for j in range(50)])
     with pytest.raises(AuditInputError, match="50 columns; at most 40 are audited"):
         encode_tables({"members": frame, "non-members": frame}, max_columns=40)
+    members, non_members, releases = audit_tables()
+    paths = _write(
+        tmp_path / "in",
+        {"members": members, "non-members": non_members, "copy": releases["safe"]},
+    )
+    err = _exit2(capsys, _argv(paths, tmp_path / "out", "--max-columns", "4"))
+    assert "The tables have 5 columns; at most 4 are audited" in err and "--max-columns" in err
 
 
 def _wide(n_rows, n_columns, seed):

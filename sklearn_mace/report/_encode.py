@@ -1161,7 +1161,8 @@ def _check_width(columns, max_columns):
         raise AuditInputError(
             f"The tables have {len(columns)} columns; at most {max_columns} are audited "
             "(max_columns). Choose the columns to audit with columns= (--columns), or raise "
-            "max_columns."
+            "max_columns (--max-columns): encoding takes about 5 ms of CPU per column and "
+            "1 000 rows."
         )
 
 

@@ -215,6 +215,7 @@ def audit(
     id_columns="auto",
     allow_unparsed=(),
     drop_overlapping_records=False,
+    max_columns=5000,
     verbose=True,
 ):
     """Audit one or more synthetic releases for membership leakage.
@@ -274,6 +275,8 @@ def audit(
         Leave the records found among both the members and the non-members out of both
         tables (with an :class:`~sklearn_mace.report.AuditInputWarning`); by default they
         are an input error naming the rows. A record labelled both ways hides leakage.
+    max_columns : int, default=5000
+        Refuse tables with more audited columns (see :func:`encode_tables`).
     verbose : bool, default=True
         Show a progress bar on stderr.
 
@@ -319,6 +322,7 @@ def audit(
         id_columns=id_columns,
         allow_unparsed=allow_unparsed,
         drop_overlapping_records=drop_overlapping_records,
+        max_columns=max_columns,
         verbose=verbose,
     )
     prepared = prepare_release_inputs(

@@ -23,7 +23,7 @@ import pandas as pd
 from sklearn.utils import check_random_state
 
 from .._validation import check_prior
-from ._encode import encode_tables
+from ._encode import MAX_COLUMNS, encode_tables
 from ._engine import Targets
 from ._io import AuditInputError, AuditInputWarning
 from ._quality import check_overlapping_records, row_keys, table_notes
@@ -120,6 +120,7 @@ def _encoded(tables, options):
         max_categories=options["max_categories"],
         id_columns=options.get("id_columns", "auto"),
         allow_unparsed=options.get("allow_unparsed") or (),
+        max_columns=options.get("max_columns", MAX_COLUMNS),
         verbose=options.get("verbose", False),
     )
 
@@ -150,7 +151,8 @@ def prepare_release_inputs(members, non_members, synthetic, reference, *, option
     """Encode the tables, split off the reference, build the targets (input errors here).
 
     ``options``: ``columns``, ``prior``, ``max_categories``, ``group_by``, and optionally
-    ``id_columns``, ``allow_unparsed``, ``verbose`` (of :func:`encode_tables`) and
+    ``id_columns``, ``allow_unparsed``, ``max_columns``, ``verbose`` (of
+    :func:`encode_tables`) and
     ``drop_overlapping_records`` (of :func:`check_overlapping_records`). Returns a dict:
     ``tables`` (raw), ``targets`` (:class:`Targets`), ``X_targets``, ``X_reference``,
     ``target_keys``, ``synthetic`` (name -> encoded rows), ``synthetic_keys``,

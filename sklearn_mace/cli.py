@@ -307,6 +307,32 @@ def _add_audit_parser(commands):
         action="store_true",
         help="skip the attribute-inference and linkability analyses",
     )
+    _quality_options(options)
+
+
+def _quality_options(options):
+    """The data-quality gate of ``audit``: what it may accept instead of refusing."""
+    options.add_argument(
+        "--allow-unparsed",
+        action="append",
+        metavar="A,B,…",
+        help="columns that hold numbers in the real tables whose release cells may fail to "
+        "parse for more than 1 %% of the values (then counted as missing, with a note); "
+        "default: such a release is an input error naming the column and examples",
+    )
+    options.add_argument(
+        "--drop-overlapping-records",
+        action="store_true",
+        help="leave the records found among both the members and the non-members out of "
+        "both (default: an input error naming their rows)",
+    )
+    options.add_argument(
+        "--max-columns",
+        type=_number("--max-columns", 1, float("inf"), closed_low=True, integer=True),
+        default=5000,
+        metavar="N",
+        help="refuse tables with more audited columns (default: 5000)",
+    )
 
 
 def _model_inputs(sub):
@@ -608,6 +634,7 @@ def _run_demo(args):
     if args.command == "audit":
         defaults = {**CLAIM_DEFAULTS, "columns": None, "group_by": None, "max_categories": 20}
         defaults.update(n_jobs=None, no_disclosure=False, **TABLE_DEFAULTS)
+        defaults.update(allow_unparsed=None, drop_overlapping_records=False, max_columns=5000)
         _demo_options_refused(args, defaults, "audit")
     _checked_out(args, DEMO_OUT, folders=DEMO_FOLDERS, files=(*OWN_FILES, *DEMO_FILES))
     if args.command == "audit":
@@ -663,6 +690,9 @@ def run_audit(args):
             n_jobs=args.n_jobs,
             disclosure=not args.no_disclosure,
             id_columns=id_columns,
+            allow_unparsed=_listed(args.allow_unparsed or []),
+            drop_overlapping_records=args.drop_overlapping_records,
+            max_columns=args.max_columns,
             **_claim_kwargs(args),
         )
         result.notes[:0] = _reading_notes(tables)

@@ -12,7 +12,10 @@ documented choices (also in the README and the report's "Columns" section):
   standard deviation of a normal distribution, so a Gaussian column ends up with unit spread
   and one outlier cannot squeeze the others together); a column whose middle half is a single
   value (mostly zeros, like Adult's ``capital-gain``) is divided by its standard deviation
-  instead. A release's cells that are not numbers count as missing (a note gives the share);
+  instead. A release's cells that are not numbers count as missing (a note gives their count
+  and examples) when they are at most 1 % of its values; more is an input error naming the
+  column, the release, the share and three examples, unless ``allow_unparsed`` names the
+  column (a release written ``"14.25 cm"`` filled with the median would hide what it holds);
 * **categorical** columns (text with at most ``max_categories`` categories once the rare ones
   are merged, booleans, numbers with exactly two values): a missing value is its own category
   (``<missing>``; ``?`` stays a category of its own too). Categories rarer than
@@ -45,18 +48,23 @@ documented choices (also in the README and the report's "Columns" section):
   dropped as text, dates or empty (a misread file, e.g. decimal commas: see
   :func:`~sklearn_mace.report.read_table`).
 
-Every step is linear (or ``n log n``) in the rows: values are matched to categories by
-hashing (pandas), never by element-wise ``np.isin`` on text.
+Every step is linear (or ``n log n``) in the rows and in the columns: values are matched to
+categories by hashing (pandas), never by element-wise ``np.isin`` on text; the numeric columns
+are scaled in one vectorised block and the categorical ones in another; exact dependences
+between columns are checked only for candidate pairs (:func:`_dependence_candidates`), never
+for every pair. Tables with more than ``max_columns`` (5 000) columns are refused with a
+message; ``benchmarks/bench_wide_tables.py`` measures the time per column.
 """
 
 import re
 import warnings
+from numbers import Integral
 
 import numpy as np
 import pandas as pd
 from scipy.linalg import helmert
 from scipy.stats import fisher_exact
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.compose import ColumnTransformer
 from sklearn.impute import SimpleImputer
 from sklearn.pipeline import make_pipeline
@@ -79,9 +87,13 @@ RELATIVE_CONSTANT = 1e-8  # spread in one table below this share of the pooled s
 ROW_BLOCK = 20_000  # rows encoded (and summed into the Gram matrix) at a time
 MIN_ID_ROWS = 20  # fewer distinct values say nothing about being a row id
 ID_DENSITY = 0.1  # all-distinct integers using at least this share of their range
+DEPENDENCE_SAMPLE = 1024  # rows whose same-category pairs rule out most coarser columns
+DEPENDENCE_PROBES = 64  # such pairs per categorical column
+MAX_COLUMNS = 5_000  # audited columns encoded at most (max_columns=)
 _ID_WORDS = {"id", "ids", "idx", "index", "key", "row", "record", "uuid", "no", "nr"}
 #: drops that suggest a misread table (counted against ``max_dropped_share``)
 _MISREAD = ("distinct text values", "date/time", "no values")
+_NESTED = (list, tuple, dict, set, np.ndarray)
 
 
 def check_columns(frames, columns=None):
@@ -109,7 +121,8 @@ def check_columns(frames, columns=None):
     if columns is not None:
         columns = list(dict.fromkeys(columns))
         for name, frame in frames.items():
-            missing = [c for c in columns if c not in frame.columns]
+            present = set(frame.columns)
+            missing = [c for c in columns if c not in present]
             if missing:
                 raise AuditInputError(
                     f"The {name} table lacks the requested column(s) {missing}; it has "
@@ -118,10 +131,11 @@ def check_columns(frames, columns=None):
         return columns
     first = names[0]
     reference = list(frames[first].columns)
+    known = set(reference)  # once: a set per column made this quadratic in the columns
     for name in names[1:]:
         other = set(frames[name].columns)
         only_first = [c for c in reference if c not in other]
-        only_other = [c for c in frames[name].columns if c not in set(reference)]
+        only_other = [c for c in frames[name].columns if c not in known]
         if only_first or only_other:
             raise AuditInputError(
                 f"Mismatched columns: the {name} table lacks {only_first} and has extra "
@@ -148,11 +162,13 @@ def _distinct(values):
 
 def _numbers(series):
     """The cells as float64; cells that are not numbers become NaN."""
-    series = pd.Series(series).reset_index(drop=True)
+    if not isinstance(series, pd.Series):
+        series = pd.Series(series)
     if pd.api.types.is_bool_dtype(series):
         return pd.Series(np.full(len(series), np.nan))
-    if pd.api.types.is_numeric_dtype(series):  # the fast path: no parsing
-        return series.astype(float)
+    if pd.api.types.is_numeric_dtype(series):  # the fast path: no parsing, no index
+        return pd.Series(series.to_numpy(dtype=float, na_value=np.nan))
+    series = series.reset_index(drop=True)
     if not (pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series)):
         return pd.Series(np.full(len(series), np.nan))
     codes, distinct = _distinct(series)
@@ -208,7 +224,8 @@ def _category_codes(values, numeric, levels):
     """Index of each cell's label among ``levels`` (-1 for none), one lookup per distinct
     value."""
     codes, labels = _distinct_labels(values, numeric)
-    return pd.Index(levels).get_indexer(labels)[codes]
+    where = {level: i for i, level in enumerate(levels)}
+    return np.array([where.get(label, -1) for label in labels], dtype=np.intp)[codes]
 
 
 # ---------------------------------------------------------------- fitted pieces
@@ -301,19 +318,55 @@ class CategorySimplex(TransformerMixin, BaseEstimator):
         return np.asarray([f"{name}[{j}]" for j in range(len(self.levels) - 1)], dtype=object)
 
 
+class CategoryColumns(TransformerMixin, BaseEstimator):
+    """Several categorical columns, each by its :class:`CategorySimplex`, side by side.
+
+    Parameters
+    ----------
+    simplices : list of CategorySimplex
+        One per input column, in order.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_mace.report._encode import CategoryColumns, CategorySimplex
+    >>> block = CategoryColumns([CategorySimplex(["a", "b"]), CategorySimplex(["x", "y", "z"])])
+    >>> block.fit_transform(pd.DataFrame({"c": ["a", "b"], "d": ["x", "z"]})).shape
+    (2, 3)
+    """
+
+    def __init__(self, simplices):
+        self.simplices = simplices
+
+    def fit(self, X, y=None):
+        self.simplices_ = [clone(s).fit(None) for s in self.simplices]
+        self.n_features_in_ = len(self.simplices)
+        return self
+
+    def transform(self, X):
+        check_is_fitted(self)
+        frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X, dtype=object))
+        widths = [len(s.levels) - 1 for s in self.simplices_]
+        out = np.empty((len(frame), sum(widths)))
+        start = 0
+        for j, (simplex, width) in enumerate(zip(self.simplices_, widths, strict=True)):
+            out[:, start : start + width] = simplex.transform(frame.iloc[:, j])
+            start += width
+        return out
+
+
 # ---------------------------------------------------------------- row ids
 def _row_id_reason(column, values):
     """Why the pooled ``values`` of a column look like row ids, or None."""
     if len(values) < MIN_ID_ROWS or _numbers(values.iloc[:100]).isna().any():
         return None
-    numbers = _numbers(values)
-    if numbers.isna().any() or not np.isfinite(numbers).all():
-        return None
-    x = numbers.to_numpy()
-    if not pd.Index(x).is_unique:
+    x = _numbers(values).to_numpy()
+    if np.isnan(x).any() or not np.isfinite(x).all():
         return None
     ordered = np.sort(x)
     steps = np.diff(ordered)
+    if (steps == 0).any():  # not all distinct
+        return None
     if steps.size and steps[0] > 0 and np.allclose(steps, steps[0], rtol=1e-9, atol=0):
         return (
             f"looks like a row id: its {x.size} values form an evenly spaced sequence "
@@ -368,8 +421,9 @@ def find_row_id_columns(frames, columns=None):
     if columns is None:
         columns = list(next(iter(frames.values())).columns)
     reasons = {}
+    union = pd.concat([f[list(columns)] for f in frames.values()], ignore_index=True)
     for column in columns:
-        pooled = pd.concat([f[column] for f in frames.values()], ignore_index=True)
+        pooled = union[column]
         if pd.api.types.is_bool_dtype(pooled) or not (
             pd.api.types.is_numeric_dtype(pooled)
             or pd.api.types.is_object_dtype(pooled)
@@ -403,6 +457,29 @@ def _id_columns(real_frames, columns, id_columns):
             f"id_columns (--id-columns) names {unknown}, which are not audited columns."
         )
     return {c: "a row id (named in id_columns)" for c in id_columns}
+
+
+def _nested_columns(frames, columns):
+    """``{column: reason}`` of the columns holding lists, dicts or arrays (a nested Parquet
+    column, a DataFrame built from JSON) in any table: they have no distance, so they are
+    dropped with an :class:`AuditInputWarning`."""
+    nested = {}
+    for column in columns:
+        for name, frame in frames.items():
+            values = frame[column]
+            if values.dtype != object:
+                continue
+            found = next((v for v in values.to_numpy() if isinstance(v, _NESTED)), None)
+            if found is not None:
+                nested[column] = f"nested values ({type(found).__name__} in the {name} table)"
+                warnings.warn(
+                    f"Column {column!r} holds {type(found).__name__} values in the {name} "
+                    "table: nested values have no distance to audit, so it was dropped.",
+                    AuditInputWarning,
+                    stacklevel=3,
+                )
+                break
+    return nested
 
 
 # ---------------------------------------------------------------- planning
@@ -452,7 +529,10 @@ def _missing_check(column, missing_per_table):
 
 def _category_levels(pooled_text, min_frequency):
     """Kept categories (at least ``min_frequency`` of the real rows) and the merged rare ones."""
-    counts = pd.Series(pooled_text).value_counts(sort=False)
+    codes, uniques = pd.factorize(np.asarray(pooled_text, dtype=object))  # first seen first
+    counts = pd.Series(
+        np.bincount(codes, minlength=len(uniques)), index=pd.Index(uniques, dtype=object)
+    )
     counts = counts.sort_values(ascending=False, kind="stable")
     kept = counts.index[counts >= min_frequency * counts.sum()].tolist()
     merged = counts.index[counts < min_frequency * counts.sum()].tolist()
@@ -501,6 +581,9 @@ def _plan_column(column, per_table, max_categories, min_frequency):
 def _parse_numbers(per_table):
     """``({table: numbers}, strays)`` when the column is numeric (at most ``STRAY_FRACTION``
     of its values are not numbers; the strays name where they are), else ``({}, [])``."""
+    if all(pd.api.types.is_numeric_dtype(s) for s in per_table.values()):  # nothing to parse
+        numbers = {n: _numbers(s) for n, s in per_table.items()}
+        return (numbers, []) if any(v.notna().any() for v in numbers.values()) else ({}, [])
     given = sum(int(s.notna().sum()) for s in per_table.values())
     # text columns fail on their first cells: a lower bound on the non-numbers decides
     head = sum(int(_numbers(s.dropna().iloc[:2000]).isna().sum()) for s in per_table.values())
@@ -519,21 +602,24 @@ def _parse_numbers(per_table):
 def _numeric_plan(column, dtype, numbers, strays):
     """The plan of a numeric column, or None for a binary one (encoded like a category)."""
     _check_values(column, numbers)
-    _missing_check(column, {n: v.isna().to_numpy() for n, v in numbers.items()})
-    values = pd.concat(list(numbers.values()), ignore_index=True)
-    distinct = values.dropna().unique()
-    if distinct.size == 1 and not values.isna().any():
+    arrays = {n: v.to_numpy(dtype=float) for n, v in numbers.items()}
+    _missing_check(column, {n: np.isnan(x) for n, x in arrays.items()})
+    values = np.concatenate(list(arrays.values()))
+    missing = np.isnan(values)
+    present = values[~missing]
+    distinct = np.unique(present)
+    if distinct.size == 1 and not missing.any():
         return None, dtype, "dropped: constant", {}
     if distinct.size <= 2:
         return None
-    filled = values.fillna(values.median()).to_numpy(float)
+    filled = np.where(missing, np.median(present), values)
     pooled_scale = RobustScale().fit(filled[:, None]).scale_[0]
-    for name, table in numbers.items():
-        own = table.dropna().to_numpy(float)
+    for name, x in arrays.items():
+        own = x[~np.isnan(x)]
         if own.size > 1 and np.ptp(own) <= RELATIVE_CONSTANT * pooled_scale:
             return None, dtype, f"dropped: constant in the {name} table", {}
     treatment = "numeric, robustly scaled"
-    n_missing = int(values.isna().sum())
+    n_missing = int(missing.sum())
     if n_missing:
         treatment += f"; {n_missing} missing imputed with the median"
     if strays:
@@ -592,8 +678,11 @@ def _dependent_columns(plans, real):
     an exact linear function of a numeric column (a copy, a change of units).
 
     Checked from the last column back, so of two columns that determine each other the
-    later one is dropped. Linear in the rows: values are factorized once, and a column with
-    more distinct values than another cannot be a function of it.
+    later one is dropped. Near-linear in the rows and the columns: values are factorized
+    once, a column with more distinct values than another cannot be a function of it, and
+    only candidate pairs are checked exactly (:func:`_dependence_candidates`: equal
+    partitions by hashing, coarser columns through a sample of rows, linear copies through a
+    sorted random projection) — never every pair of columns.
     """
     codes, numbers, n_distinct = {}, {}, {}
     for column, plan in plans.items():
@@ -605,12 +694,14 @@ def _dependent_columns(plans, real):
             numbers[column] = np.where(np.isnan(values), np.nanmedian(values), values)
             codes[column], uniques = pd.factorize(numbers[column])
         n_distinct[column] = len(uniques)
+    candidates = _dependence_candidates(plans, codes, numbers, n_distinct)
+    position = {column: i for i, column in enumerate(plans)}
     dropped = {}
     for column in reversed(list(plans)):
-        for other, plan in plans.items():
+        for other in sorted(candidates.get(column, ()), key=position.get):
             if other == column or other in dropped:
                 continue
-            if plan["kind"] == "category":
+            if plans[other]["kind"] == "category":
                 if n_distinct[column] > n_distinct[other]:
                     continue
                 pairs = codes[other].astype(np.int64) * (n_distinct[column] + 1) + codes[column]
@@ -623,6 +714,89 @@ def _dependent_columns(plans, real):
                     dropped[column] = other
                     break
     return dropped
+
+
+def _dependence_candidates(plans, codes, numbers, n_distinct):
+    """``{column: set of columns that may determine it}``, a superset of the exact pairs of
+    :func:`_dependent_columns`, found without looking at every pair of columns.
+
+    * a categorical column determines a column with as many distinct values exactly when
+      the two split the rows alike: their factorized codes (numbered in order of first
+      appearance) are then equal, so equal hashes of the codes find them;
+    * a column with fewer distinct values than a categorical one: it must agree on pairs of
+      rows in the same category; ``DEPENDENCE_PROBES`` such pairs (from a sample of rows)
+      rule out almost every other column at once, vectorized over the columns;
+    * numeric copies (|correlation| > 1 − 1e-12): their standardized values differ by at
+      most ``√(2n·1e-12)`` in norm, so their projections on a random unit vector differ by
+      no more; sorting the projections leaves only neighbours as candidates.
+    """
+    columns = list(plans)
+    categories = [c for c in columns if plans[c]["kind"] == "category"]
+    candidates = {c: set() for c in columns}
+    by_partition = {}
+    for column in columns:
+        by_partition.setdefault(hash(codes[column].tobytes()), []).append(column)
+    for group in by_partition.values():
+        sources = [c for c in group if plans[c]["kind"] == "category"]
+        for column in group:
+            candidates[column].update(sources)
+    _coarser_candidates(categories, columns, codes, n_distinct, candidates)
+    _linear_candidates(numbers, candidates)
+    return candidates
+
+
+def _coarser_candidates(categories, columns, codes, n_distinct, candidates):
+    """Candidates among columns with fewer distinct values than a category (see above)."""
+    sources = [c for c in categories if n_distinct[c] > 2]
+    if not sources or not columns:
+        return
+    n_rows = len(codes[columns[0]])
+    rng = np.random.default_rng(0)
+    sample = np.sort(rng.choice(n_rows, min(n_rows, DEPENDENCE_SAMPLE), replace=False))
+    table = np.empty((len(sample), len(columns)), dtype=np.int32)  # (sample, columns)
+    for j, column in enumerate(columns):
+        table[:, j] = codes[column][sample]
+    distinct = np.array([n_distinct[c] for c in columns])
+    for source in sources:
+        targets = np.flatnonzero(distinct < n_distinct[source])
+        if targets.size == 0:
+            continue
+        level = codes[source][sample]
+        _, first = np.unique(level, return_index=True)
+        anchor = first[np.searchsorted(np.unique(level), level)]  # first sampled row of its level
+        probes = np.flatnonzero(anchor != np.arange(len(sample)))[:DEPENDENCE_PROBES]
+        block = table[:, targets]
+        agree = (block[probes] == block[anchor[probes]]).all(axis=0)
+        for j in targets[agree]:
+            candidates[columns[j]].add(source)
+
+
+def _linear_candidates(numbers, candidates):
+    """Candidates among the numeric columns: neighbours of a sorted random projection."""
+    if len(numbers) < 2:
+        return
+    names = list(numbers)
+    n_rows = len(numbers[names[0]])
+    w = np.random.default_rng(0).normal(size=n_rows)
+    w /= np.linalg.norm(w)
+    projection = np.full(len(names), np.nan)
+    for j, name in enumerate(names):
+        x = numbers[name]
+        std = x.std()
+        if std > 0:
+            projection[j] = abs((x @ w - x.mean() * w.sum()) / std)
+    # |z·w − z'·w| ≤ ‖z − z'‖ ≤ √(2n(1 − |r|)), plus rounding
+    tolerance = np.sqrt(2 * n_rows * 1e-12) + 1e-9 * n_rows
+    keep = np.flatnonzero(np.isfinite(projection))
+    order = keep[np.argsort(projection[keep], kind="stable")]
+    values = projection[order]
+    start = 0
+    for i in range(len(order)):
+        while values[i] - values[start] > tolerance:
+            start += 1
+        for j in order[start:i]:
+            candidates[names[order[i]]].add(names[j])
+            candidates[names[j]].add(names[order[i]])
 
 
 def collinear_columns(X, feature_names, *, rtol=1e-6):
@@ -661,22 +835,7 @@ def collinear_columns(X, feature_names, *, rtol=1e-6):
     X = np.asarray(X, dtype=float)
     if X.shape[0] < 2 or X.shape[1] == 0:
         return []
-    mean = X.mean(axis=0)
-    # the Gram matrix's eigenvalues are the squared singular values: O(n·d²), summed over
-    # blocks of rows (no centred copy of a large table), on one BLAS thread (a (d, d) result
-    # gains little from more, and shared cores lose much)
-    gram = np.zeros((X.shape[1], X.shape[1]))
-    with threadpool_limits(limits=1, user_api="blas"):
-        for start in range(0, X.shape[0], ROW_BLOCK):
-            centred = X[start : start + ROW_BLOCK] - mean
-            gram += centred.T @ centred
-    eigenvalues, vectors = np.linalg.eigh(gram)
-    singular = np.sqrt(np.clip(eigenvalues, 0.0, None))
-    top = singular.max()
-    null = vectors[:, singular <= rtol * top].T if top > 0 else vectors.T
-    if len(null) == 0:
-        return []
-    weight = np.abs(null).max(axis=0)
+    weight = _null_weight(X, rtol)
     named = []
     for j in np.argsort(-weight, kind="stable"):
         if weight[j] < 1e-6:
@@ -689,6 +848,40 @@ def collinear_columns(X, feature_names, *, rtol=1e-6):
         if column not in named:
             named.append(column)
     return named
+
+
+def _null_weight(X, rtol):
+    """Each feature's weight in the null space of the centred table: the norm of its unit
+    vector's projection there (0: in no null direction).
+
+    From the smaller of the two Gram matrices: ``XᵀX`` (features × features) for a tall
+    table, ``XXᵀ`` (rows × rows) for a wide one, whose eigenvectors give the row space
+    (``‖P_null e_j‖² = 1 − ‖P_row e_j‖²``). Each is summed over blocks (no centred copy of
+    a large table), on one BLAS thread (a small result gains little from more, and shared
+    cores lose much): O(n·d·min(n, d)), linear in the rows and in the features.
+    """
+    n, d = X.shape
+    mean = X.mean(axis=0)
+    with threadpool_limits(limits=1, user_api="blas"):
+        if d <= n:
+            gram = np.zeros((d, d))
+            for start in range(0, n, ROW_BLOCK):
+                centred = X[start : start + ROW_BLOCK] - mean
+                gram += centred.T @ centred
+            eigenvalues, vectors = np.linalg.eigh(gram)
+            singular = np.sqrt(np.clip(eigenvalues, 0.0, None))
+            top = singular.max()
+            null = vectors[:, singular <= rtol * top] if top > 0 else vectors
+            return np.sqrt((null**2).sum(axis=1))
+        centred = X - mean
+        eigenvalues, vectors = np.linalg.eigh(centred @ centred.T)
+        singular = np.sqrt(np.clip(eigenvalues, 0.0, None))
+        top = singular.max()
+        if top == 0:
+            return np.ones(d)
+        keep = singular > rtol * top
+        row_space = (centred.T @ vectors[:, keep]) / singular[keep]  # orthonormal columns
+        return np.sqrt(np.clip(1.0 - (row_space**2).sum(axis=1), 0.0, None))
 
 
 def _real_keys(frames, real):
@@ -714,37 +907,104 @@ def _check_dropped_share(report, max_dropped_share):
         )
 
 
-def _release_notes(name, frame, plans):
-    """What the encoding did to one release's values: unseen categories, non-numbers."""
+def _parses_numbers(plan):
+    """Whether a plan reads its column as numbers (numeric, or a binary numeric category)."""
+    return plan["kind"] == "numeric" or plan.get("numeric", False)
+
+
+def _unparsed(values):
+    """``(given, failed)``: how many cells hold a value, and the mask of those that are not
+    numbers."""
+    values = values.reset_index(drop=True)
+    given = values.notna().to_numpy()
+    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+        return int(given.sum()), np.zeros(len(values), dtype=bool)
+    return int(given.sum()), given & _numbers(values).isna().to_numpy()
+
+
+def _examples(values, failed, limit=3, rows=True):
+    """Up to ``limit`` distinct cells flagged by ``failed``, each with its first row."""
+    shown = {}
+    for row in np.flatnonzero(failed):
+        value = values.iloc[row]
+        if value not in shown:
+            shown[value] = int(row)
+            if len(shown) == limit:
+                break
+    if not rows:
+        return ", ".join(repr(value) for value in shown)
+    return ", ".join(f"{value!r} (row {row})" for value, row in shown.items())
+
+
+def _check_unparsed(frames, plans, real, allow_unparsed):
+    """Refuse a release whose cells of a column that parses as numbers in the real tables
+    are mostly not numbers (more than ``STRAY_FRACTION`` of its values), unless the column
+    is in ``allow_unparsed``: filled with the median, a release written ``"14.25 cm"`` would
+    look like no release at all (issue #25)."""
+    for column, plan in plans.items():
+        if not _parses_numbers(plan) or column in allow_unparsed:
+            continue
+        for name in (n for n in frames if n not in real):
+            values = frames[name][column].reset_index(drop=True)
+            given, failed = _unparsed(values)
+            count = int(failed.sum())
+            if count and count > STRAY_FRACTION * given:
+                raise AuditInputError(
+                    f"Column {column!r} holds numbers in the real tables ({', '.join(real)}) "
+                    f"but {count} of the {given} values ({count / given:.1%}) of the {name} "
+                    f"table are not numbers: {_examples(values, failed)}. Counted as missing "
+                    "they would be filled with the median and hide what the release holds. "
+                    f"Write them as plain numbers, or pass allow_unparsed=[{column!r}] "
+                    f"(--allow-unparsed {column}) to audit them as missing values (at most "
+                    f"{STRAY_FRACTION:.0%} is accepted without it)."
+                )
+
+
+def _table_notes(name, frame, plans, release):
+    """What the encoding did to one table's values: cells that are not numbers (every
+    table), unseen and lacking categories (a release)."""
     notes = []
     for column, plan in plans.items():
         values = frame[column].reset_index(drop=True)
-        if plan["kind"] == "numeric":
-            text = int((values.notna() & _numbers(values).isna()).sum())
-            if text:
+        if _parses_numbers(plan):
+            given, failed = _unparsed(values)
+            if failed.any():
+                count = int(failed.sum())
                 notes.append(
-                    f"column {column!r}: {text} cells ({text / len(values):.1%}) of the {name} "
-                    "table are not numbers; they count as missing (imputed with the median)"
+                    f"column {column!r}: {count} of the {given} values ({count / given:.1%}) "
+                    f"of the {name} table are not numbers ({_examples(values, failed)}); they "
+                    "count as missing"
+                    + (" (imputed with the median)" if plan["kind"] == "numeric" else "")
                 )
-            continue
-        levels = plan["levels"]
-        codes = _category_codes(values, plan["numeric"], levels)
-        merged = _category_codes(values, plan["numeric"], plan["merged"])
-        unseen = int(((codes < 0) & (merged < 0)).sum())
+        if release and plan["kind"] != "numeric":
+            notes.extend(_category_notes(name, column, values, plan))
+    return notes
+
+
+def _category_notes(name, column, values, plan):
+    """A release's categories the real tables lack, and real categories it lacks."""
+    notes, levels = [], plan["levels"]
+    codes = _category_codes(values, plan["numeric"], levels)
+    outside = codes < 0
+    if outside.any():  # values of no kept category: merged rare ones, or unseen
+        merged = _category_codes(values[outside], plan["numeric"], plan["merged"])
+        unseen = int((merged < 0).sum())
         if unseen:
             to = OTHER if OTHER in levels else "the centre of the categories"
+            shown = _examples(values[outside].reset_index(drop=True), merged < 0, rows=False)
             notes.append(
                 f"column {column!r}: {unseen} values ({unseen / len(values):.1%}) of the {name} "
-                f"table are categories the real tables do not have; they map to {to}"
+                f"table are categories the real tables do not have (e.g. {shown}); they map "
+                f"to {to}"
             )
-        present = set(np.unique(codes[codes >= 0]).tolist())  # <other>: merged real ones
-        lacking = [lv for i, lv in enumerate(levels) if i not in present and lv != OTHER]
-        if lacking:
-            notes.append(
-                f"column {column!r}: the {name} table lacks the categor"
-                f"{'y' if len(lacking) == 1 else 'ies'} {lacking[:5]}"
-                f"{' …' if len(lacking) > 5 else ''} (kept as categories)"
-            )
+    present = set(np.unique(codes[codes >= 0]).tolist())  # <other>: merged real ones
+    lacking = [lv for i, lv in enumerate(levels) if i not in present and lv != OTHER]
+    if lacking:
+        notes.append(
+            f"column {column!r}: the {name} table lacks the categor"
+            f"{'y' if len(lacking) == 1 else 'ies'} {lacking[:5]}"
+            f"{' …' if len(lacking) > 5 else ''} (kept as categories)"
+        )
     return notes
 
 
@@ -757,6 +1017,8 @@ def encode_tables(
     real=None,
     id_columns="auto",
     max_dropped_share=0.5,
+    allow_unparsed=(),
+    max_columns=MAX_COLUMNS,
     verbose=False,
     return_encoder=False,
 ):
@@ -787,6 +1049,16 @@ def encode_tables(
     max_dropped_share : float in (0, 1], default=0.5
         Refuse the tables when more than this share of the columns would be dropped as text,
         dates or empty (a misread file); 1 turns the check off.
+    allow_unparsed : list of str, default=()
+        Columns that hold numbers in the real tables and may fail to parse in a release for
+        more than ``STRAY_FRACTION`` (1 %) of its values; those cells then count as missing
+        (a note gives their count and examples). Without it such a release is refused:
+        filled with the median, a release that writes its numbers ``"14.25 cm"`` would look
+        like no release at all.
+    max_columns : int, default=5000
+        Refuse tables with more audited columns (choose some with ``columns``). Every step
+        is linear in the columns; the bound keeps a misread or generated file from running
+        for long.
     verbose : bool, default=False
         A progress bar (on stderr) over the columns and the tables.
     return_encoder : bool, default=False
@@ -805,8 +1077,9 @@ def encode_tables(
         (0 for a dropped column; the treatment says why). ``column_report.attrs
         ["collinear"]`` maps a table to the columns that are exactly linearly dependent in
         it alone (:func:`collinear_columns`), for tables where some are;
-        ``column_report.attrs["table_notes"]`` maps a release to what the encoding did to
-        its values (unseen categories, lacking categories, cells that are not numbers).
+        ``column_report.attrs["table_notes"]`` maps a table to what the encoding did to
+        its values (cells that are not numbers, with counts and examples; for a release
+        also unseen and lacking categories), for the report's notes.
     encoder : ColumnTransformer
         Only with ``return_encoder=True``.
 
@@ -814,8 +1087,9 @@ def encode_tables(
     ------
     AuditInputError
         Naming the column (and table) for infinite or overflowing values, missing shares
-        that differ between tables, duplicated column names, mostly dropped columns, or no
-        usable column.
+        that differ between tables, a release's cells that are not numbers where the real
+        tables hold numbers (beyond 1 %, see ``allow_unparsed``), duplicated column names,
+        mostly dropped columns, more than ``max_columns`` columns, or no usable column.
 
     Examples
     --------
@@ -840,9 +1114,14 @@ def encode_tables(
         raise ValueError(f"min_frequency must be in [0, 1); got {min_frequency!r}.")
     if isinstance(max_dropped_share, bool) or not 0.0 < float(max_dropped_share) <= 1.0:
         raise ValueError(f"max_dropped_share must be in (0, 1]; got {max_dropped_share!r}.")
+    _check_width(columns, max_columns)
+    allow_unparsed = _allowed_unparsed(allow_unparsed, columns)
     real = _real_keys(frames, real)
     releases = [n for n in frames if n not in real]
-    ids = _id_columns({n: frames[n] for n in real}, columns, id_columns)
+    ids = _nested_columns(frames, columns)
+    ids.update(
+        _id_columns({n: frames[n] for n in real}, [c for c in columns if c not in ids], id_columns)
+    )
     with tqdm(
         total=len(columns) + len(frames), desc="encoding", unit="step", disable=not verbose
     ) as progress:
@@ -850,6 +1129,7 @@ def encode_tables(
             frames, columns, real, ids, max_categories, min_frequency, progress
         )
         _check_dropped_share(report, float(max_dropped_share))
+        _check_unparsed(frames, plans, real, allow_unparsed)
         if not plans:
             raise AuditInputError(
                 "No usable column is left after encoding:\n"
@@ -865,11 +1145,39 @@ def encode_tables(
         if (found := collinear_columns(array, feature_names))
     }
     column_report.attrs["table_notes"] = {
-        name: notes for name in releases if (notes := _release_notes(name, frames[name], plans))
+        name: notes
+        for name in frames
+        if (notes := _table_notes(name, frames[name], plans, release=name in releases))
     }
     if return_encoder:
         return arrays, feature_names, column_report, encoder
     return arrays, feature_names, column_report
+
+
+def _check_width(columns, max_columns):
+    if isinstance(max_columns, bool) or not isinstance(max_columns, Integral) or max_columns < 1:
+        raise ValueError(f"max_columns must be an int >= 1; got {max_columns!r}.")
+    if len(columns) > max_columns:
+        raise AuditInputError(
+            f"The tables have {len(columns)} columns; at most {max_columns} are audited "
+            "(max_columns). Choose the columns to audit with columns= (--columns), or raise "
+            "max_columns (--max-columns): encoding takes about 5 ms of CPU per column and "
+            "1 000 rows."
+        )
+
+
+def _allowed_unparsed(allow_unparsed, columns):
+    """``allow_unparsed`` as a set of audited columns."""
+    if isinstance(allow_unparsed, str):
+        allow_unparsed = [allow_unparsed]
+    allowed = set(allow_unparsed or ())
+    audited = set(columns)
+    unknown = sorted(str(c) for c in allowed if c not in audited)
+    if unknown:
+        raise AuditInputError(
+            f"allow_unparsed (--allow-unparsed) names {unknown}, which are not audited columns."
+        )
+    return allowed
 
 
 def _column_report(report):
@@ -929,25 +1237,51 @@ def _encode_frames(frames, real, encoder, kept, feature_names, progress):
 
 
 def _encoder(plans, report):
-    """The unfitted ColumnTransformer of the plans, and the feature names it gives."""
-    transformers, feature_names = [], []
+    """The unfitted encoder of the plans, and the feature names it gives (in plan order).
+
+    A ``ColumnTransformer`` with two blocks — every numeric column in one vectorised
+    imputer and scaler, every categorical column in one :class:`CategoryColumns` — then the
+    features put back in the order of the columns: the work per column is a few array
+    operations, not a transformer of its own (10 000 columns would cost minutes).
+    """
+    numeric = [c for c, plan in plans.items() if plan["kind"] == "numeric"]
+    categorical = [c for c, plan in plans.items() if plan["kind"] != "numeric"]
+    transformers, block_names, feature_names = [], [], []
+    if numeric:
+        steps = make_pipeline(
+            FunctionTransformer(_to_float, feature_names_out="one-to-one"),
+            SimpleImputer(strategy="median", keep_empty_features=True),
+            RobustScale(),
+        )
+        transformers.append(("numeric", steps, numeric))
+        block_names.extend(numeric)
+    simplices = []
+    for column in categorical:
+        levels = plans[column]["levels"]
+        simplices.append(CategorySimplex(levels, plans[column]["numeric"], column))
+        block_names.extend(f"{column}[{j}]" for j in range(len(levels) - 1))
+    if categorical:
+        transformers.append(("categories", CategoryColumns(simplices), categorical))
     for column, plan in plans.items():
-        if plan["kind"] == "numeric":
-            steps = make_pipeline(
-                FunctionTransformer(_to_float, feature_names_out="one-to-one"),
-                SimpleImputer(strategy="median"),
-                RobustScale(),
-            )
-            feature_names.append(column)
-            report[column][3] = 1
-        else:
-            levels = plan["levels"]
-            steps = CategorySimplex(levels, plan["numeric"], column)
-            feature_names.extend(f"{column}[{j}]" for j in range(len(levels) - 1))
-            report[column][3] = len(levels) - 1
-        transformers.append((str(column), steps, [column]))
-    encoder = ColumnTransformer(transformers, remainder="drop", verbose_feature_names_out=False)
+        width = 1 if plan["kind"] == "numeric" else len(plan["levels"]) - 1
+        report[column][3] = width
+        feature_names.extend(
+            [column]
+            if width == 1 and plan["kind"] == "numeric"
+            else [f"{column}[{j}]" for j in range(width)]
+        )
+    where = {name: i for i, name in enumerate(block_names)}
+    order = np.array([where[name] for name in feature_names], dtype=np.intp)
+    blocks = ColumnTransformer(transformers, remainder="drop", verbose_feature_names_out=False)
+    encoder = make_pipeline(blocks, FunctionTransformer(_in_order, kw_args={"order": order}))
     return encoder, feature_names
+
+
+def _in_order(X, order):
+    """The blocks' features in the order of the columns, C-ordered (rows contiguous, as
+    every distance computation downstream expects: another layout changes the order of
+    BLAS sums, and a count at a radius can flip on the last bit)."""
+    return np.ascontiguousarray(np.asarray(X, dtype=float)[:, order])
 
 
 def _transform(encoder, frame):

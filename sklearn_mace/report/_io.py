@@ -41,6 +41,8 @@ _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 COMPRESSED_SUFFIXES = {".gz", ".bz2", ".zip", ".xz", ".zst"}
 DELIMITERS = ",;\t|"
 SAMPLE_BYTES = 1 << 16
+SAMPLE_LINES = 3  # whole lines the sample holds at least (the header and two records)
+MAX_HEADER_BYTES = 1 << 26  # a first line longer than 64 MiB is not a table's header
 _SNIFF_RECORDS = 200
 # number shapes, on a stripped cell
 _COMMA_DECIMAL = re.compile(r"[-+]?(\d{1,3}(\.\d{3})+|\d+),\d+")  # 14,25  1.234,5
@@ -254,7 +256,7 @@ def read_table(path, *, role="input", decimal=None, thousands=None, verbose=Fals
     parquet = bool(suffixes) and suffixes[-1] in PARQUET_SUFFIXES
     try:
         if parquet:
-            frame = pd.read_parquet(path)
+            frame = _read_parquet(path, where, notes)
         else:
             frame = _read_csv(path, suffixes, where, notes, decimal, thousands, verbose)
     except AuditInputError:
@@ -295,13 +297,46 @@ def read_table(path, *, role="input", decimal=None, thousands=None, verbose=Fals
     return frame
 
 
+def _read_parquet(path, where, notes):
+    """``pandas.read_parquet``, without the nested columns (lists, structs, maps), which
+    have no distance to audit: they are dropped with a note."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    nested = [f.name for f in pq.read_schema(path) if pa.types.is_nested(f.type)]
+    frame = pd.read_parquet(path)
+    dropped = [c for c in frame.columns if c in set(nested)]
+    if dropped:
+        notes.append(
+            f"the {where} has nested columns (lists, structs or maps) {dropped}: they have "
+            "no distance to audit and were dropped"
+        )
+        frame = frame.drop(columns=dropped)
+    return frame
+
+
+def _read_sample(handle):
+    """``(first bytes, whether the file has more)``: at least ``SAMPLE_BYTES``, and on until
+    the sample holds ``SAMPLE_LINES`` whole lines (the header read whole, however long: a
+    header cut at 64 KiB can end in a prefix of a later name, ``c1`` of ``c10000``, and look
+    duplicated), at most ``MAX_HEADER_BYTES``."""
+    raw = handle.read(SAMPLE_BYTES)
+    while raw.count(b"\n") < SAMPLE_LINES and len(raw) < MAX_HEADER_BYTES:
+        more = handle.read(max(len(raw), SAMPLE_BYTES))
+        if not more:
+            return raw, False
+        raw += more
+    more = handle.read(1)
+    return raw, bool(more)
+
+
 def _raw_sample(path, suffixes):
     """``(first bytes, whether the file has more)``; decompressed when the suffix says so."""
     suffix = suffixes[-1] if suffixes else ""
     if suffix in _OPENERS:
         with _OPENERS[suffix](path, "rb") as handle:
-            raw = handle.read(SAMPLE_BYTES + 1)
-    elif suffix == ".zip":
+            return _read_sample(handle)
+    if suffix == ".zip":
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
             if len(names) != 1:
@@ -310,13 +345,11 @@ def _raw_sample(path, suffixes):
                     "needs exactly one."
                 )
             with archive.open(names[0]) as handle:
-                raw = handle.read(SAMPLE_BYTES + 1)
-    elif suffix in COMPRESSED_SUFFIXES:  # .zst: pandas decompresses, nothing to sniff here
+                return _read_sample(handle)
+    if suffix in COMPRESSED_SUFFIXES:  # .zst: pandas decompresses, nothing to sniff here
         return None, False
-    else:
-        with open(path, "rb") as handle:
-            raw = handle.read(SAMPLE_BYTES + 1)
-    return raw[:SAMPLE_BYTES], len(raw) > SAMPLE_BYTES
+    with open(path, "rb") as handle:
+        return _read_sample(handle)
 
 
 def _decode(raw, truncated, where, notes):
@@ -346,11 +379,12 @@ def _read_csv(path, suffixes, where, notes, decimal, thousands, verbose):
     if raw is not None and not raw.strip():
         raise AuditInputError(f"Cannot read the {where}: the file is empty.")
     if raw is None:  # not sniffable: the defaults
-        encoding, sample, sep = "utf-8", "", default
+        encoding, sample, sep, header = "utf-8", "", default, []
     else:
         encoding, sample = _decode(raw, truncated, where, notes)
         sep = default if ".tsv" in suffixes else _sniff(sample, default, truncated)
-        _check_header(_header(sample, sep), where)
+        header = _header(sample, sep)
+        _check_header(_without_trailing_blanks(header), where)
     decimal, thousands = _number_format(sample, sep, decimal, thousands, where, notes, truncated)
     options = {"sep": sep, "decimal": decimal, "thousands": thousands, "skipinitialspace": True}
     try:
@@ -366,7 +400,33 @@ def _read_csv(path, suffixes, where, notes, decimal, thousands, verbose):
             "not split into the same number of fields at any delimiter (',', ';', tab, '|'); "
             "check the rows whose number of fields differs from the header's."
         )
-    return frame
+    return _drop_trailing_blanks(frame, header, where, notes)
+
+
+def _without_trailing_blanks(header):
+    """The header without its trailing unnamed fields (a spreadsheet's ``a,b,,``)."""
+    end = len(header)
+    while end > 0 and header[end - 1] == "":
+        end -= 1
+    return header[:end]
+
+
+def _drop_trailing_blanks(frame, header, where, notes):
+    """Drop the trailing columns without a name and without a value (a spreadsheet saves
+    ``a,b,,`` for columns it once used), with a note; trailing unnamed columns that hold
+    values are refused as duplicated names when there are several."""
+    blanks = len(header) - len(_without_trailing_blanks(header))
+    if not blanks or blanks > frame.shape[1]:
+        return frame
+    tail = frame.iloc[:, frame.shape[1] - blanks :]
+    if tail.notna().any().any():
+        _check_header(header, where)
+        return frame
+    notes.append(
+        f"the last {blanks} column(s) of the {where} have no name and no values (a "
+        "spreadsheet's trailing delimiters, 'a,b,,'): dropped"
+    )
+    return frame.iloc[:, : frame.shape[1] - blanks]
 
 
 class _CountingReader(io.RawIOBase):

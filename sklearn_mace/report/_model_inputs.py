@@ -34,6 +34,7 @@ import pandas as pd
 
 from ._encode import find_row_id_columns
 from ._io import AuditInputError, AuditInputWarning
+from ._quality import check_overlapping_records
 
 __all__ = [
     "LabelMatch",
@@ -439,4 +440,5 @@ def prepare_model_records(
                     f"those with unmatched labels are dropped; it needs at least {min_rows}."
                 )
         kept[table] = frame
-    return kept, columns, notes
+    seen = [*dict.fromkeys(c for model_columns in columns.values() for c in model_columns), label]
+    return check_overlapping_records(kept, seen, parameter=None), columns, notes

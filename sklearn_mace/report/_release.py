@@ -213,6 +213,9 @@ def audit(
     n_jobs=None,
     disclosure=True,
     id_columns="auto",
+    allow_unparsed=(),
+    drop_overlapping_records=False,
+    max_columns=5000,
     verbose=True,
 ):
     """Audit one or more synthetic releases for membership leakage.
@@ -263,6 +266,17 @@ def audit(
         Columns left out as row ids: ``"auto"`` those that look like one, each named in an
         :class:`~sklearn_mace.report.AuditInputWarning`; a list exactly those (``[]``: none).
         See :func:`encode_tables`.
+    allow_unparsed : list of str, default=()
+        Columns that hold numbers in the real tables but may hold other text in a release
+        for more than 1 % of its values (then counted as missing, with a note). Without it
+        such a release is an input error naming the column, the share and examples (a
+        release that writes ``"14.25 cm"`` must not pass as one without information).
+    drop_overlapping_records : bool, default=False
+        Leave the records found among both the members and the non-members out of both
+        tables (with an :class:`~sklearn_mace.report.AuditInputWarning`); by default they
+        are an input error naming the rows. A record labelled both ways hides leakage.
+    max_columns : int, default=5000
+        Refuse tables with more audited columns (see :func:`encode_tables`).
     verbose : bool, default=True
         Show a progress bar on stderr.
 
@@ -306,6 +320,9 @@ def audit(
         random_state=base,
         n_jobs=n_jobs,
         id_columns=id_columns,
+        allow_unparsed=allow_unparsed,
+        drop_overlapping_records=drop_overlapping_records,
+        max_columns=max_columns,
         verbose=verbose,
     )
     prepared = prepare_release_inputs(

@@ -15,6 +15,7 @@ Everything here runs before (or beside) the engine: errors in the inputs
   Members and non-members are counted apart: copies of non-members happen by chance.
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -22,9 +23,10 @@ import pandas as pd
 from sklearn.utils import check_random_state
 
 from .._validation import check_prior
-from ._encode import encode_tables
+from ._encode import MAX_COLUMNS, encode_tables
 from ._engine import Targets
-from ._io import AuditInputError
+from ._io import AuditInputError, AuditInputWarning
+from ._quality import check_overlapping_records, row_keys, table_notes
 
 __all__ = ["check_options", "copy_counts", "prepare_release_inputs", "row_keys"]
 
@@ -87,46 +89,6 @@ def group_labels(group_by, members, non_members, max_categories):
     return labels
 
 
-def row_keys(tables, columns):
-    """A 64-bit key per row of every table, equal for rows equal on ``columns``.
-
-    Numbers are compared as numbers (a column whose non-missing values all parse as numbers
-    in every table is compared as float, so ``39`` equals ``39.0`` and ``-0.0`` equals
-    ``0.0``), anything else as text; a missing value equals a missing value. Keys are
-    pandas' row hashes: two different rows share a key with probability about 2⁻⁶⁴.
-
-    Parameters
-    ----------
-    tables : dict of str -> DataFrame
-        The tables.
-    columns : list of str
-        The columns compared.
-
-    Returns
-    -------
-    keys : dict of str -> ndarray of uint64
-        One key per row of each table.
-    """
-    columns = list(columns)
-    sizes = [len(frame) for frame in tables.values()]
-    pooled = pd.concat(
-        [frame[columns].reset_index(drop=True) for frame in tables.values()], ignore_index=True
-    )
-    comparable = {}
-    for position in range(len(columns)):
-        series = pooled.iloc[:, position]
-        if pd.api.types.is_bool_dtype(series) or pd.api.types.is_numeric_dtype(series):
-            comparable[position] = series.astype(float) + 0.0
-            continue
-        parsed = pd.to_numeric(series, errors="coerce")
-        if parsed.notna().sum() == series.notna().sum() and series.notna().any():
-            comparable[position] = parsed.astype(float) + 0.0
-        else:
-            comparable[position] = series.astype("string").fillna("\x00<missing>")
-    keys = pd.util.hash_pandas_object(pd.DataFrame(comparable), index=False).to_numpy()
-    return dict(zip(tables, np.split(keys, np.cumsum(sizes)[:-1]), strict=True))
-
-
 def _split_reference(X_non, seed, notes):
     """Half the hold-out rows (at random) as the reference; the other half stay targets."""
     check_sizes("non-members", len(X_non), 2 * MIN_TARGETS)
@@ -150,28 +112,61 @@ def _check_release_sizes(arrays, synthetic, n_features, n_targets):
         check_sizes(f"synthetic '{key}'", n, max(MIN_TARGETS, n_features + 1))
 
 
+def _encoded(tables, options):
+    """:func:`encode_tables` with the audit's options; ``(arrays, names, column report)``."""
+    return encode_tables(
+        tables,
+        options["columns"],
+        max_categories=options["max_categories"],
+        id_columns=options.get("id_columns", "auto"),
+        allow_unparsed=options.get("allow_unparsed") or (),
+        max_columns=options.get("max_columns", MAX_COLUMNS),
+        verbose=options.get("verbose", False),
+    )
+
+
+def _checked_tables(tables, options):
+    """The data-quality gate (:mod:`._quality`): encode, refuse (or drop) the records among
+    both members and non-members — compared on the kept columns, so row ids do not hide
+    them — and gather the notes on every table. ``(tables, encoded, notes)``."""
+    encoded = _encoded(tables, options)
+    kept = encoded[2].loc[encoded[2]["features"] > 0, "column"].tolist()
+    checked = check_overlapping_records(
+        tables,
+        kept,
+        drop=options.get("drop_overlapping_records", False),
+        flag="--drop-overlapping-records",
+    )
+    if checked is not tables:  # records left out: the encoding is fitted without them
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", AuditInputWarning)  # said on the first pass
+            encoded = _encoded(checked, options)
+    column_report = encoded[2]
+    notes = [note for found in column_report.attrs["table_notes"].values() for note in found]
+    notes += table_notes(checked, column_report["column"].tolist(), compared=kept)
+    return checked, encoded, notes
+
+
 def prepare_release_inputs(members, non_members, synthetic, reference, *, options, seed):
     """Encode the tables, split off the reference, build the targets (input errors here).
 
     ``options``: ``columns``, ``prior``, ``max_categories``, ``group_by``, and optionally
-    ``id_columns`` and ``verbose`` (of :func:`encode_tables`). Returns a dict:
+    ``id_columns``, ``allow_unparsed``, ``max_columns``, ``verbose`` (of
+    :func:`encode_tables`) and
+    ``drop_overlapping_records`` (of :func:`check_overlapping_records`). Returns a dict:
     ``tables`` (raw), ``targets`` (:class:`Targets`), ``X_targets``, ``X_reference``,
     ``target_keys``, ``synthetic`` (name -> encoded rows), ``synthetic_keys``,
-    ``feature_names``, ``column_report``, ``kept`` (audited raw columns), ``notes``.
+    ``feature_names``, ``column_report``, ``kept`` (audited raw columns), ``notes`` (the
+    data-quality notes first).
     """
     tables = {"members": members, "non-members": non_members}
     tables.update({f"synthetic '{k}'": v for k, v in synthetic.items()})
     if reference is not None:
         tables["reference"] = reference
     max_categories = options["max_categories"]
-    arrays, feature_names, column_report = encode_tables(
-        tables,
-        options["columns"],
-        max_categories=max_categories,
-        id_columns=options.get("id_columns", "auto"),
-        verbose=options.get("verbose", False),
-    )
-    group_by, notes = options["group_by"], []
+    tables, (arrays, feature_names, column_report), notes = _checked_tables(tables, options)
+    members, non_members = tables["members"], tables["non-members"]
+    group_by = options["group_by"]
     groups = (
         None if group_by is None else group_labels(group_by, members, non_members, max_categories)
     )

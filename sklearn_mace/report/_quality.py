@@ -1,0 +1,324 @@
+"""The data-quality gate: what is wrong with the tables, said before any analysis runs.
+
+Both audits read their records through here:
+
+* **records among both members and non-members** (:func:`check_overlapping_records`): a
+  record that is a member *and* a non-member makes the two classes share it; every attack
+  then sees the same record labelled both ways, and the certified ε falls towards zero (issue
+  #25: 100 shared records took a release's ε from 1.14 to 0.30). It is an input error naming
+  the rows, unless the caller drops them from both tables (``drop_overlapping_records=True``).
+  Where records repeat within the tables themselves (few discrete columns: different people
+  with equal records), equal records across the tables are an error only when a random split
+  of the pooled records would rarely share as many (:func:`overlap_p_value`, p ≤ 0.001);
+  otherwise they are kept, with a warning;
+* **notes** (:func:`table_notes`), printed with the summary and listed in the report:
+  duplicated rows of a table, and columns constant or without values in one table.
+
+Rows are compared with :func:`row_keys`: numbers as numbers (``39`` equals ``39.0``), anything
+else as text, a missing value equal to a missing value.
+"""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from ._io import AuditInputError, AuditInputWarning
+
+__all__ = ["check_overlapping_records", "overlap_p_value", "row_keys", "table_notes"]
+
+SHOWN = 5  # rows named in a message
+OVERLAP_P = 1e-3  # a shared-record count this improbable under a random split is an error
+OVERLAP_PERMUTATIONS = 999
+
+
+def row_keys(tables, columns):
+    """A 64-bit key per row of every table, equal for rows equal on ``columns``.
+
+    Numbers are compared as numbers (a column whose non-missing values all parse as numbers
+    in every table is compared as float, so ``39`` equals ``39.0`` and ``-0.0`` equals
+    ``0.0``), anything else as text; a missing value equals a missing value. Keys are
+    pandas' row hashes: two different rows share a key with probability about 2⁻⁶⁴.
+
+    Parameters
+    ----------
+    tables : dict of str -> DataFrame
+        The tables.
+    columns : list of str
+        The columns compared.
+
+    Returns
+    -------
+    keys : dict of str -> ndarray of uint64
+        One key per row of each table.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_mace.report._quality import row_keys
+    >>> keys = row_keys({"a": pd.DataFrame({"x": [39, 40]}),
+    ...                  "b": pd.DataFrame({"x": ["39.0", "41"]})}, ["x"])
+    >>> bool(keys["a"][0] == keys["b"][0]), bool(keys["a"][1] == keys["b"][1])
+    (True, False)
+    """
+    columns = list(columns)
+    sizes = [len(frame) for frame in tables.values()]
+    pooled = pd.concat(
+        [frame[columns].reset_index(drop=True) for frame in tables.values()], ignore_index=True
+    )
+    comparable = {}
+    for position in range(len(columns)):
+        series = pooled.iloc[:, position]
+        if pd.api.types.is_bool_dtype(series) or pd.api.types.is_numeric_dtype(series):
+            comparable[position] = series.astype(float) + 0.0
+            continue
+        parsed = pd.to_numeric(series, errors="coerce")
+        if parsed.notna().sum() == series.notna().sum() and series.notna().any():
+            comparable[position] = parsed.astype(float) + 0.0
+        else:
+            comparable[position] = series.astype("string").fillna("\x00<missing>")
+    if not comparable:
+        keys = np.zeros(sum(sizes), dtype=np.uint64)
+    else:
+        keys = pd.util.hash_pandas_object(pd.DataFrame(comparable), index=False).to_numpy()
+    return dict(zip(tables, np.split(keys, np.cumsum(sizes)[:-1]), strict=True))
+
+
+def _rows(positions):
+    """``"3, 17, 42, …"``: the first rows of a list (0-based, the header not counted)."""
+    positions = [int(p) for p in positions]
+    shown = ", ".join(map(str, positions[:SHOWN]))
+    return shown + (", …" if len(positions) > SHOWN else "")
+
+
+def check_overlapping_records(
+    tables, columns, *, drop=False, parameter="drop_overlapping_records", flag=None
+):
+    """Refuse (or drop) the records that are among both the members and the non-members.
+
+    A record that is both a member and a non-member is labelled both ways: every attack
+    sees it in both classes, so the claims lose power (issue #25: 100 shared records took a
+    release's certified ε from 1.14 to 0.30) and the hold-out is not a hold-out. Rows are
+    compared on ``columns`` with :func:`row_keys`. When records repeat within the tables
+    too, equal records across them can be different people: they are refused only when a
+    random split of the pooled records shares fewer equal pairs with probability
+    ``1 − OVERLAP_P`` (:func:`overlap_p_value`), else kept with a warning.
+
+    Parameters
+    ----------
+    tables : dict of str -> DataFrame
+        Holds ``"members"`` and ``"non-members"`` (other tables are returned as they are).
+    columns : list of str
+        The columns a record is compared on (the audited columns).
+    drop : bool, default=False
+        Leave the shared records out of both tables (with an
+        :class:`~sklearn_mace.report.AuditInputWarning` naming the rows) instead of raising
+        (records that meet by chance are kept either way).
+    parameter : str or None, default="drop_overlapping_records"
+        The caller's parameter that sets ``drop``, named in the error (None: the caller has
+        none; the error then asks to fix the tables).
+    flag : str or None, default=None
+        The command-line flag of ``parameter``, named beside it.
+
+    Returns
+    -------
+    tables : dict of str -> DataFrame
+        The same tables, or without the shared records (index reset) when ``drop``.
+
+    Raises
+    ------
+    AuditInputError
+        When records are shared and ``drop`` is False: how many, and their rows in each table.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_mace.report._quality import check_overlapping_records
+    >>> members = pd.DataFrame({"age": [30, 41, 52]})
+    >>> non_members = pd.DataFrame({"age": [41.0, 60, 70]})
+    >>> tables = {"members": members, "non-members": non_members}
+    >>> try:
+    ...     check_overlapping_records(tables, ["age"])
+    ... except ValueError as exc:
+    ...     print(str(exc)[:72])
+    1 record(s) are among both the members and the non-members: members row
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     kept = check_overlapping_records(tables, ["age"], drop=True)
+    >>> kept["members"]["age"].tolist(), kept["non-members"]["age"].tolist()
+    ([30, 52], [60.0, 70.0])
+    """
+    pair = {"members": tables["members"], "non-members": tables["non-members"]}
+    keys = row_keys(pair, columns)
+    shared = np.intersect1d(keys["members"], keys["non-members"])
+    if shared.size == 0:
+        return tables
+    p_value = overlap_p_value(keys["members"], keys["non-members"])
+    if p_value > OVERLAP_P:
+        warnings.warn(
+            f"{shared.size} record(s) are among both the members and the non-members, but "
+            "records repeat within the tables too, and a random split of the pooled records "
+            f"shares as many (p = {p_value:.2g}): kept, as different people with equal "
+            "records.",
+            AuditInputWarning,
+            stacklevel=2,
+        )
+        return tables
+    in_members = np.isin(keys["members"], shared)
+    in_non = np.isin(keys["non-members"], shared)
+    where = (
+        f"members row(s) {_rows(np.flatnonzero(in_members))}; non-members row(s) "
+        f"{_rows(np.flatnonzero(in_non))} (0-based, the header not counted)"
+    )
+    what = (
+        f"{shared.size} record(s) are among both the members and the non-members: {where}. "
+        "A shared record is labelled both ways, which hides leakage"
+    )
+    if not drop:
+        if parameter is None:
+            raise AuditInputError(f"{what}; remove them from one of the tables.")
+        named = f"{parameter}=True" + (f" ({flag})" if flag else "")
+        raise AuditInputError(
+            f"{what}; remove them from one of the tables, or pass {named} to leave them out "
+            "of both."
+        )
+    warnings.warn(
+        f"{what}: {int(in_members.sum())} members and {int(in_non.sum())} non-member rows "
+        "were left out of the audit.",
+        AuditInputWarning,
+        stacklevel=2,
+    )
+    kept = dict(tables)
+    kept["members"] = pair["members"].loc[~in_members].reset_index(drop=True)
+    kept["non-members"] = pair["non-members"].loc[~in_non].reset_index(drop=True)
+    return kept
+
+
+def overlap_p_value(member_keys, non_member_keys, *, n_permutations=OVERLAP_PERMUTATIONS, seed=0):
+    """How probable as many equal member/non-member pairs are if the records were split at
+    random: 0 when no record repeats within either table (then an equal pair is one record
+    in both), else a permutation p-value.
+
+    Records that repeat within a table (few discrete columns: different people, equal
+    records) also meet across the tables by chance. The statistic is the number of equal
+    pairs across the tables, ``Σ_k m_k n_k`` over the distinct records ``k``; its null
+    distribution comes from ``n_permutations`` random splits of the pooled records into
+    tables of the same sizes, and the p-value is ``(1 + #{split ≥ observed}) / (1 +
+    n_permutations)``. Linear in the records per split.
+
+    Parameters
+    ----------
+    member_keys, non_member_keys : ndarray
+        One key per record (:func:`row_keys`).
+    n_permutations : int, default=999
+    seed : int, default=0
+
+    Returns
+    -------
+    p_value : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_mace.report._quality import overlap_p_value
+    >>> overlap_p_value(np.array([1, 2, 3]), np.array([3, 4]))  # records never repeat
+    0.0
+    >>> rng = np.random.default_rng(0)  # 3 possible records: meeting is chance
+    >>> overlap_p_value(rng.integers(0, 3, 60), rng.integers(0, 3, 90)) > 0.01
+    True
+    """
+    member_keys, non_member_keys = np.asarray(member_keys), np.asarray(non_member_keys)
+    within = (
+        pd.Series(member_keys).duplicated().any() or pd.Series(non_member_keys).duplicated().any()
+    )
+    if not within:
+        return 0.0
+    codes, uniques = pd.factorize(np.concatenate([member_keys, non_member_keys]))
+    total = np.bincount(codes, minlength=len(uniques))
+    n_members = len(member_keys)
+
+    def cross_pairs(member_codes):
+        in_members = np.bincount(member_codes, minlength=len(uniques))
+        return int((in_members * (total - in_members)).sum())
+
+    observed = cross_pairs(codes[:n_members])
+    rng = np.random.default_rng(seed)
+    exceed = sum(
+        cross_pairs(codes[rng.permutation(len(codes))[:n_members]]) >= observed
+        for _ in range(n_permutations)
+    )
+    return (1 + exceed) / (1 + n_permutations)
+
+
+def _duplicate_notes(tables, columns):
+    keys = row_keys(tables, columns)
+    notes = []
+    for name, key in keys.items():
+        repeated = pd.Series(key).duplicated().to_numpy()
+        if repeated.any():
+            notes.append(
+                f"the {name} table has {int(repeated.sum())} duplicated row(s) (repeats of an "
+                f"earlier row on the audited columns: row(s) {_rows(np.flatnonzero(repeated))})"
+            )
+    return notes
+
+
+def _empty_or_constant_notes(tables, columns):
+    """Columns without values, or with one value, in one table (the real tables' are in the
+    column report: those columns are dropped)."""
+    notes = []
+    for name, frame in tables.items():
+        empty, constant = [], []
+        for column in columns:
+            values = frame[column]
+            count = int(values.notna().sum())
+            if count == 0:
+                empty.append(column)
+            elif count == len(values) and values.nunique(dropna=False) == 1:
+                constant.append(column)
+        if empty:
+            notes.append(f"the {name} table has no values in column(s) {_names(empty)}")
+        if constant and len(frame) > 1:
+            notes.append(f"the {name} table has a single value in column(s) {_names(constant)}")
+    return notes
+
+
+def _names(columns):
+    shown = ", ".join(repr(c) for c in columns[:SHOWN])
+    return shown + (f" and {len(columns) - SHOWN} more" if len(columns) > SHOWN else "")
+
+
+def table_notes(tables, columns, compared=None):
+    """What is odd about the tables, for the report's notes (the audit goes on).
+
+    Parameters
+    ----------
+    tables : dict of str -> DataFrame
+        The tables, keyed by what they are.
+    columns : list of str
+        The audited columns.
+    compared : list of str, default=None
+        The columns rows are compared on for duplicates (the kept ones, without row ids);
+        default: ``columns``.
+
+    Returns
+    -------
+    notes : list of str
+        Duplicated rows of each table; columns without values, or with a single value, in a
+        table.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_mace.report._quality import table_notes
+    >>> members = pd.DataFrame({"a": [1, 1, 2], "b": [None] * 3})
+    >>> for note in table_notes({"members": members}, ["a", "b"]):
+    ...     print(note)
+    the members table has 1 duplicated row(s) (repeats of an earlier row on the audited columns: row(s) 1)
+    the members table has no values in column(s) 'b'
+    """  # noqa: E501
+    columns = list(columns)
+    compared = columns if compared is None else list(compared)
+    notes = _duplicate_notes(tables, compared) if compared else []
+    return notes + _empty_or_constant_notes(tables, columns)

@@ -8,6 +8,11 @@ Two audits:
   DeepMind jax_privacy's ``CanaryScoreAuditor`` (Split / Bonferroni / Explicit).
 * :func:`one_run_epsilon` — canaries each inserted with probability ½ into one training run
   (Steinke, Nasr & Jagielski 2023).
+
+And one bound from above: :func:`advantage_upper_bound` — simultaneous exact
+Kolmogorov–Smirnov bands on the member and non-member score distributions bound the
+membership advantage of *every* threshold rule on the scores (what a "leakage bounded"
+verdict needs).
 """
 
 from dataclasses import dataclass
@@ -15,12 +20,19 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import expit, logit
-from scipy.stats import beta, binom, norm
+from scipy.stats import beta, binom, kstwo, norm
 from sklearn.utils import check_random_state
 
 from ._dp import _check_delta, epsilon_from_advantage
 
-__all__ = ["EpsilonAudit", "OneRunAudit", "audit_epsilon", "one_run_epsilon"]
+__all__ = [
+    "AdvantageUpperBound",
+    "EpsilonAudit",
+    "OneRunAudit",
+    "advantage_upper_bound",
+    "audit_epsilon",
+    "one_run_epsilon",
+]
 
 
 @dataclass(frozen=True)
@@ -451,6 +463,178 @@ def audit_epsilon(
         raise ValueError(f"threshold must be finite; got {threshold!r}.")
     return _result(
         members, nonmembers, float(threshold), alpha / 2, alpha / 2, "explicit", **common
+    )
+
+
+# --- the bound from above -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AdvantageUpperBound:
+    """Result of :func:`advantage_upper_bound`: how far any threshold rule can separate.
+
+    Attributes
+    ----------
+    advantage_upper_bound : float
+        (1 − α) upper confidence bound, ``α = 1 − confidence``, on the largest membership
+        advantage at ``prior`` (MACE Def. 1) of any threshold rule on the scores, in either
+        direction ("member iff score >= t" or "member iff score < t", randomized ones
+        included). Never below ``trivial_advantage``; at most 1.
+    advantage_epsilon_upper_bound : float
+        ``epsilon_from_advantage(advantage_upper_bound, prior, delta)``: no threshold rule on
+        these scores could certify an advantage implying a larger ε. It bounds the advantage
+        route only: the tails of the score distributions may still refute a larger ε (a
+        low-FPR rule), which no finite sample rules out.
+    advantage_estimate : float
+        The largest advantage of a threshold rule on the sample itself (plug-in, biased
+        upwards by the choice of the threshold).
+    trivial_advantage : float
+        ``|2p − 1|``, the advantage of always guessing the likelier side.
+    member_band, nonmember_band : float
+        Half-widths of the simultaneous bands on the member and non-member score
+        distribution functions (each at level α/2).
+    n_members, n_nonmembers : int
+        Rows the bound was computed on.
+    prior, delta, confidence : float
+        As given.
+    """
+
+    advantage_upper_bound: float
+    advantage_epsilon_upper_bound: float
+    advantage_estimate: float
+    trivial_advantage: float
+    member_band: float
+    nonmember_band: float
+    n_members: int
+    n_nonmembers: int
+    prior: float
+    delta: float
+    confidence: float
+
+
+def ks_band(n, level):
+    """Half-width ``d`` with ``P(sup_x |F_n(x) − F(x)| > d) <= level`` for ``n`` i.i.d. draws.
+
+    The exact law of the two-sided one-sample Kolmogorov–Smirnov statistic for a continuous
+    ``F`` (:data:`scipy.stats.kstwo`, Simard & L'Ecuyer 2011); for a discontinuous ``F`` the
+    statistic is stochastically smaller, so the band is conservative (Noether 1963).
+    """
+    return float(kstwo.isf(level, int(n)))
+
+
+def _threshold_rates(members, nonmembers):
+    """``F1(t−)`` and ``F0(t−)`` at every threshold that makes a different rule (and +∞)."""
+    members, nonmembers = np.sort(members), np.sort(nonmembers)
+    thresholds = np.unique(np.concatenate([members, nonmembers]))
+    below_1 = np.searchsorted(members, thresholds, side="left") / members.size
+    below_0 = np.searchsorted(nonmembers, thresholds, side="left") / nonmembers.size
+    return np.r_[below_1, 1.0], np.r_[below_0, 1.0]
+
+
+def advantage_upper_bound(
+    member_scores, nonmember_scores, *, prior=0.5, delta=0.0, confidence=0.95
+):
+    """Certified upper bound on the membership advantage of every threshold rule on scores.
+
+    The counterpart of :func:`audit_epsilon`'s lower bounds: where those say "this rule
+    separates members from non-members by *at least* so much", this says "no threshold on
+    these scores separates them by *more* than so much". A threshold rule "member iff
+    ``score >= t``" has advantage ``A(t) = 2·(p·TPR(t) + (1 − p)·TNR(t)) − 1`` at prior
+    ``p`` (MACE Def. 1); with ``F1``, ``F0`` the member and non-member score distributions,
+    ``TPR(t) = 1 − F1(t−)`` and ``TNR(t) = F0(t−)``, and the reversed rule ("member iff
+    ``score < t``") has advantage ``−A(t)``. So the best threshold rule in either direction
+    — randomized ones are mixtures, no better — has advantage ``sup_t |A(t)|``, which is at
+    least the trivial ``|2p − 1|`` (``t = ±∞``).
+
+    Two exact simultaneous bands, ``|F1n − F1| <= d1`` and ``|F0n − F0| <= d0`` everywhere
+    (two-sided one-sample Kolmogorov–Smirnov, each at level α/2, ``α = 1 − confidence``;
+    exact for continuous scores via :data:`scipy.stats.kstwo`, conservative for discrete
+    ones), hold together with probability at least ``1 − α``; on that event every
+    ``|A(t)|`` is at most its value with both distribution functions moved to the edge of
+    their bands (clipped to [0, 1]), and the largest of those over the thresholds where the
+    empirical functions step is the bound. Roughly, it is the sample's best advantage plus
+    ``2·(1 − p)·d0 + 2·p·d1``.
+
+    Why every threshold rather than one rule: a card's "leakage bounded" must mean that no
+    reading of the analysis's scores separates members from non-members by more than the
+    bound, not only the rule its lower bound happened to certify (a low-FPR rule chosen for
+    its ε has a small advantage by construction). The bound concerns the scores given — an
+    attack's held-out scores — not every attack: a stronger attack may separate more.
+
+    The bands treat each score as an independent draw from its class's distribution, as
+    :func:`audit_epsilon` does; cross-fitted (held-out) scores satisfy this approximately.
+
+    Parameters
+    ----------
+    member_scores : array-like of shape (n_members,)
+        Scores of members (larger or smaller may mean member: both directions are bounded).
+    nonmember_scores : array-like of shape (n_nonmembers,)
+        Scores of non-members.
+    prior : float in (0, 1), default=0.5
+        Membership prior of the advantage.
+    delta : float in [0, 1), default=0.0
+        The δ of ``advantage_epsilon_upper_bound``.
+    confidence : float in (0, 1), default=0.95
+        ``1 − α``.
+
+    Returns
+    -------
+    bound : AdvantageUpperBound
+        ``advantage_upper_bound`` first, then the ε it corresponds to, the sample's best
+        advantage and the bands.
+
+    See Also
+    --------
+    audit_epsilon : the certified lower bounds.
+    sklearn_mace.metrics.bounded_sample_size : the sample that bounds a null audit.
+
+    References
+    ----------
+    Kolmogorov (1933); Massey (1951), "The Kolmogorov–Smirnov test for goodness of fit";
+    Simard & L'Ecuyer (2011), "Computing the two-sided Kolmogorov–Smirnov distribution";
+    Noether (1963) for discontinuous distributions; MACE (TMLR 2023), Def. 1.
+
+    Examples
+    --------
+    Scores that carry no membership information, 2000 of each:
+
+    >>> import numpy as np
+    >>> from sklearn_mace.metrics import advantage_upper_bound
+    >>> rng = np.random.default_rng(0)
+    >>> bound = advantage_upper_bound(rng.normal(size=2000), rng.normal(size=2000))
+    >>> round(bound.advantage_upper_bound, 3), round(bound.member_band, 3)
+    (0.1, 0.034)
+    """
+    members = _check_scores(member_scores, "member_scores")
+    nonmembers = _check_scores(nonmember_scores, "nonmember_scores")
+    prior = _check_open_unit(prior, "prior")
+    delta = _check_delta(delta)
+    confidence = _check_open_unit(confidence, "confidence")
+    alpha = 1.0 - confidence
+    d1, d0 = ks_band(members.size, alpha / 2), ks_band(nonmembers.size, alpha / 2)
+    below_1, below_0 = _threshold_rates(members, nonmembers)
+    p = prior
+
+    def advantage(below_1, below_0):  # of "member iff score >= t", from F1(t−), F0(t−)
+        return 2.0 * (p * (1.0 - below_1) + (1.0 - p) * below_0) - 1.0
+
+    estimate = float(np.max(np.abs(advantage(below_1, below_0))))
+    forward = advantage(np.clip(below_1 - d1, 0, 1), np.clip(below_0 + d0, 0, 1))
+    reverse = -advantage(np.clip(below_1 + d1, 0, 1), np.clip(below_0 - d0, 0, 1))
+    trivial = abs(2 * p - 1)
+    upper = float(min(max(forward.max(), reverse.max(), trivial), 1.0))
+    return AdvantageUpperBound(
+        advantage_upper_bound=upper,
+        advantage_epsilon_upper_bound=float(epsilon_from_advantage(upper, prior, delta)),
+        advantage_estimate=estimate,
+        trivial_advantage=trivial,
+        member_band=d1,
+        nonmember_band=d0,
+        n_members=int(members.size),
+        n_nonmembers=int(nonmembers.size),
+        prior=prior,
+        delta=delta,
+        confidence=confidence,
     )
 
 

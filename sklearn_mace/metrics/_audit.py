@@ -16,6 +16,7 @@ verdict needs).
 """
 
 from dataclasses import dataclass
+from functools import lru_cache
 from numbers import Integral, Real
 
 import numpy as np
@@ -512,6 +513,7 @@ class AdvantageUpperBound:
     confidence: float
 
 
+@lru_cache(maxsize=256)
 def ks_band(n, level):
     """Half-width ``d`` with ``P(sup_x |F_n(x) − F(x)| > d) <= level`` for ``n`` i.i.d. draws.
 
@@ -519,7 +521,7 @@ def ks_band(n, level):
     ``F`` (:data:`scipy.stats.kstwo`, Simard & L'Ecuyer 2011); for a discontinuous ``F`` the
     statistic is stochastically smaller, so the band is conservative (Noether 1963).
     """
-    return float(kstwo.isf(level, int(n)))
+    return float(kstwo.isf(float(level), int(n)))
 
 
 def _threshold_rates(members, nonmembers):
@@ -611,7 +613,7 @@ def advantage_upper_bound(
     delta = _check_delta(delta)
     confidence = _check_open_unit(confidence, "confidence")
     alpha = 1.0 - confidence
-    d1, d0 = ks_band(members.size, alpha / 2), ks_band(nonmembers.size, alpha / 2)
+    d1, d0 = ks_band(int(members.size), alpha / 2), ks_band(int(nonmembers.size), alpha / 2)
     below_1, below_0 = _threshold_rates(members, nonmembers)
     p = prior
 

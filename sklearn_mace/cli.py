@@ -150,6 +150,7 @@ def _claim_options(group, noun):
         "--bounded-margin",
         type=_number("--bounded-margin", 0, 1),
         default=0.1,
+        metavar="M",
         help=f"a {noun}'s card is green (leakage bounded) only when every analysis's certified "
         "upper bound on the advantage is at most the trivial |2p - 1| plus this margin; "
         "otherwise red (leakage certified) or grey (inconclusive) (default: 0.1)",

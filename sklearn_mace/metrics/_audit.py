@@ -605,7 +605,7 @@ def advantage_upper_bound(
     >>> rng = np.random.default_rng(0)
     >>> bound = advantage_upper_bound(rng.normal(size=2000), rng.normal(size=2000))
     >>> round(bound.advantage_upper_bound, 3), round(bound.member_band, 3)
-    (0.1, 0.034)
+    (0.084, 0.033)
     """
     members = _check_scores(member_scores, "member_scores")
     nonmembers = _check_scores(nonmember_scores, "nonmember_scores")

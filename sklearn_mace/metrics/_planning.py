@@ -466,7 +466,7 @@ def bounded_sample_size(
     >>> from sklearn_mace.metrics import bounded_sample_size
     >>> plan = bounded_sample_size(0.1)
     >>> plan.n_members, plan.n_nonmembers
-    (1, 1)
+    (2482, 2482)
     """
     margin = _check_fraction(margin, "margin")
     prior = _check_fraction(prior, "prior")
@@ -560,7 +560,7 @@ def detectable_epsilon(
     --------
     >>> from sklearn_mace.metrics import detectable_epsilon
     >>> round(detectable_epsilon(1000, 1000, at_least=1.0), 2)
-    1.0
+    1.17
     """
     delta = _check_delta(delta)
     level = (1 - _check_fraction(confidence, "confidence")) / 2

@@ -280,7 +280,8 @@ def audit(
 
     Examples
     --------
-    A release that copies its training rows is caught; a fresh draw is not:
+    A release that copies its training rows is caught (red, and its verbatim members named);
+    30 members cannot bound a fresh draw's leakage (inconclusive, not green):
 
     >>> import numpy as np, pandas as pd
     >>> from sklearn_mace.report import audit
@@ -294,7 +295,7 @@ def audit(
     >>> [(r.name, result.verdict(r)) for r in result.subjects]
     [('copy', 'leak'), ('fresh', 'inconclusive')]
     >>> result.headline(result.subjects[0])
-    'leakage certified above ε = 1'
+    'leakage certified above ε = 1 — disclosure: 30 members appear verbatim'
     """
     check_options(confidence=confidence, prior=prior, delta=delta, claimed_epsilon=claimed_epsilon)
     check_max_categories(max_categories)

@@ -105,6 +105,37 @@ def test_a_big_clean_audit_is_green_with_its_bounds():
     assert f"{subject.advantage_upper_bound:.3f}" in printed
 
 
+def test_a_big_clean_model_audit_is_green_with_printed_bounds(tmp_path):
+    # a model trained on other rows of the population: members and non-members exchangeable;
+    # 3000 of each bound every analysis below 0.1 (bounded_sample_size: about 3350 for 80 %)
+    from sklearn.datasets import make_classification
+    from sklearn.linear_model import LogisticRegression
+
+    from sklearn_mace.report import audit_model, write_report
+
+    X, y = make_classification(n_samples=9000, n_features=5, n_informative=3, random_state=0)
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(5)]).assign(y=y)
+    train, members, non_members = (frame.iloc[i : i + 3000] for i in (0, 3000, 6000))
+    model = LogisticRegression(max_iter=500).fit(train.drop(columns="y"), train["y"])
+    result = audit_model(
+        {"null": model},
+        members.reset_index(drop=True),
+        non_members.reset_index(drop=True),
+        label="y",
+        verbose=False,
+    )
+    (subject,) = result.subjects
+    assert result.verdict(subject) == "bounded" and subject.advantage_upper_bound <= 0.1
+    paths = write_report(result, tmp_path / "out")
+    summary = pd.read_csv(paths["summary"])
+    assert (summary["advantage_upper_bound"] <= 0.1).all()
+    page = paths["report"].read_text(encoding="utf-8")
+    assert '<div class="card bounded">' in page and "leakage bounded" in page
+    printed = _printed(result)
+    assert "null: [leakage bounded]" in printed
+    assert f"{subject.advantage_upper_bound:.3f} at prior 0.5" in printed
+
+
 def test_the_margin_decides_between_green_and_inconclusive():
     result = _audit([Analysis("noise", _noise)], 2500, margin=0.2)
     (subject,) = result.subjects

@@ -24,6 +24,7 @@ th{background:#f3f3f3}td.text,th.text{text-align:left}
 figure{margin:1rem 0}figure img{max-width:100%;border:1px solid #eee}
 figcaption{font-size:.9rem;color:#555}.muted{color:#666;font-size:.9rem}
 .failed{color:#c0392b;font-size:.9rem}
+.why{font-size:.92rem;margin:.3rem 0;padding-left:.4rem;border-left:2px solid #ddd}
 """
 
 

@@ -381,7 +381,7 @@ class BoundSampleSizePlan:
     confidence: float
 
 
-_QUADRATURE = 200  # points of the member statistic's law in the power's quadrature
+_QUADRATURE = 100  # cells of the member statistic's range in the power's lower sum
 
 
 def _bounded_power(n_members, n_nonmembers, margin, level, prior, n_analyses):
@@ -390,8 +390,10 @@ def _bounded_power(n_members, n_nonmembers, margin, level, prior, n_analyses):
     Without leakage ``F1 = F0 = F``, so ``|A_n(t)| <= |2p − 1| + 2(1 − p)·D0 + 2p·D1`` with
     ``D_i = sup |F_in − F|``, independent, of Kolmogorov–Smirnov law; the upper bound adds
     the bands ``2(1 − p)·d0 + 2p·d1``. One analysis stays within the margin with probability
-    at least ``P(2(1 − p)·D0 + 2p·D1 <= margin − bands)`` (a quadrature over ``D1``'s law);
-    ``n_analyses`` of them, by the union bound, at least ``1 − n_analyses·(1 − that)``.
+    at least ``P(2(1 − p)·D0 + 2p·D1 <= margin − bands)``, itself at least the lower
+    Riemann–Stieltjes sum over cells of ``D1``'s range (each cell's ``D0`` limit taken at its
+    upper end); ``n_analyses`` of them, by the union bound, at least
+    ``1 − n_analyses·(1 − that)``.
     """
     from scipy.stats import kstwo
 
@@ -402,8 +404,9 @@ def _bounded_power(n_members, n_nonmembers, margin, level, prior, n_analyses):
     room = margin - bands
     if room <= 0:
         return 0.0
-    d1 = kstwo.ppf((np.arange(_QUADRATURE) + 0.5) / _QUADRATURE, n_members)
-    one = np.mean(kstwo.cdf((room - 2 * p * d1) / (2 * (1 - p)), n_nonmembers))
+    edges = np.linspace(0.0, room / (2 * p), _QUADRATURE + 1)
+    cells = np.diff(kstwo.cdf(edges, n_members))
+    one = np.sum(cells * kstwo.cdf((room - 2 * p * edges[1:]) / (2 * (1 - p)), n_nonmembers))
     return float(max(0.0, 1.0 - n_analyses * (1.0 - one)))
 
 
@@ -466,7 +469,7 @@ def bounded_sample_size(
     >>> from sklearn_mace.metrics import bounded_sample_size
     >>> plan = bounded_sample_size(0.1)
     >>> plan.n_members, plan.n_nonmembers
-    (2482, 2482)
+    (2496, 2496)
     """
     margin = _check_fraction(margin, "margin")
     prior = _check_fraction(prior, "prior")
@@ -493,7 +496,7 @@ def bounded_sample_size(
                 f"advantage within {margin:g}; raise max_records or the margin."
             )
     low = high // 2
-    while high - low > 1:
+    while high - low > max(1, high // 200):  # to within 0.5 %: the sizes are "about"
         middle = (low + high) // 2
         low, high = (low, middle) if power_at(middle) >= power else (middle, high)
     return BoundSampleSizePlan(

@@ -1,5 +1,5 @@
-"""The certified upper bound on every threshold rule's advantage, and its two planners,
-against ground truth.
+"""The certified upper bound on every threshold rule's advantage (the sample's best plus one
+rule's Hoeffding deviation), and its two planners, against ground truth.
 
 * Coverage: on score distributions whose best threshold advantage is known (two Gaussians in
   closed form; Cauchy and Poisson scores on an exact grid), the (1 − α) upper bound is below
@@ -19,6 +19,7 @@ import pytest
 from scipy.stats import binom, cauchy, norm, poisson
 
 from sklearn_mace.metrics import (
+    advantage_deviation,
     advantage_upper_bound,
     audit_epsilon,
     audit_sample_size,
@@ -132,9 +133,10 @@ def test_upper_bound_covers_the_truth_in_many_runs(name, prior):
 def test_upper_bound_is_tight_enough_to_bound_a_large_null_sample():
     rng = np.random.default_rng(3)
     bound = advantage_upper_bound(rng.normal(size=5000), rng.normal(size=5000))
-    # bands of about 1.48/√5000 = 0.021 each, plus the sample's own spread
-    assert bound.advantage_upper_bound < 0.08
-    assert bound.member_band == pytest.approx(1.480 / np.sqrt(5000), rel=0.02)  # at α/2
+    # Hoeffding at α/2 = 0.025: sqrt(ln 40 · (1/5000 + 1/5000) / 2) = 0.0272
+    assert bound.deviation == pytest.approx(np.sqrt(np.log(40) / 5000), rel=1e-9)
+    assert bound.advantage_upper_bound < 0.06
+    assert advantage_deviation(5000, 5000, 0.5, 0.025) == pytest.approx(bound.deviation)
 
 
 def test_upper_bound_is_one_for_separated_scores_and_prior_aware():

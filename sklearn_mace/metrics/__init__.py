@@ -9,6 +9,7 @@ __getattr__, __dir__, __all__ = attach(
             "AdvantageUpperBound",
             "EpsilonAudit",
             "OneRunAudit",
+            "advantage_deviation",
             "advantage_upper_bound",
             "audit_epsilon",
             "one_run_epsilon",

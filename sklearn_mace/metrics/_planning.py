@@ -388,20 +388,20 @@ def _bounded_power(n_members, n_nonmembers, margin, level, prior, n_analyses):
     """Lower bound on P(every analysis's upper bound <= trivial + margin) with no leakage.
 
     Without leakage ``F1 = F0 = F``, so ``|A_n(t)| <= |2p − 1| + 2(1 − p)·D0 + 2p·D1`` with
-    ``D_i = sup |F_in − F|``, independent, of Kolmogorov–Smirnov law; the upper bound adds
-    the bands ``2(1 − p)·d0 + 2p·d1``. One analysis stays within the margin with probability
-    at least ``P(2(1 − p)·D0 + 2p·D1 <= margin − bands)``, itself at least the lower
-    Riemann–Stieltjes sum over cells of ``D1``'s range (each cell's ``D0`` limit taken at its
-    upper end); ``n_analyses`` of them, by the union bound, at least
+    ``D_i = sup |F_in − F|``, independent, of Kolmogorov–Smirnov law (exact for continuous
+    scores, stochastically smaller for tied ones); the upper bound adds the deviation ``c``
+    (:func:`~sklearn_mace.metrics.advantage_deviation`). One analysis stays within the margin
+    with probability at least ``P(2(1 − p)·D0 + 2p·D1 <= margin − c)``, itself at least the
+    lower Riemann–Stieltjes sum over cells of ``D1``'s range (each cell's ``D0`` limit taken
+    at its upper end); ``n_analyses`` of them, by the union bound, at least
     ``1 − n_analyses·(1 − that)``.
     """
     from scipy.stats import kstwo
 
-    from ._audit import ks_band
+    from ._audit import advantage_deviation
 
     p = prior
-    bands = 2 * (1 - p) * ks_band(n_nonmembers, level) + 2 * p * ks_band(n_members, level)
-    room = margin - bands
+    room = margin - advantage_deviation(n_members, n_nonmembers, p, level)
     if room <= 0:
         return 0.0
     edges = np.linspace(0.0, room / (2 * p), _QUADRATURE + 1)
@@ -426,9 +426,9 @@ def bounded_sample_size(
     ``n_analyses`` analyses carried no membership information, how many records make every
     analysis's upper bound (each at ``1 − α/n_analyses``, Bonferroni, as a report's card
     makes them) at most ``|2p − 1| + margin``, with probability at least ``power``? The
-    probability is bounded from below (the triangle inequality on the bands, exact
-    Kolmogorov–Smirnov laws, a union bound over the analyses), so the sizes suffice; the
-    least sufficient ones may be smaller.
+    probability is bounded from below (the triangle inequality on the empirical
+    distribution functions, their exact Kolmogorov–Smirnov laws, a union bound over the
+    analyses), so the sizes suffice; the least sufficient ones may be smaller.
 
     Parameters
     ----------
@@ -469,7 +469,7 @@ def bounded_sample_size(
     >>> from sklearn_mace.metrics import bounded_sample_size
     >>> plan = bounded_sample_size(0.1)
     >>> plan.n_members, plan.n_nonmembers
-    (2496, 2496)
+    (1568, 1568)
     """
     margin = _check_fraction(margin, "margin")
     prior = _check_fraction(prior, "prior")
@@ -481,7 +481,7 @@ def bounded_sample_size(
         raise ValueError(f"nonmember_ratio must be > 0; got {nonmember_ratio!r}.")
     if isinstance(max_records, bool) or not isinstance(max_records, Integral) or max_records < 1:
         raise ValueError(f"max_records must be an int >= 1; got {max_records!r}.")
-    level = (1 - confidence) / n_analyses / 2  # each band of each analysis
+    level = (1 - confidence) / n_analyses / 2  # each direction of each analysis
 
     def power_at(n):
         n0 = int(np.ceil(nonmember_ratio * n))

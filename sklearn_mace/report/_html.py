@@ -204,8 +204,8 @@ def claims_section(result, summary):
 prior p = {fmt(result.prior)}; the trivial |2p − 1| is {trivial}) are certified lower bounds
 from the analysis's held-out scores; advantage ≤ is the certified upper bound on the advantage
 of every threshold rule on those scores, either direction (the best one's advantage plus
-Hoeffding's deviation for one rule; summary.csv also gives the ε such an advantage implies). {thresholds} FPR ≤ and FNR ≤ are
-exact Clopper–Pearson upper bounds. Every row
+Hoeffding's deviation for one rule; summary.csv also gives the ε such an advantage
+implies). {thresholds} FPR ≤ and FNR ≤ are exact Clopper–Pearson upper bounds. Every row
 of a {result.presentation.noun}, figure points included, holds together at
 {result.confidence:.0%}. AUC and TPR at low FPR describe the scores (not certified). Written to
 summary.csv.</p>"""

@@ -88,7 +88,7 @@ def _printed(result):
 
 # ----------------------------------------------------------------------------- green
 def test_a_big_clean_audit_is_green_with_its_bounds():
-    # two null analyses, 2500 targets a side: bounds of about 0.1 at 1 − 0.05/2 each
+    # two null analyses, 2500 targets a side: bounds of about 0.07 at 1 − 0.05/2 each
     result = _audit([Analysis("noise", _noise), Analysis("noise, fixed", _noise, 0.0)], 2500)
     (subject,) = result.subjects
     assert result.verdict(subject) == "bounded" and result.headline(subject) == "leakage bounded"
@@ -107,7 +107,7 @@ def test_a_big_clean_audit_is_green_with_its_bounds():
 
 def test_a_big_clean_model_audit_is_green_with_printed_bounds(tmp_path):
     # a model trained on other rows of the population: members and non-members exchangeable;
-    # 3000 of each bound every analysis below 0.1 (bounded_sample_size: about 3350 for 80 %)
+    # 3000 of each bound every analysis below 0.1 (bounded_sample_size: 2176 for 80 %)
     from sklearn.datasets import make_classification
     from sklearn.linear_model import LogisticRegression
 

@@ -517,7 +517,38 @@ def advantage_deviation(n_members, n_nonmembers, prior, level):
     ``A_n(t) = 2·(p·(1 − F1n(t−)) + (1 − p)·F0n(t−)) − 1`` averages independent indicators,
     ``n1`` of range ``2p/n1`` and ``n0`` of range ``2(1 − p)/n0``, so by Hoeffding's
     inequality (1963, Thm 2) ``c = sqrt(ln(1/level)·(4p²/n1 + 4(1 − p)²/n0)/2)``, whatever
-    the score distributions (continuous, discrete, tied).
+    the score distributions (continuous, discrete, tied). :func:`advantage_upper_bound` adds
+    it to the sample's best threshold advantage.
+
+    Parameters
+    ----------
+    n_members, n_nonmembers : int >= 1
+        Scores of each class.
+    prior : float in (0, 1)
+        Membership prior of the advantage.
+    level : float in (0, 1)
+        The probability that one rule's advantage exceeds its empirical value by ``c`` or
+        more.
+
+    Returns
+    -------
+    deviation : float
+        ``c``.
+
+    See Also
+    --------
+    advantage_upper_bound : the bound that adds it.
+
+    References
+    ----------
+    Hoeffding (1963), "Probability inequalities for sums of bounded random variables",
+    Thm 2.
+
+    Examples
+    --------
+    >>> from sklearn_mace.metrics import advantage_deviation
+    >>> round(advantage_deviation(1000, 1000, 0.5, 0.025), 4)
+    0.0607
     """
     spread = 4 * prior**2 / n_members + 4 * (1 - prior) ** 2 / n_nonmembers
     return float(np.sqrt(np.log(1.0 / level) * spread / 2.0))

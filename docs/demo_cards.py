@@ -85,6 +85,7 @@ def _subject_values(prefix, rows, subject):
     head = max(own, key=lambda row: float(row["epsilon_lower_bound"]))
     adv = max(own, key=lambda row: float(row["advantage_lower_bound"]))
     bayes = next(row for row in own if row["analysis"].startswith("MACE Bayes rule ("))
+    upper = max(own, key=lambda row: float(row["advantage_upper_bound"]))
     values = {
         "eps": _fmt(head["epsilon_lower_bound"]),
         "eps_half": _fmt(float(head["epsilon_lower_bound"]) / 2),
@@ -93,6 +94,8 @@ def _subject_values(prefix, rows, subject):
         "eps_fnr": _fmt(head["fnr_upper"], 3),
         "adv": _fmt(adv["advantage_lower_bound"], 3),
         "adv_source": adv["analysis"],
+        "upper": _fmt(upper["advantage_upper_bound"], 3),
+        "upper_source": upper["analysis"],
         "un": _fmt(bayes["advantage_estimate"], 3),
         "un_low": _fmt(bayes["advantage_estimate_low"], 3),
         "un_high": _fmt(bayes["advantage_estimate_high"], 3),

@@ -183,6 +183,15 @@ def _claim_options(group, noun):
         help=f"the ε of a DP claim to test: a certified ε above it turns a {noun}'s card red "
         f"(default: 1). {RELATION} For an add/remove-one claim ε, pass 2ε.",
     )
+    group.add_argument(
+        "--bounded-margin",
+        type=_number("--bounded-margin", 0, 1),
+        default=0.1,
+        metavar="M",
+        help=f"a {noun}'s card is green (leakage bounded) only when every analysis's certified "
+        "upper bound on the advantage is at most the trivial |2p - 1| plus this margin; "
+        "otherwise red (leakage certified) or grey (inconclusive) (default: 0.1)",
+    )
     group.add_argument("--random-state", type=_random_state, default=0, help=RANDOM_STATE_HELP)
     group.add_argument("--quiet", action="store_true", help=QUIET_HELP)
 
@@ -622,7 +631,13 @@ def _demo_options_refused(args, defaults, command):
         )
 
 
-CLAIM_DEFAULTS = {"prior": None, "confidence": 0.95, "delta": 0.0, "claimed_epsilon": 1.0}
+CLAIM_DEFAULTS = {
+    "prior": None,
+    "confidence": 0.95,
+    "delta": 0.0,
+    "claimed_epsilon": 1.0,
+    "bounded_margin": 0.1,
+}
 TABLE_DEFAULTS = {"decimal": None, "thousands": None, "id_columns": None, "keep_id_columns": False}
 
 

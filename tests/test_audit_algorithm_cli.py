@@ -61,7 +61,7 @@ def test_the_card_is_red_exactly_when_a_claim_is_contradicted(demo):
     summary = pd.read_csv(out / "summary.csv")
     page = (out / "report.html").read_text(encoding="utf-8")
     red = summary.groupby("recipe", sort=False)["contradicted"].any()
-    assert page.count('class="card high"') == int(red.sum())
+    assert page.count('class="card leak"') == int(red.sum())
     assert page.count("the claim is contradicted") == int(red.sum())
 
 

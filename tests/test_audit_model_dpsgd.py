@@ -79,5 +79,5 @@ def test_audit_model_with_delta_certifies_nothing_above_the_accountant(tmp_path)
     certified = summary["epsilon_lower_bound"].to_numpy()
     assert np.all(certified <= model.epsilon), (certified, model.epsilon)
     page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
-    assert '<div class="card high">' not in page
+    assert '<div class="card leak">' not in page
     assert "substitute-one" in page and "add/remove-one" in page

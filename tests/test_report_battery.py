@@ -218,7 +218,7 @@ def test_halfcopy_reads_epsilon_well_above_one(halfcopy):
     # rule on the distance (0 for a verbatim copy) is the same rule here, so it may tie
     exact = half.analysis(EXACT_NAME).claim.epsilon_lower_bound
     assert exact == pytest.approx(4.43, abs=0.01) and half.epsilon_lower_bound == exact
-    assert result.verdict(half) == "high"
+    assert result.verdict(half) == "leak"
     summary = pd.read_csv(paths["summary"]).set_index(["subject", "analysis"])
     row = summary.loc[("halfcopy", EXACT_NAME)]
     assert row["epsilon_lower_bound"] == pytest.approx(half.epsilon_lower_bound)
@@ -230,7 +230,7 @@ def test_halfcopy_reads_epsilon_well_above_one(halfcopy):
     row = summary.loc[("fresh", EXACT_NAME)]
     assert (row["member_exact_copies"], row["nonmember_exact_copies"]) == (0, 0)
     assert row["epsilon_lower_bound"] == 0
-    assert not fresh.certified_leak and result.verdict(fresh) == "low"
+    assert not fresh.certified_leak and result.verdict(fresh) in ("inconclusive", "bounded")
 
 
 def test_disclosure_risks_are_reported_for_every_release(halfcopy):
@@ -269,7 +269,7 @@ def test_perfect_copy_is_maximally_leaky_and_a_holdout_copy_is_named():
     assert copy.epsilon_lower_bound > 3.9
     assert copy.analysis(EXACT_NAME).claim.epsilon_lower_bound > 3.9
     assert copy.facts["member_exact_copies"] == 300 and copy.facts["nonmember_exact_copies"] == 0
-    assert result.verdict(copy) == "high"
+    assert result.verdict(copy) == "leak"
     assert holdout.facts["nonmember_exact_copies"] == 300
     named = [n for n in result.notes if "'holdout' holds 300 hold-out" in n]
     assert len(named) == 1 and not any("'copy' holds" in n for n in result.notes)
@@ -423,5 +423,5 @@ def test_adult_benchmark_runs_the_cli_end_to_end():
     assert table.loc["halfcopy", "strongest ε"] > 2  # ≈ 2.7 with 200 / 200 targets
     assert table.loc["leaky", "verdict"].startswith("leakage certified")
     for safe in ("resample", "marginals"):
-        assert table.loc[safe, "verdict"] == "no leakage certified"
+        assert table.loc[safe, "verdict"].startswith(("inconclusive", "leakage bounded"))
         assert table.loc[safe, "exact copies m / nm"] == "0 / 0"

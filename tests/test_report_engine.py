@@ -185,7 +185,7 @@ def test_headline_advantage_and_exposure_follow_the_claims():
     result = _result([subject], engine)
     best = max(subject.claims, key=lambda a: a.claim.epsilon_lower_bound)
     assert subject.epsilon_source is best and subject.epsilon_lower_bound > 1
-    assert result.verdict(subject) == "high"
+    assert result.verdict(subject) == "leak"
     # exposure comes from the strongest *table* claim, and flags exactly its rule's records
     source = subject.exposure_source
     assert not source.figure and source.leaks
@@ -203,7 +203,8 @@ def test_headline_advantage_and_exposure_follow_the_claims():
 
 def test_no_green_card_names_a_record():
     # 100 null subjects (scores independent of membership): whatever the verdict, a card
-    # names a record only when a claim certifies leakage, and a green card never does
+    # names a record only when a claim certifies leakage, and a card that is not red never
+    # does
     engine = _Engine([Analysis("noise", _noise), Analysis("noise, Bayes", _noise, threshold=0.0)])
     subjects = engine.run(_subjects(*[f"s{i}" for i in range(100)]))
     result = _result(subjects, engine)
@@ -213,7 +214,7 @@ def test_no_green_card_names_a_record():
         page = card(result, subject, records)
         named = "most exposed member: row" in page
         assert named <= subject.certified_leak
-        if result.verdict(subject) == "low":
+        if result.verdict(subject) != "leak":
             green += 1
             assert not named and not subject.exposed(2 * N).any()
             assert "no record is named: no claim certifies leakage" in page

@@ -8,6 +8,10 @@ Two audits:
   DeepMind jax_privacy's ``CanaryScoreAuditor`` (Split / Bonferroni / Explicit).
 * :func:`one_run_epsilon` — canaries each inserted with probability ½ into one training run
   (Steinke, Nasr & Jagielski 2023).
+
+And one bound from above: :func:`advantage_upper_bound` — the membership advantage of
+*every* threshold rule on the scores is at most the sample's best plus one rule's Hoeffding
+deviation (what a "leakage bounded" verdict needs).
 """
 
 from dataclasses import dataclass
@@ -20,7 +24,15 @@ from sklearn.utils import check_random_state
 
 from ._dp import _check_delta, epsilon_from_advantage
 
-__all__ = ["EpsilonAudit", "OneRunAudit", "audit_epsilon", "one_run_epsilon"]
+__all__ = [
+    "AdvantageUpperBound",
+    "EpsilonAudit",
+    "OneRunAudit",
+    "advantage_deviation",
+    "advantage_upper_bound",
+    "audit_epsilon",
+    "one_run_epsilon",
+]
 
 
 @dataclass(frozen=True)
@@ -451,6 +463,201 @@ def audit_epsilon(
         raise ValueError(f"threshold must be finite; got {threshold!r}.")
     return _result(
         members, nonmembers, float(threshold), alpha / 2, alpha / 2, "explicit", **common
+    )
+
+
+# --- the bound from above -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AdvantageUpperBound:
+    """Result of :func:`advantage_upper_bound`: how far any threshold rule can separate.
+
+    Attributes
+    ----------
+    advantage_upper_bound : float
+        (1 − α) upper confidence bound, ``α = 1 − confidence``, on the largest membership
+        advantage at ``prior`` (MACE Def. 1) of any threshold rule on the scores, in either
+        direction ("member iff score >= t" or "member iff score < t", randomized ones
+        included). Never below ``trivial_advantage``; at most 1.
+    advantage_epsilon_upper_bound : float
+        ``epsilon_from_advantage(advantage_upper_bound, prior, delta)``: no threshold rule on
+        these scores could certify an advantage implying a larger ε. It bounds the advantage
+        route only: the tails of the score distributions may still refute a larger ε (a
+        low-FPR rule), which no finite sample rules out.
+    advantage_estimate : float
+        The largest advantage of a threshold rule on the sample itself (plug-in, biased
+        upwards by the choice of the threshold).
+    trivial_advantage : float
+        ``|2p − 1|``, the advantage of always guessing the likelier side.
+    deviation : float
+        What the bound adds to ``advantage_estimate``: Hoeffding's one-sided deviation of one
+        rule's empirical advantage, at level α/2 per direction.
+    n_members, n_nonmembers : int
+        Rows the bound was computed on.
+    prior, delta, confidence : float
+        As given.
+    """
+
+    advantage_upper_bound: float
+    advantage_epsilon_upper_bound: float
+    advantage_estimate: float
+    trivial_advantage: float
+    deviation: float
+    n_members: int
+    n_nonmembers: int
+    prior: float
+    delta: float
+    confidence: float
+
+
+def advantage_deviation(n_members, n_nonmembers, prior, level):
+    """``c`` with ``P(A(t) − A_n(t) >= c) <= level`` for any one threshold ``t`` fixed in advance.
+
+    ``A_n(t) = 2·(p·(1 − F1n(t−)) + (1 − p)·F0n(t−)) − 1`` averages independent indicators,
+    ``n1`` of range ``2p/n1`` and ``n0`` of range ``2(1 − p)/n0``, so by Hoeffding's
+    inequality (1963, Thm 2) ``c = sqrt(ln(1/level)·(4p²/n1 + 4(1 − p)²/n0)/2)``, whatever
+    the score distributions (continuous, discrete, tied). :func:`advantage_upper_bound` adds
+    it to the sample's best threshold advantage.
+
+    Parameters
+    ----------
+    n_members, n_nonmembers : int >= 1
+        Scores of each class.
+    prior : float in (0, 1)
+        Membership prior of the advantage.
+    level : float in (0, 1)
+        The probability that one rule's advantage exceeds its empirical value by ``c`` or
+        more.
+
+    Returns
+    -------
+    deviation : float
+        ``c``.
+
+    See Also
+    --------
+    advantage_upper_bound : the bound that adds it.
+
+    References
+    ----------
+    Hoeffding (1963), "Probability inequalities for sums of bounded random variables",
+    Thm 2.
+
+    Examples
+    --------
+    >>> from sklearn_mace.metrics import advantage_deviation
+    >>> round(advantage_deviation(1000, 1000, 0.5, 0.025), 4)
+    0.0607
+    """
+    spread = 4 * prior**2 / n_members + 4 * (1 - prior) ** 2 / n_nonmembers
+    return float(np.sqrt(np.log(1.0 / level) * spread / 2.0))
+
+
+def _threshold_rates(members, nonmembers):
+    """``F1(t−)`` and ``F0(t−)`` at every threshold that makes a different rule (and +∞)."""
+    members, nonmembers = np.sort(members), np.sort(nonmembers)
+    thresholds = np.unique(np.concatenate([members, nonmembers]))
+    below_1 = np.searchsorted(members, thresholds, side="left") / members.size
+    below_0 = np.searchsorted(nonmembers, thresholds, side="left") / nonmembers.size
+    return np.r_[below_1, 1.0], np.r_[below_0, 1.0]
+
+
+def advantage_upper_bound(
+    member_scores, nonmember_scores, *, prior=0.5, delta=0.0, confidence=0.95
+):
+    """Certified upper bound on the membership advantage of every threshold rule on scores.
+
+    The counterpart of :func:`audit_epsilon`'s lower bounds: where those say "this rule
+    separates members from non-members by *at least* so much", this says "no threshold on
+    these scores separates them by *more* than so much". A threshold rule "member iff
+    ``score >= t``" has advantage ``A(t) = 2·(p·TPR(t) + (1 − p)·TNR(t)) − 1`` at prior
+    ``p`` (MACE Def. 1); with ``F1``, ``F0`` the member and non-member score distributions,
+    ``TPR(t) = 1 − F1(t−)`` and ``TNR(t) = F0(t−)``, and the reversed rule ("member iff
+    ``score < t``") has advantage ``−A(t)``. So the best threshold rule in either direction
+    — randomized ones are mixtures, no better — has advantage ``sup_t |A(t)|``, at least the
+    trivial ``|2p − 1|`` (``t = ±∞``).
+
+    The bound is the sample's best, ``sup_t |A_n(t)|``, plus a deviation ``c``. It holds
+    because the sample's best is at least the sample's value at the *true* best threshold
+    ``t*`` (of each direction), which is fixed before the data are drawn: ``sup_t A(t) >
+    sup_t A_n(t) + c`` implies ``A(t*) − A_n(t*) > c``, one rule's deviation, which
+    Hoeffding's inequality bounds (:func:`advantage_deviation`, at α/2 per direction) for any
+    score distributions, continuous, discrete or tied. No band over every threshold is
+    needed, which makes the bound tighter than two simultaneous Kolmogorov–Smirnov bands
+    on ``F1`` and ``F0`` (about two thirds of their width at equal sizes and levels).
+
+    Why every threshold rather than one rule: a card's "leakage bounded" must mean that no
+    reading of the analysis's scores separates members from non-members by more than the
+    bound, not only the rule its lower bound happened to certify (a low-FPR rule chosen for
+    its ε has a small advantage by construction). The bound concerns the scores given — an
+    attack's held-out scores — not every attack: a stronger attack may separate more.
+
+    The deviation treats each score as an independent draw from its class's distribution, as
+    :func:`audit_epsilon` does; cross-fitted (held-out) scores satisfy this approximately.
+
+    Parameters
+    ----------
+    member_scores : array-like of shape (n_members,)
+        Scores of members (larger or smaller may mean member: both directions are bounded).
+    nonmember_scores : array-like of shape (n_nonmembers,)
+        Scores of non-members.
+    prior : float in (0, 1), default=0.5
+        Membership prior of the advantage.
+    delta : float in [0, 1), default=0.0
+        The δ of ``advantage_epsilon_upper_bound``.
+    confidence : float in (0, 1), default=0.95
+        ``1 − α``.
+
+    Returns
+    -------
+    bound : AdvantageUpperBound
+        ``advantage_upper_bound`` first, then the ε it corresponds to, the sample's best
+        advantage and the deviation.
+
+    See Also
+    --------
+    audit_epsilon : the certified lower bounds.
+    sklearn_mace.metrics.bounded_sample_size : the sample that bounds a null audit.
+
+    References
+    ----------
+    Hoeffding (1963), "Probability inequalities for sums of bounded random variables",
+    Thm 2; MACE (TMLR 2023), Def. 1.
+
+    Examples
+    --------
+    Scores that carry no membership information, 2000 of each:
+
+    >>> import numpy as np
+    >>> from sklearn_mace.metrics import advantage_upper_bound
+    >>> rng = np.random.default_rng(0)
+    >>> bound = advantage_upper_bound(rng.normal(size=2000), rng.normal(size=2000))
+    >>> round(bound.advantage_upper_bound, 3), round(bound.deviation, 3)
+    (0.061, 0.043)
+    """
+    members = _check_scores(member_scores, "member_scores")
+    nonmembers = _check_scores(nonmember_scores, "nonmember_scores")
+    prior = _check_open_unit(prior, "prior")
+    delta = _check_delta(delta)
+    confidence = _check_open_unit(confidence, "confidence")
+    deviation = advantage_deviation(members.size, nonmembers.size, prior, (1 - confidence) / 2)
+    below_1, below_0 = _threshold_rates(members, nonmembers)
+    advantage = 2.0 * (prior * (1.0 - below_1) + (1.0 - prior) * below_0) - 1.0
+    estimate = float(np.max(np.abs(advantage)))
+    trivial = abs(2 * prior - 1)
+    upper = float(min(max(estimate + deviation, trivial), 1.0))
+    return AdvantageUpperBound(
+        advantage_upper_bound=upper,
+        advantage_epsilon_upper_bound=float(epsilon_from_advantage(upper, prior, delta)),
+        advantage_estimate=estimate,
+        trivial_advantage=trivial,
+        deviation=deviation,
+        n_members=int(members.size),
+        n_nonmembers=int(nonmembers.size),
+        prior=prior,
+        delta=delta,
+        confidence=confidence,
     )
 
 

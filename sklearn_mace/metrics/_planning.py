@@ -17,7 +17,13 @@ from scipy.stats import binom
 from ._audit import _cp_upper
 from ._dp import _check_delta, advantage_bound, epsilon_from_advantage
 
-__all__ = ["SampleSizePlan", "audit_sample_size"]
+__all__ = [
+    "BoundSampleSizePlan",
+    "SampleSizePlan",
+    "audit_sample_size",
+    "bounded_sample_size",
+    "detectable_epsilon",
+]
 
 # Binomial counts further than this many standard deviations from their mean are ignored:
 # their probability (< 1e-30) cannot move a power.
@@ -339,3 +345,241 @@ def audit_sample_size(
         delta=delta,
         confidence=confidence,
     )
+
+
+# --- bounding a null audit from above -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BoundSampleSizePlan:
+    """Result of :func:`bounded_sample_size`: the sample that bounds a leak-free audit.
+
+    Attributes
+    ----------
+    n_members, n_nonmembers : int
+        Records of each class that suffice.
+    power : float
+        A lower bound on the probability that, with no leakage, every one of the
+        ``n_analyses`` upper bounds is at most ``trivial + margin`` at these sizes.
+    requested_power : float
+        The power asked for.
+    margin : float
+        The advantage above the trivial ``|2p − 1|`` the upper bounds must stay within.
+    n_analyses : int
+        The analyses bounded together (each at ``1 − α/n_analyses``).
+    prior, confidence : float
+        As given.
+    """
+
+    n_members: int
+    n_nonmembers: int
+    power: float
+    requested_power: float
+    margin: float
+    n_analyses: int
+    prior: float
+    confidence: float
+
+
+_QUADRATURE = 100  # cells of the member statistic's range in the power's lower sum
+
+
+def _bounded_power(n_members, n_nonmembers, margin, level, prior, n_analyses):
+    """Lower bound on P(every analysis's upper bound <= trivial + margin) with no leakage.
+
+    Without leakage ``F1 = F0 = F``, so ``|A_n(t)| <= |2p − 1| + 2(1 − p)·D0 + 2p·D1`` with
+    ``D_i = sup |F_in − F|``, independent, of Kolmogorov–Smirnov law (exact for continuous
+    scores, stochastically smaller for tied ones); the upper bound adds the deviation ``c``
+    (:func:`~sklearn_mace.metrics.advantage_deviation`). One analysis stays within the margin
+    with probability at least ``P(2(1 − p)·D0 + 2p·D1 <= margin − c)``, itself at least the
+    lower Riemann–Stieltjes sum over cells of ``D1``'s range (each cell's ``D0`` limit taken
+    at its upper end); ``n_analyses`` of them, by the union bound, at least
+    ``1 − n_analyses·(1 − that)``.
+    """
+    from scipy.stats import kstwo
+
+    from ._audit import advantage_deviation
+
+    p = prior
+    room = margin - advantage_deviation(n_members, n_nonmembers, p, level)
+    if room <= 0:
+        return 0.0
+    edges = np.linspace(0.0, room / (2 * p), _QUADRATURE + 1)
+    cells = np.diff(kstwo.cdf(edges, n_members))
+    one = np.sum(cells * kstwo.cdf((room - 2 * p * edges[1:]) / (2 * (1 - p)), n_nonmembers))
+    return float(max(0.0, 1.0 - n_analyses * (1.0 - one)))
+
+
+def bounded_sample_size(
+    margin=0.1,
+    *,
+    n_analyses=1,
+    prior=0.5,
+    confidence=0.95,
+    power=0.8,
+    nonmember_ratio=1.0,
+    max_records=10_000_000,
+):
+    """Members and non-members with which a leak-free audit certifies "leakage bounded".
+
+    The planner of :func:`~sklearn_mace.metrics.advantage_upper_bound`: if the scores of
+    ``n_analyses`` analyses carried no membership information, how many records make every
+    analysis's upper bound (each at ``1 − α/n_analyses``, Bonferroni, as a report's card
+    makes them) at most ``|2p − 1| + margin``, with probability at least ``power``? The
+    probability is bounded from below (the triangle inequality on the empirical
+    distribution functions, their exact Kolmogorov–Smirnov laws, a union bound over the
+    analyses), so the sizes suffice; the least sufficient ones may be smaller.
+
+    Parameters
+    ----------
+    margin : float in (0, 1), default=0.1
+        The advantage above the trivial one the bounds must stay within.
+    n_analyses : int >= 1, default=1
+        The analyses whose bounds must all stay within the margin.
+    prior : float in (0, 1), default=0.5
+        Membership prior of the advantage.
+    confidence : float in (0, 1), default=0.95
+        ``1 − α`` of the whole family of bounds.
+    power : float in (0, 1), default=0.8
+        Required probability that every bound stays within the margin.
+    nonmember_ratio : float > 0, default=1.0
+        Non-members per member.
+    max_records : int, default=10_000_000
+        Give up beyond this many members.
+
+    Returns
+    -------
+    plan : BoundSampleSizePlan
+        The sizes and the power they reach (a lower bound).
+
+    Raises
+    ------
+    ValueError
+        When more than ``max_records`` members would be needed.
+
+    See Also
+    --------
+    advantage_upper_bound : the bound planned for.
+    audit_sample_size : the sample that certifies a leak.
+
+    Examples
+    --------
+    One analysis at prior ½, bounded within 0.1:
+
+    >>> from sklearn_mace.metrics import bounded_sample_size
+    >>> plan = bounded_sample_size(0.1)
+    >>> plan.n_members, plan.n_nonmembers
+    (1568, 1568)
+    """
+    margin = _check_fraction(margin, "margin")
+    prior = _check_fraction(prior, "prior")
+    confidence = _check_fraction(confidence, "confidence")
+    power = _check_fraction(power, "power")
+    if isinstance(n_analyses, bool) or not isinstance(n_analyses, Integral) or n_analyses < 1:
+        raise ValueError(f"n_analyses must be an int >= 1; got {n_analyses!r}.")
+    if not (isinstance(nonmember_ratio, Real) and nonmember_ratio > 0):
+        raise ValueError(f"nonmember_ratio must be > 0; got {nonmember_ratio!r}.")
+    if isinstance(max_records, bool) or not isinstance(max_records, Integral) or max_records < 1:
+        raise ValueError(f"max_records must be an int >= 1; got {max_records!r}.")
+    level = (1 - confidence) / n_analyses / 2  # each direction of each analysis
+
+    def power_at(n):
+        n0 = int(np.ceil(nonmember_ratio * n))
+        return _bounded_power(int(n), n0, margin, level, prior, n_analyses)
+
+    high = 1
+    while power_at(high) < power:
+        high *= 2
+        if high > 2 * max_records:
+            raise ValueError(
+                f"More than max_records={max_records} members would be needed to bound the "
+                f"advantage within {margin:g}; raise max_records or the margin."
+            )
+    low = high // 2
+    while high - low > max(1, high // 200):  # to within 0.5 %: the sizes are "about"
+        middle = (low + high) // 2
+        low, high = (low, middle) if power_at(middle) >= power else (middle, high)
+    return BoundSampleSizePlan(
+        n_members=int(high),
+        n_nonmembers=int(np.ceil(nonmember_ratio * high)),
+        power=power_at(high),
+        requested_power=power,
+        margin=margin,
+        n_analyses=int(n_analyses),
+        prior=prior,
+        confidence=confidence,
+    )
+
+
+def detectable_epsilon(
+    n_members,
+    n_nonmembers,
+    *,
+    at_least=0.0,
+    delta=0.0,
+    confidence=0.95,
+    power=0.8,
+    max_epsilon=49.0,
+    tolerance=1e-3,
+):
+    """The smallest true ε that an audit of this size certifies above ``at_least`` with power.
+
+    The inverse of :func:`audit_sample_size` in ε: with ``n_members`` and ``n_nonmembers``
+    scored by a rule fixed in advance, and an attack that errs like randomized response at
+    the true ε (the best any attack can do, so the answer is a minimum), the probability
+    that :func:`~sklearn_mace.metrics.audit_epsilon` certifies ε > ``at_least`` is computed
+    exactly, and the smallest ε where it reaches ``power`` is found by bisection. A claim
+    ε = ``at_least`` that an audit of this size leaves uncontradicted may be false by any
+    amount below the returned value.
+
+    Parameters
+    ----------
+    n_members, n_nonmembers : int >= 1
+        Scored records (or runs) of each side that certify.
+    at_least : float >= 0, default=0.0
+        The ε to contradict (a claim).
+    delta : float in [0, 1), default=0.0
+        The δ of the (ε, δ) claim.
+    confidence : float in (0, 1), default=0.95
+        The level the claim is made at.
+    power : float in (0, 1), default=0.8
+        Required probability of certifying.
+    max_epsilon : float, default=49.0
+        The largest ε searched.
+    tolerance : float, default=1e-3
+        Width of the final bisection interval (the upper end is returned).
+
+    Returns
+    -------
+    epsilon : float
+        The smallest such ε, or ``inf`` when even ``max_epsilon`` is not certified with
+        that power (too few records for any leak to contradict the claim).
+
+    See Also
+    --------
+    audit_sample_size : the records needed for a given ε.
+
+    Examples
+    --------
+    >>> from sklearn_mace.metrics import detectable_epsilon
+    >>> round(detectable_epsilon(1000, 1000, at_least=1.0), 2)
+    1.17
+    """
+    delta = _check_delta(delta)
+    level = (1 - _check_fraction(confidence, "confidence")) / 2
+    power = _check_fraction(power, "power")
+    n1, n0 = int(n_members), int(n_nonmembers)
+    if n1 < 1 or n0 < 1:
+        raise ValueError(f"n_members and n_nonmembers must be >= 1; got {n1} and {n0}.")
+
+    def power_at(epsilon):
+        rate = (1 - delta) / (1 + np.exp(epsilon))
+        return _power(n1, n0, rate, float(at_least), level, delta, 0.5, "epsilon")
+
+    if power_at(max_epsilon) < power:
+        return float("inf")
+    low, high = float(at_least), float(max_epsilon)
+    while high - low > tolerance:
+        middle = 0.5 * (low + high)
+        low, high = (low, middle) if power_at(middle) >= power else (middle, high)
+    return float(high)

@@ -10,12 +10,14 @@ engine's "records" are shadow runs.
 import numpy as np
 import pandas as pd
 
-from ..metrics import MembershipRocDisplay
+from ..metrics import MembershipRocDisplay, detectable_epsilon
 from ._figures import figure, figure_file, legend_below, note
 from ._format import fmt, table
 from ._present import Presentation
 
-__all__ = ["AlgorithmPresentation"]
+__all__ = ["AlgorithmPresentation", "power_text"]
+
+POWER = 0.8
 
 RELATION_WORDS = {
     "add_remove": (
@@ -61,10 +63,11 @@ class AlgorithmPresentation(Presentation):
     target_nouns = ("runs with the target", "runs without it")
     record_targets = False
     verdicts = {
-        "high": "the claim is contradicted: ε > {epsilon:g} is certified",
-        "mid": "the claim ε = {epsilon:g} is not contradicted (some leakage is certified)",
-        "low": "the claim ε = {epsilon:g} is not contradicted (no leakage certified)",
+        "above": "the claim is contradicted: ε > {epsilon:g} is certified",
+        "inconclusive": "inconclusive: the claim ε = {epsilon:g} is not contradicted",
     }
+    can_bound = False  # no number of runs proves a DP claim: never green
+    red_needs_claim = True  # a DP recipe may leak up to its claim: red iff contradicted
 
     def facts_line(self, result, subject):
         """The runs behind the card."""
@@ -114,14 +117,15 @@ class AlgorithmPresentation(Presentation):
         """What the verdict says about the recipe's claim."""
         name, _ = _relation(result)
         eps, delta = result.claimed_epsilon, result.delta
-        if verdict == "high":
+        if verdict == "above":
             return (
                 f"the recipe is not ({eps:g}, {delta:g})-DP for {name} neighbours, with the "
                 "stated confidence: its claim is false (or its implementation is)"
             )
         return (
             f"the runs do not refute ({eps:g}, {delta:g})-DP; this is not a proof of "
-            "privacy: more runs, a worse-case target or a stronger attack may certify more"
+            f"privacy: {power_text(result, subject)}; more runs, a worse-case target or a "
+            "stronger attack may certify more"
         )
 
     def card_lines(self, result, subject):
@@ -174,14 +178,41 @@ class AlgorithmPresentation(Presentation):
         )
 
     def verdict_line(self, result, subject):
-        """The verdict with the largest certified ε and its target."""
+        """The verdict with the largest certified ε and its target, and the runs' power."""
         source = subject.epsilon_source
         where = "" if source is None else f" ({source.name})"
+        power = "" if result.verdict(subject) == "leak" else f"; {power_text(result, subject)}"
         return (
             f"{subject.name}: [{result.headline(subject)}] — claimed ε = "
             f"{result.claimed_epsilon:g}, certified ε at least {subject.epsilon_lower_bound:.2f}"
-            f"{where}"
+            f"{where}{power}"
         )
+
+
+def power_text(result, subject):
+    """The smallest ε above the claim that this many certifying runs contradict with 80 %
+    power (an attack erring like randomized response, the best possible: a minimum)."""
+    n = subject.facts.get("n_certify_runs")
+    if not n:
+        return "the runs' power is unknown (the shadow runs failed)"
+    epsilon = detectable_epsilon(
+        int(n),
+        int(n),
+        at_least=result.claimed_epsilon,
+        delta=result.delta,
+        confidence=subject.claim_confidence,
+        power=POWER,
+    )
+    if not np.isfinite(epsilon):
+        return (
+            f"{n} certifying runs per side cannot contradict the claim with "
+            f"{100 * POWER:.0f} % power at any ε"
+        )
+    return (
+        f"with {n} certifying runs per side, a recipe is contradicted with "
+        f"{100 * POWER:.0f} % power only if its true ε is at least {epsilon:.2f} (an attack "
+        "erring like randomized response, the best possible, at its claim's level)"
+    )
 
 
 def _roc_figure(result, subject):

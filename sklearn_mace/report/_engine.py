@@ -18,6 +18,10 @@ loop of small steps that a configuration overrides, the structure of skorch's ``
   certified number the report prints for the subject — its table rows, its headline (the
   largest of them) and its figure points. Failed analyses still count, so the correction
   is fixed before anything runs;
+* :meth:`AuditEngine.bound` — every analysis's scores through
+  :func:`~sklearn_mace.metrics.advantage_upper_bound` at the same per-claim level: a
+  second family, of certified *upper* bounds on the advantage of every threshold rule on
+  the scores, which a "leakage bounded" verdict needs (``_verdict.py``);
 * :meth:`AuditEngine.describe` and :meth:`AuditEngine.record_columns` — facts for the card
   and per-record columns for ``records.csv``.
 
@@ -34,7 +38,7 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.metrics import roc_auc_score
 
-from ..metrics import audit_epsilon, tpr_at_fpr
+from ..metrics import advantage_upper_bound, audit_epsilon, tpr_at_fpr
 from ._results import AnalysisResult, SubjectResult
 
 __all__ = [
@@ -373,13 +377,14 @@ class AuditEngine:
             scores = analysis.compute(engine, subject, seed)
             self.check_scores(scores.score, analysis.name)
             seed = self.seed(subject.name, analysis.name, "certify")
-            return scores, self.certify(analysis, scores.score, level, seed)
+            claim = self.certify(analysis, scores.score, level, seed)
+            return scores, claim, self.bound(analysis, scores.score, level)
 
         outcome, reason = self.run_step(scored_and_certified, subject, analysis.name)
         if reason is not None:
             result.reason = reason
             return result
-        result.scores, result.claim = outcome
+        result.scores, result.claim, result.bound = outcome
         result.metrics = self.ranking_metrics(result.scores.score)
         if result.scores.detail:
             result.detail = result.scores.detail
@@ -406,6 +411,23 @@ class AuditEngine:
             threshold=analysis.threshold,
             prior=self.targets.prior,
             random_state=seed,
+        )
+
+    def bound(self, analysis, score, level):
+        """The analysis's certified upper bound on the advantage of every threshold rule on
+        its held-out scores (:func:`~sklearn_mace.metrics.advantage_upper_bound`), at the
+        claim's level. An analysis certified on part of the targets only (a
+        ``certify_mask``, the runs its attack never saw) is bounded on that part too."""
+        m, score = self.targets.membership, np.asarray(score, dtype=float)
+        keep = getattr(analysis, "certify_mask", None)
+        if keep is not None:
+            m, score = m[keep], score[keep]
+        return advantage_upper_bound(
+            score[m == 1],
+            score[m == 0],
+            prior=self.targets.prior,
+            delta=self.delta,
+            confidence=level,
         )
 
     def ranking_metrics(self, score):

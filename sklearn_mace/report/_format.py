@@ -19,11 +19,12 @@ th{background:#f3f3f3}td.text,th.text{text-align:left}
 .cards{display:flex;gap:1rem;flex-wrap:wrap}
 .card{border:1px solid #ccc;border-radius:8px;padding:.8rem 1rem;min-width:300px;flex:1}
 .card .big{font-size:1.6rem;font-weight:600}
-.high{border-left:6px solid #c0392b}.mid{border-left:6px solid #e67e22}
-.low{border-left:6px solid #27ae60}.verdict{font-weight:600;margin:.2rem 0}
+.leak{border-left:6px solid #c0392b}.inconclusive{border-left:6px solid #7f8c8d}
+.bounded{border-left:6px solid #27ae60}.verdict{font-weight:600;margin:.2rem 0}
 figure{margin:1rem 0}figure img{max-width:100%;border:1px solid #eee}
 figcaption{font-size:.9rem;color:#555}.muted{color:#666;font-size:.9rem}
 .failed{color:#c0392b;font-size:.9rem}
+.why{font-size:.92rem;margin:.3rem 0;padding-left:.4rem;border-left:2px solid #ddd}
 """
 
 

@@ -13,16 +13,19 @@ import numpy as np
 from ._comparisons import comparisons_section
 from ._format import fmt, fmt_p, html_page, table
 from ._sample_size import sample_size_line
+from ._verdict import case, explanation
 
 __all__ = ["render_report"]
 
-MEANINGS = {  # what each verdict means, under the card's headline
-    "high": "the {noun} is not ({eps:g}, {delta:g})-DP for substitute-one neighbours (a "
+MEANINGS = {  # what each case of the verdict means, under the card's headline
+    "above": "the {noun} is not ({eps:g}, {delta:g})-DP for substitute-one neighbours (a "
     "training record replaced by a fresh one), with the stated confidence",
-    "mid": "some membership leakage is certified, though not enough to refute ε = {eps:g}",
-    "low": "no analysis separates members from non-members beyond chance at this "
-    "confidence; this is not a proof of privacy (a stronger attack or more records "
-    "may show leakage)",
+    "leak": "some membership leakage is certified, though not enough to refute ε = {eps:g}",
+    "disclosure": "members of the training data are published verbatim",
+    "inconclusive": "no analysis certifies leakage, but this audit cannot bound it either: "
+    "this is not a proof of privacy (more records, or a stronger attack, decide)",
+    "bounded": "no analysis of this audit separates members from non-members by more than "
+    "its bound, with the stated confidence; a stronger attack may separate more",
 }
 
 
@@ -76,6 +79,21 @@ def _advantage_line(result, subject):
     {trivial}; {why}: {html.escape(source.name)})</span></div>"""
 
 
+def _upper_line(result, subject):
+    """The largest certified upper bound on the advantage, and why the card has its colour."""
+    source = subject.bound_source
+    bound = (
+        '<div class="muted">advantage at most: not bounded (an analysis failed)</div>'
+        if source is None
+        else f"""<div>advantage at prior {fmt(result.prior)} <b>at most
+    {fmt(source.bound.advantage_upper_bound)}</b> <span class="muted">(any threshold on any
+    analysis's scores; certified upper bounds, a family of their own at the same levels;
+    largest from {html.escape(source.name)})</span></div>"""
+    )
+    why = "".join(f'<div class="why">{html.escape(t)}.</div>' for t in explanation(result, subject))
+    return bound + why
+
+
 def _estimate_line(subject):
     ranking = subject.ranking_result()
     e = {} if ranking is None else ranking.scores.estimates
@@ -118,7 +136,7 @@ def _failed_note(subject):
 
 def card(result, subject, records):
     """One subject's card: verdict, headline ε, advantage, estimate, exposure, failures."""
-    p, kind = result.presentation, result.verdict(subject)
+    p, kind, colour = result.presentation, case(result, subject), result.verdict(subject)
     meaning = p.meaning(result, subject, kind)
     if meaning is None:
         meaning = MEANINGS[kind].format(noun=p.noun, eps=result.claimed_epsilon, delta=result.delta)
@@ -126,11 +144,12 @@ def card(result, subject, records):
     exposure = _exposure_line(result, subject, records) if exposure is None else exposure
     name = f"<b>{html.escape(subject.name)}</b>{p.facts_line(result, subject)}"
     return f"""
-<div class="card {kind}">
+<div class="card {colour}">
   <div class="muted">{p.noun} {name}</div>
   <div class="verdict">{result.headline(subject)}</div>
   {_epsilon_lines(result, subject)}
   {_advantage_line(result, subject)}
+  {_upper_line(result, subject) if p.can_bound else ""}
   {_estimate_line(subject)}
   {p.card_lines(result, subject)}
   {exposure}
@@ -158,6 +177,7 @@ CLAIM_HEADERS = {
     "role": "role",
     "epsilon_lower_bound": "ε ≥",
     "advantage_lower_bound": "advantage ≥",
+    "advantage_upper_bound": "advantage ≤ (any threshold)",
     "threshold_strategy": "threshold",
     "fpr_upper": "FPR ≤",
     "fnr_upper": "FNR ≤",
@@ -182,8 +202,10 @@ def claims_section(result, summary):
 {table(shown, text_columns=("subject", "analysis", "role", "threshold", "how"))}
 <p class="muted">One row per claim, each from one operating point: ε ≥ and advantage ≥ (at
 prior p = {fmt(result.prior)}; the trivial |2p − 1| is {trivial}) are certified lower bounds
-from the analysis's held-out scores. {thresholds} FPR ≤ and FNR ≤ are exact Clopper–Pearson
-upper bounds. Every row
+from the analysis's held-out scores; advantage ≤ is the certified upper bound on the advantage
+of every threshold rule on those scores, either direction (the best one's advantage plus
+Hoeffding's deviation for one rule; summary.csv also gives the ε such an advantage
+implies). {thresholds} FPR ≤ and FNR ≤ are exact Clopper–Pearson upper bounds. Every row
 of a {result.presentation.noun}, figure points included, holds together at
 {result.confidence:.0%}. AUC and TPR at low FPR describe the scores (not certified). Written to
 summary.csv.</p>"""
@@ -277,9 +299,18 @@ def how_to_read(result):
         "law fixed by the design, so their weighted sum's null law is the convolution of those "
         "laws. A small p-value points to a leak through this query; a large one does not say "
         "it is safe. It is not corrected with the card's claims.</li>",
+        "<li><b>The colour</b>: <b>red</b> (leakage certified) when a claim certifies "
+        "leakage, or members appear verbatim in a release more often than non-members "
+        "(an exact test at α/K; the rows are named); <b>green</b> (leakage bounded) when "
+        "every analysis's certified upper bound on the advantage is at most "
+        f"|2p − 1| + {result.bounded_margin:g}, none failed and no exact 'no leak' test "
+        "rejects at α/K; <b>grey</b> (inconclusive) otherwise, with the records that would "
+        "decide. The upper bounds are a family of their own at the claims' levels, so a "
+        "red and a green card are each wrong with probability at most α (plus α/K for the "
+        "verbatim test).</li>",
         "<li><b>Exposed records</b>: a record is named only when the certified rule of a claim "
         "that certifies leakage flags it; that rule's flags are members with a certified "
-        "probability above the prior. A green card names no record.</li>",
+        "probability above the prior. A card that certifies no leakage names no record.</li>",
         "<li><b>AUC and TPR at 1 % / 0.1 % FPR</b> compare attacks; TPR at low FPR says how "
         "many members an attacker identifies while almost never accusing a non-member.</li>",
     ]

@@ -50,6 +50,7 @@ from ._model_queries import (
 )
 from ._release_inputs import check_options
 from ._results import AuditResult, failure_notes
+from ._verdict import check_margin
 
 __all__ = [
     "ANALYSES",
@@ -216,6 +217,7 @@ def audit_model(
     confidence=0.95,
     delta=0.0,
     claimed_epsilon=1.0,
+    bounded_margin=0.1,
     shadow_estimators=None,
     n_reference_models=REFERENCE_MODELS,
     n_jobs=None,
@@ -255,6 +257,11 @@ def audit_model(
         The ε of a DP claim to test: a certified ε above it turns the card red. Member-vs-
         hold-out audits refute *substitute-one* DP; DP-SGD accountants (opacus) state
         add/remove-one ε, which implies substitute-one ``2·ε``: pass that.
+    bounded_margin : float in (0, 1), default=0.1
+        The card is green ("leakage bounded") only when every analysis's certified upper
+        bound on the advantage of any threshold on its scores is at most
+        ``|2p − 1| + bounded_margin`` (``docs/design.md``, "One card, one set of claim
+        rules"); otherwise it is red (leakage certified) or inconclusive.
     shadow_estimators : dict of str -> estimator, default=None
         The training recipe (an unfitted, or fitted and then cloned, scikit-learn classifier)
         that shadow models copy, per model name; key ``""`` applies to every model. A
@@ -313,6 +320,7 @@ def audit_model(
     True
     """
     check_options(confidence=confidence, prior=prior, delta=delta, claimed_epsilon=claimed_epsilon)
+    claimed = (float(claimed_epsilon), check_margin(bounded_margin))
     _check_reference_models(n_reference_models)
     models = as_audited_models(models)
     tables, features = check_model_tables(members, non_members, population, label, columns)
@@ -345,7 +353,7 @@ def audit_model(
     )
     results = engine.run_with_progress(subjects, desc="sklearn-mace audit-model", verbose=verbose)
     notes += _reference_notes(subjects)
-    return _result(results, engine, tables, features, label, notes, claimed_epsilon)
+    return _result(results, engine, tables, features, label, notes, claimed)
 
 
 def _check_reference_models(n_reference_models):
@@ -370,7 +378,7 @@ def _reference_notes(subjects):
     ]
 
 
-def _result(results, engine, tables, features, label, notes, claimed_epsilon):
+def _result(results, engine, tables, features, label, notes, claimed):
     from ._model_view import ModelPresentation
 
     return AuditResult(
@@ -379,7 +387,8 @@ def _result(results, engine, tables, features, label, notes, claimed_epsilon):
         targets=engine.targets,
         confidence=engine.confidence,
         delta=engine.delta,
-        claimed_epsilon=float(claimed_epsilon),
+        claimed_epsilon=claimed[0],
+        bounded_margin=claimed[1],
         n_rows={name: len(frame) for name, frame in tables.items()},
         inputs={"label": label, "feature_names": features},
         notes=notes + failure_notes(results),

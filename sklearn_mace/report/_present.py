@@ -19,9 +19,15 @@ class Presentation:
     command = "sklearn-mace"  # the printed summary's first word
     #: the records.csv columns shown beside each exposed record in report.html
     exposed_columns = ()
-    #: the card's verdict lines ("high", "mid", "low" -> text with ``{epsilon}``); None: the
-    #: common ones (``_results.VERDICTS``)
+    #: the card's headline per case ("above", "leak", "disclosure", "inconclusive",
+    #: "bounded" -> text with ``{epsilon}``); None: the common ones (``_verdict.VERDICTS``)
     verdicts = None
+    #: whether a card may be green ("leakage bounded"): an algorithm card, which tests a
+    #: claimed ε with finitely many runs, never proves it
+    can_bound = True
+    #: whether only a certified ε above the claimed one turns a card red (an algorithm
+    #: card: a DP recipe may leak up to its claim)
+    red_needs_claim = False
     #: whether the targets are records of a table (members and non-members), so that the
     #: common parts about records apply: exposed records, the held-out risk figure, the ROC
     #: figure of every target and the common "How to read" items. An audit whose targets

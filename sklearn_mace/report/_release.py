@@ -47,6 +47,7 @@ from ._release_inputs import (
     run_disclosure,
 )
 from ._results import AuditResult, failure_notes
+from ._verdict import check_margin
 
 __all__ = ["ANALYSES", "ReleaseAudit", "audit"]
 
@@ -207,6 +208,7 @@ def audit(
     confidence=0.95,
     delta=0.0,
     claimed_epsilon=1.0,
+    bounded_margin=0.1,
     max_categories=20,
     group_by=None,
     random_state=0,
@@ -245,6 +247,11 @@ def audit(
         The ε of a DP claim to test: a certified ε above it turns a release's card red, and
         the figures draw its bound. Member-vs-fresh-record audits refute *substitute-one*
         DP; for an add/remove-one claim ε (what DP synthesizers state), pass ``2·ε``.
+    bounded_margin : float in (0, 1), default=0.1
+        A release's card is green ("leakage bounded") only when every analysis's certified
+        upper bound on the advantage of any threshold on its scores is at most
+        ``|2p − 1| + bounded_margin`` (``docs/design.md``, "One card, one set of claim
+        rules"); otherwise it is red (leakage certified) or inconclusive.
     max_categories : int >= 1, default=20
         Text columns with more categories, after merging the rare ones, are dropped as
         identifiers or free text (see :func:`encode_tables`).
@@ -287,7 +294,8 @@ def audit(
 
     Examples
     --------
-    A release that copies its training rows is caught; a fresh draw is not:
+    A release that copies its training rows is caught (red, and its verbatim members named);
+    30 members cannot bound a fresh draw's leakage (inconclusive, not green):
 
     >>> import numpy as np, pandas as pd
     >>> from sklearn_mace.report import audit
@@ -299,12 +307,13 @@ def audit(
     >>> result = audit(members, non_members, {"copy": members, "fresh": table(30)},
     ...                disclosure=False, verbose=False)
     >>> [(r.name, result.verdict(r)) for r in result.subjects]
-    [('copy', 'high'), ('fresh', 'low')]
+    [('copy', 'leak'), ('fresh', 'inconclusive')]
     >>> result.headline(result.subjects[0])
-    'leakage certified above ε = 1'
+    'leakage certified above ε = 1 — disclosure: 30 members appear verbatim'
     """
     check_options(confidence=confidence, prior=prior, delta=delta, claimed_epsilon=claimed_epsilon)
     check_max_categories(max_categories)
+    claimed = (float(claimed_epsilon), check_margin(bounded_margin))
     if not isinstance(synthetic, dict):
         synthetic = {"synthetic": synthetic}
     if not synthetic:
@@ -336,10 +345,10 @@ def audit(
     results, notes, tables, other = _run(
         prepared, synthetic, options=options, disclosure=disclosure, verbose=verbose
     )
-    return _result(prepared, results, notes, tables, other, options, claimed_epsilon)
+    return _result(prepared, results, notes, tables, other, options, claimed)
 
 
-def _result(prepared, results, notes, tables, other, options, claimed_epsilon):
+def _result(prepared, results, notes, tables, other, options, claimed):
     from ._release_view import ReleasePresentation
 
     return AuditResult(
@@ -348,7 +357,8 @@ def _result(prepared, results, notes, tables, other, options, claimed_epsilon):
         targets=prepared["targets"],
         confidence=options["confidence"],
         delta=float(options["delta"]),
-        claimed_epsilon=float(claimed_epsilon),
+        claimed_epsilon=claimed[0],
+        bounded_margin=claimed[1],
         n_rows={name: len(frame) for name, frame in prepared["tables"].items()},
         inputs={
             "feature_names": prepared["feature_names"],

@@ -4,15 +4,19 @@
   ε and the certified advantage at the prior, both read off one operating point, so they
   are one event. Every claim of a subject is at the level that makes *all* of them,
   figure points included, hold together at the report's confidence (Bonferroni).
+* One upper bound per analysis: its :class:`~sklearn_mace.metrics.AdvantageUpperBound` —
+  the certified largest advantage of any threshold rule on its scores, a second family
+  at the same levels.
 * The **headline** is the largest certified ε of the subject, with the analysis it comes
   from; beside it, the largest certified advantage (and its source, which may differ).
-* The **verdict**: ``"high"`` when the headline ε exceeds the claimed ε, ``"mid"`` when some
-  claim certifies leakage (ε > 0, or an advantage above the trivial ``|2p − 1|``), else
-  ``"low"``.
+* The **verdict** (``_verdict.py``): ``"leak"`` (red) when some claim certifies leakage
+  or members appear verbatim beyond chance, ``"bounded"`` (green) when every analysis's
+  upper bound is within the margin above ``|2p − 1|`` and no exact test rejects,
+  ``"inconclusive"`` otherwise.
 * A record is **exposed** only when the certified rule of a claim that certifies leakage
   flags it (score at or above that claim's threshold): the strongest such claim among the
   table's analyses. Such a rule's flags are members with a certified probability above the
-  prior. A green card (``"low"``) therefore names no record.
+  prior. A card that certifies no leakage therefore names no record.
 """
 
 from dataclasses import dataclass, field
@@ -22,11 +26,6 @@ import pandas as pd
 
 __all__ = ["AnalysisResult", "AuditResult", "SubjectResult", "failure_notes"]
 
-VERDICTS = {
-    "high": "leakage certified above ε = {epsilon:g}",
-    "mid": "leakage certified",
-    "low": "no leakage certified",
-}
 _TOLERANCE = 1e-12  # an advantage bound "above the trivial one" must beat rounding
 METRIC_COLUMNS = ("auc", "tpr_at_1pct_fpr", "tpr_at_0.1pct_fpr")
 ESTIMATE_COLUMNS = (
@@ -47,6 +46,7 @@ CLAIM_COLUMNS = (
     "fpr_upper",
     "fnr_upper",
 )
+BOUND_COLUMNS = ("advantage_upper_bound", "advantage_epsilon_upper_bound")
 
 
 def _named(items, name):
@@ -74,6 +74,9 @@ class AnalysisResult:
     claim : EpsilonAudit or None
         Its certified claim (:func:`~sklearn_mace.metrics.audit_epsilon`); None when it
         failed.
+    bound : AdvantageUpperBound or None
+        Its certified upper bound on the advantage of every threshold rule on its scores
+        (:func:`~sklearn_mace.metrics.advantage_upper_bound`); None when it failed.
     metrics : dict of str -> float
         ``auc``, ``tpr_at_1pct_fpr``, ``tpr_at_0.1pct_fpr`` (descriptive).
     reason : str
@@ -87,6 +90,7 @@ class AnalysisResult:
     claim: object = None
     metrics: dict = field(default_factory=dict)
     reason: str = ""
+    bound: object = None
 
     @property
     def ok(self):
@@ -156,6 +160,8 @@ class AnalysisResult:
                 fpr_upper=c.fpr_upper,
                 fnr_upper=c.fnr_upper,
             )
+        b = self.bound
+        row.update({k: np.nan if b is None else getattr(b, k) for k in BOUND_COLUMNS})
         row.update({k: self.metrics.get(k, np.nan) for k in METRIC_COLUMNS})
         row.update({k: e.get(k, np.nan) for k in ESTIMATE_COLUMNS})
         row["detail"] = self.detail
@@ -248,6 +254,26 @@ class SubjectResult:
         return any(a.leaks for a in self.analyses)
 
     @property
+    def bound_source(self):
+        """The analysis with the largest certified upper bound; None when one has none (it
+        failed), for then the subject's leakage is not bounded."""
+        if not self.analyses or any(a.bound is None for a in self.analyses):
+            return None
+        return max(self.analyses, key=lambda a: a.bound.advantage_upper_bound)
+
+    @property
+    def advantage_upper_bound(self):
+        """The largest certified upper bound of the subject's analyses (NaN when one failed)."""
+        source = self.bound_source
+        return np.nan if source is None else source.bound.advantage_upper_bound
+
+    @property
+    def p_values(self):
+        """``(analysis, p-value)`` of every exact "no leak" test of the subject (MACE rows)."""
+        found = [(a.name, a.scores.estimates.get("p_value")) for a in self.claims]
+        return [(name, float(p)) for name, p in found if p is not None and np.isfinite(p)]
+
+    @property
     def exposure_source(self):
         """The table claim whose certified rule names exposed records, or None.
 
@@ -338,6 +364,9 @@ class AuditResult:
         Further tables written beside the report (``disclosure``).
     presentation : object
         What this kind of audit adds to the report (card lines, sections, figures).
+    bounded_margin : float
+        A card is green ("leakage bounded") only when every analysis's certified upper
+        bound on the advantage is at most ``|2p − 1| + bounded_margin``.
     """
 
     kind: str
@@ -352,6 +381,7 @@ class AuditResult:
     other_failures: list = field(default_factory=list)
     tables: dict = field(default_factory=dict)
     presentation: object = field(default=None, repr=False, compare=False)
+    bounded_margin: float = 0.1
 
     @property
     def prior(self):
@@ -379,7 +409,7 @@ class AuditResult:
         return _named(self.subjects, name)
 
     def verdict(self, subject):
-        """The verdict on one subject, from its certified claims only.
+        """The card's colour, from its certified claims, its upper bounds and its facts.
 
         Parameters
         ----------
@@ -388,13 +418,16 @@ class AuditResult:
 
         Returns
         -------
-        verdict : {"high", "mid", "low"}
-            ``"high"``: the headline ε is above ``claimed_epsilon``; ``"mid"``: some claim
-            certifies leakage; ``"low"``: none does.
+        verdict : {"leak", "inconclusive", "bounded"}
+            ``"leak"`` (red): leakage certified, or members verbatim in the release beyond
+            chance; ``"bounded"`` (green): every analysis's upper bound within
+            ``bounded_margin`` of the trivial advantage, no exact test rejecting;
+            ``"inconclusive"`` otherwise (``docs/design.md``, "One card, one set of claim
+            rules").
         """
-        if subject.epsilon_lower_bound > self.claimed_epsilon:
-            return "high"
-        return "mid" if subject.certified_leak else "low"
+        from ._verdict import verdict
+
+        return verdict(self, subject)
 
     def headline(self, subject):
         """The card's first line: :meth:`verdict` in words.
@@ -407,11 +440,12 @@ class AuditResult:
         Returns
         -------
         headline : str
-            ``"leakage certified above ε = 1"``, ``"leakage certified"`` or
-            ``"no leakage certified"`` (:data:`VERDICTS`).
+            E.g. ``"leakage certified above ε = 1"``, ``"inconclusive: no leakage
+            certified, and none bounded"`` or ``"leakage bounded"``.
         """
-        verdicts = getattr(self.presentation, "verdicts", None) or VERDICTS
-        return verdicts[self.verdict(subject)].format(epsilon=self.claimed_epsilon)
+        from ._verdict import headline
+
+        return headline(self, subject)
 
     @property
     def failures(self):

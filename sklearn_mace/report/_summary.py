@@ -5,10 +5,22 @@ import sys
 from ._comparisons import comparison_lines
 from ._format import fmt, fmt_p
 from ._sample_size import sample_size_line
+from ._verdict import explanation
 
 __all__ = ["print_summary"]
 
-HEADER = ("subject", "analysis", "ε ≥", "adv. ≥", "FPR ≤", "FNR ≤", "AUC", "TPR@1%", "TPR@0.1%")
+HEADER = (
+    "subject",
+    "analysis",
+    "ε ≥",
+    "adv. ≥",
+    "adv. ≤",
+    "FPR ≤",
+    "FNR ≤",
+    "AUC",
+    "TPR@1%",
+    "TPR@0.1%",
+)
 
 
 def _rows(summary):
@@ -17,9 +29,13 @@ def _rows(summary):
             row["subject"],
             row["analysis"] + (" (figure)" if row["role"] == "figure" else ""),
             *(
-                (fmt(row["epsilon_lower_bound"], 2), fmt(row["advantage_lower_bound"]))
+                (
+                    fmt(row["epsilon_lower_bound"], 2),
+                    fmt(row["advantage_lower_bound"]),
+                    fmt(row["advantage_upper_bound"]),
+                )
                 if row["status"] == "ok"
-                else ("failed", "")
+                else ("failed", "", "")
             ),
             fmt(row["fpr_upper"]),
             fmt(row["fnr_upper"]),
@@ -87,13 +103,17 @@ def print_summary(result, paths, file=None):
     print(header, file=file)
     trivial = abs(2 * result.prior - 1)
     print(
-        f"(adv. ≥: certified advantage at the prior; trivial |2p − 1| = {trivial:.3f})", file=file
+        f"(adv. ≥ / adv. ≤: certified advantage at the prior of the analysis's rule / upper "
+        f"bound for any threshold on its scores; trivial |2p − 1| = {trivial:.3f})",
+        file=file,
     )
     for line in _table_lines(result.summary):
         print(line, file=file)
     for subject in result.subjects:
         line = p.verdict_line(result, subject)
         print(verdict_line(result, subject) if line is None else line, file=file)
+        for text in explanation(result, subject):
+            print(f"  {subject.name}: {text}.", file=file)
     for line in comparison_lines(result, result.comparisons):
         print(line, file=file)
     plan = sample_size_line(result)

@@ -297,6 +297,35 @@ def test_summary_rows_and_metrics(audited):
     assert set(summary["format"]) == {"onnx", "skops"}
 
 
+def test_without_a_population_a_note_says_what_did_not_run(workspace, tmp_path):
+    """Without --population the shadow-model attack, LiRA and RMIA silently vanished (4
+    claims instead of 7): a note, printed with the summary, names them and the parameter."""
+    paths = workspace["paths"]
+    out = tmp_path / "out"
+    printed = _run(_base_args(paths, out, f"forest={paths['forest']}", f"linear={paths['linear']}"))
+    summary = pd.read_csv(out / "summary.csv")
+    base = ["BTTA (generalization gap)", "CBTTA (best partition)", MACE_BAYES.name, MACE_BEST.name]
+    assert summary.groupby("subject")["analysis"].apply(list).to_dict() == {
+        "forest": base,
+        "linear": base,
+    }
+    text = " ".join(printed.split())
+    assert (
+        f"No population table (population=, --population on the command line): {SHADOW_NAME}, "
+        f"{LIRA_NAME} and {RMIA_NAME} did not run, so each model has 4 claims instead of up "
+        "to 7." in text
+    )
+    # the ONNX forest carries no recipe: a population alone would not run them on it
+    assert "'forest' would also need a training recipe (shadow_estimators=" in text
+    assert "'linear' would also" not in text
+    page = " ".join((out / "report.html").read_text(encoding="utf-8").split())
+    assert "No population table (population=, --population on the command line)" in page
+
+
+def test_with_a_population_there_is_no_population_note(audited):
+    assert "No population table" not in audited["printed"]
+
+
 def test_records_have_the_common_columns_and_rank_members_first(audited):
     records = pd.read_csv(audited["out"] / "records.csv")
     assert len(records) == 2 * 300

@@ -13,6 +13,7 @@ from scipy.stats import beta, binom
 from sklearn_mace.cli import main
 from sklearn_mace.metrics import audit_epsilon
 from sklearn_mace.report import _release, _release_inputs, audit, write_report
+from sklearn_mace.report._figures import roc_figure, same_scores
 from sklearn_mace.report._release import EXACT_NAME, MACE_BAYES, MACE_BEST
 from sklearn_mace.report._release_inputs import row_keys
 from tests.audit_data import audit_tables, population
@@ -308,6 +309,21 @@ def test_cards_count_copies_and_name_the_strongest_analysis(halfcopy):
     fresh = " ".join(cards["fresh"].split())
     assert "0 of 1000 members appear verbatim in the release; 0 of 1000 non-members" in fresh
     assert "no claim certifies ε > 0" in fresh
+
+
+def test_the_roc_figure_draws_the_shared_mace_scores_once(halfcopy):
+    """MACE's Bayes rule and its best-ε threshold rank the records by the same held-out
+    scores: one curve named by both (drawn twice, the second hid the first exactly)."""
+    result, _ = halfcopy
+    for subject in result.subjects:
+        grouped = [names for names, _ in same_scores(subject.scores)]
+        assert [MACE_BAYES.name, MACE_BEST.name] in grouped
+        assert len(grouped) == len(subject.scores) - 1, grouped
+        fig, _ = roc_figure(result, subject)
+        labels = [line.get_label() for line in fig.axes[0].get_lines()]
+        both = f"{MACE_BAYES.name} = {MACE_BEST.name} (same scores)"
+        assert sum(label.startswith(both) for label in labels) == 1
+        assert not any(label.startswith(f"{MACE_BEST.name} (AUC") for label in labels)
 
 
 # ----------------------------------------------------------------------------- records, cards

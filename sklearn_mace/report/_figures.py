@@ -13,7 +13,10 @@ import numpy as np
 
 from ..metrics import IndividualRiskDisplay, MembershipRocDisplay
 
-__all__ = ["common_figures", "figure", "figure_file", "legend_below", "note", "slug"]
+#: the legend of a risk figure's dots (when no group colours them)
+MEMBER_CALLED = "member called a member by the held-out posterior"
+
+__all__ = ["common_figures", "figure", "figure_file", "legend_below", "note", "same_scores", "slug"]
 
 
 def slug(name):
@@ -58,14 +61,38 @@ def note(ax, text):
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes)
 
 
+def same_scores(scores):
+    """``[(names, score), …]``: each set of identical scores once, with every analysis name
+    it stands for, in first-seen order.
+
+    Two analyses can share their scores (MACE's Bayes rule and its best-ε threshold score the
+    records alike and differ only in the threshold): drawn twice, one curve would hide the
+    other exactly. Scores are compared by value (``np.array_equal``, NaN equal to NaN), not by
+    identity, so copies made on the way (a worker's pickled result) still count as the same.
+    """
+    groups = []
+    for name, score in scores.items():
+        score = np.asarray(score)
+        for names, kept in groups:
+            if score is kept or (
+                score.shape == kept.shape and np.array_equal(score, kept, equal_nan=True)
+            ):
+                names.append(name)
+                break
+        else:
+            groups.append(([name], score))
+    return groups
+
+
 def roc_figure(result, subject):
     """Every table analysis's ROC curve, with one FPR floor for all of them."""
     m = result.membership
     n_mem, n_non = int(m.sum()), int(len(m) - m.sum())
     floor = min(0.5 / n_non, 0.005)
     fig, ax = figure(height=5.6)
-    for name, score in subject.scores.items():
-        MembershipRocDisplay.from_predictions(m, score, name=name, ax=ax, min_fpr=floor)
+    for names, score in same_scores(subject.scores):
+        label = names[0] if len(names) == 1 else " = ".join(names) + " (same scores)"
+        MembershipRocDisplay.from_predictions(m, score, name=label, ax=ax, min_fpr=floor)
     if subject.scores:
         legend_below(ax)
     else:
@@ -103,9 +130,14 @@ def risk_figure(result, subject):
         ax.set_title(title)
         return fig
     groups = None if targets.group is None else targets.group[is_member][called]
+    # every group of the targets, sorted: a group keeps its colour in every subject's figure
+    # even where none of its members is called a member (or the most exposed one changes)
+    order = None if groups is None else sorted(set(targets.group.tolist()), key=str)
     IndividualRiskDisplay.from_predictions(
         ranking.scores.risk[is_member][called],
         groups=groups,
+        group_order=order,
+        label=MEMBER_CALLED,  # what a dot is, when there are no groups to name
         ax=ax,
         top_k=0,  # a figure names no record: exposure is a certified claim, shown apart
         name=title,

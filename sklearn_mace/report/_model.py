@@ -242,7 +242,8 @@ def audit_model(
         The true-label column.
     population : DataFrame, default=None
         Further rows from the population, disjoint from both, that train reference models
-        (shadow-model attack, LiRA, RMIA) and are RMIA's comparison records.
+        (shadow-model attack, LiRA, RMIA) and are RMIA's comparison records. Without it
+        those three do not run, and a note in ``result.notes`` says so.
     columns : list of str, default=None
         The model's input columns (default: every column but the label).
     prior : float in (0, 1), default=None
@@ -352,7 +353,7 @@ def audit_model(
         },
     )
     results = engine.run_with_progress(subjects, desc="sklearn-mace audit-model", verbose=verbose)
-    notes += _reference_notes(subjects)
+    notes += _reference_notes(subjects, population)
     return _result(results, engine, tables, features, label, notes, claimed)
 
 
@@ -369,13 +370,39 @@ def _check_reference_models(n_reference_models):
         )
 
 
-def _reference_notes(subjects):
-    """Each model's shared reference models: how many, which split, what cost."""
+def _reference_notes(subjects, population):
+    """Each model's shared reference models: how many, which split, what cost; without a
+    population, which analyses did not run and what runs them (:func:`_no_population_note`)."""
+    if population is None:
+        return [_no_population_note(subjects)]
     return [
         f"'{subject.name}': {subject.shared[REFERENCE].describe()}."
         for subject in subjects
         if REFERENCE in subject.shared
     ]
+
+
+def _no_population_note(subjects):
+    """Without a population table no reference model is trained: the shadow-model attack,
+    LiRA and RMIA do not run. Said, with the parameter that runs them, since a card with
+    fewer claims reads like a complete one."""
+    *first, last = (a.name for a in POPULATION_ANALYSES)
+    names = f"{', '.join(first)} and {last}"
+    without = len(ANALYSES)
+    note = (
+        f"No population table (population=, --population on the command line): {names} did "
+        f"not run, so each model has {without} claims instead of up to "
+        f"{without + len(POPULATION_ANALYSES)}. Rows of the same population as the targets, "
+        "disjoint from both, passed as population= train the reference models these attacks "
+        "need"
+    )
+    onnx = [s.name for s in subjects if s.inputs["recipe"] is None]
+    if onnx:
+        note += (
+            f"; {' and '.join(map(repr, onnx))} would also need a training recipe "
+            "(shadow_estimators=, --shadow-estimator)"
+        )
+    return note + "."
 
 
 def _result(results, engine, tables, features, label, notes, claimed):

@@ -96,7 +96,7 @@ def test_a_copy_with_units_is_an_input_error_naming_column_release_share_example
 def test_the_same_copy_with_plain_numbers_is_red_and_allowed_units_are_noted(tmp_path, capsys):
     members, non_members, _ = audit_tables()
     result = audit(members, non_members, {"copy": members}, disclosure=False, verbose=False)
-    assert result.verdict(result.subjects[0]) == "high"  # the plain copy: leakage certified
+    assert result.verdict(result.subjects[0]) == "leak"  # the plain copy: leakage certified
     # accepted on purpose: the cells count as missing, and the notes say so with examples
     paths = _write(
         tmp_path / "in",

@@ -366,3 +366,28 @@ def test_damaged_csv_is_read_or_refused_never_a_raw_exception(
         assert str(path) in str(exc)
     else:
         assert isinstance(got, pd.DataFrame) and got.shape[0] >= 1 and got.shape[1] >= 1
+
+
+def test_a_three_class_integer_label_is_one_hot():
+    rng = np.random.default_rng(0)
+
+    def t(n):
+        return pd.DataFrame(
+            {
+                "x": rng.normal(size=n),
+                "age": rng.integers(18, 90, n),
+                "label": rng.integers(0, 3, n),
+            }
+        )
+
+    m, nm, s = t(200), t(200), t(300)
+    m.loc[0, "label"] = np.nan  # a missing cell is its own category, not a fourth integer
+    arrays, names, report = encode_tables({"members": m, "non-members": nm, "synthetic a": s})
+    treatment = dict(zip(report["column"], report["treatment"], strict=True))
+    assert treatment["label"].startswith("3 integer values taken as classes, one-hot")
+    assert treatment["age"].startswith("numeric")
+    X, lab = arrays["non-members"], nm["label"].to_numpy()
+    first = [names.index(n) for n in names if n.startswith("label[")]
+    c = {k: X[lab == k][0, first] for k in range(3)}
+    d = [np.linalg.norm(c[i] - c[j]) for i, j in ((0, 1), (0, 2), (1, 2))]
+    np.testing.assert_allclose(d, 1.0)  # every two classes alike (scaled: 0-2 twice 0-1)

@@ -17,7 +17,9 @@ documented choices (also in the README and the report's "Columns" section):
   column, the release, the share and three examples, unless ``allow_unparsed`` names the
   column (a release written ``"14.25 cm"`` filled with the median would hide what it holds);
 * **categorical** columns (text with at most ``max_categories`` categories once the rare ones
-  are merged, booleans, numbers with exactly two values): a missing value is its own category
+  are merged, booleans, numbers with exactly two values, and integer codes: at most
+  ``MAX_CODES`` integer values, each held by ``ROWS_PER_CODE`` real rows on average, such as a
+  class label 0/1/2, which a scale would order and space): a missing value is its own category
   (``<missing>``; ``?`` stays a category of its own too). Categories rarer than
   ``min_frequency`` of the real rows are merged into one ``<other>`` category. A category that
   a release lacks stays a category (its absence is information about the release); a value of
@@ -81,6 +83,8 @@ OTHER = "<other>"
 IQR_TO_STD = 1.3489795003921634  # interquartile range of the standard normal
 MAX_ABS = 1e100  # larger values overflow squared distances summed over features
 STRAY_FRACTION = 0.01  # at most this share of non-numbers in a numeric column
+MAX_CODES = 10  # at most this many integer values, ...
+ROWS_PER_CODE = 5  # ... each held by this many real rows on average: class codes, one-hot
 MISSING_GAP = 0.1  # missing shares that differ by more, and significantly, are refused
 MISSING_P = 1e-3
 RELATIVE_CONSTANT = 1e-8  # spread in one table below this share of the pooled spread
@@ -599,6 +603,17 @@ def _parse_numbers(per_table):
     return numbers, strays
 
 
+def _integer_codes(distinct, n_present):
+    """Whether a numeric column's values look like class codes (a label 0/1/2): few integers,
+    each repeated. Scaled as a number, class 2 would lie twice as far from class 0 as class 1
+    does; one-hot puts every two classes at distance 1."""
+    return (
+        distinct.size <= MAX_CODES
+        and n_present >= ROWS_PER_CODE * distinct.size
+        and np.array_equal(distinct, np.round(distinct))
+    )
+
+
 def _numeric_plan(column, dtype, numbers, strays):
     """The plan of a numeric column, or None for a binary one (encoded like a category)."""
     _check_values(column, numbers)
@@ -610,7 +625,7 @@ def _numeric_plan(column, dtype, numbers, strays):
     distinct = np.unique(present)
     if distinct.size == 1 and not missing.any():
         return None, dtype, "dropped: constant", {}
-    if distinct.size <= 2:
+    if distinct.size <= 2 or _integer_codes(distinct, present.size):
         return None
     filled = np.where(missing, np.median(present), values)
     pooled_scale = RobustScale().fit(filled[:, None]).scale_[0]
@@ -662,7 +677,13 @@ def _category_plan(column, dtype, per_table, numeric, max_categories, min_freque
             f"covers {counts.iloc[0] / counts.sum():.0%} of their rows",
             {},
         )
-    treatment = "binary (two values), one-hot" if numeric else f"one-hot, {counts.size} categories"
+    n_values = counts.size - int(MISSING in counts.index)  # <missing> is no integer value
+    if not numeric:
+        treatment = f"one-hot, {counts.size} categories"
+    elif n_values == 2:
+        treatment = "binary (two values), one-hot"
+    else:
+        treatment = f"{n_values} integer values taken as classes, one-hot"
     if merged:
         shown = ", ".join(map(str, merged[:5])) + (", …" if len(merged) > 5 else "")
         treatment += (

@@ -18,7 +18,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..queries import ClassifierQuery
-from ..utils._sklearn_compat import HasMethods, Interval, _fit_context
+from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 from ._reference import (
     ReferenceModelAttack,
     pool_inside,
@@ -26,12 +26,15 @@ from ._reference import (
     view_stack,
 )
 
-__all__ = ["LiRAAttack", "logit_confidence"]
+__all__ = ["FIXED_VARIANCE_BELOW", "LiRAAttack", "logit_confidence"]
 
 _EPS = np.finfo(float).eps
 # Variance floor on the logit scale (phi spans about +-36 at the eps clip): keeps a record
 # whose shadows all agree exactly (e.g. pure tree leaves) from giving an infinite score.
 _VAR_FLOOR = 1e-4
+#: ``fix_variance="auto"`` fixes the variance below this many reference models, as Carlini et
+#: al. do (§VI-B: per-example variances only pay off with 64 or more shadow models).
+FIXED_VARIANCE_BELOW = 64
 
 
 def logit_confidence(model, records):
@@ -79,14 +82,24 @@ def logit_confidence(model, records):
 
 
 def _gaussian_fit(phi, inside):
-    """Per-record mean, variance (NaN below 2 values), count; pooled within-record variance."""
+    """Per-record mean, variance (NaN below 2 values), count; pooled within-record variance.
+
+    The pooled variance is the within-record one (records with 2 or more values); when no
+    record has 2 values on this side (2 reference models, one IN and one OUT each), it is the
+    variance of every value about their common mean, as Carlini et al.'s code fixes it
+    (``np.std(dat_in)``): it holds the spread between records too, so it is larger.
+    """
     count = inside.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(count > 0, np.where(inside, phi, 0.0).sum(axis=0) / count, np.nan)
         squares = np.where(inside, (phi - mean) ** 2, 0.0).sum(axis=0)
         var = np.where(count >= 2, squares / (count - 1), np.nan)
     dof = np.clip(count - 1, 0, None).sum()
-    pooled = squares[count >= 2].sum() / dof if dof > 0 else np.nan
+    if dof > 0:
+        pooled = squares[count >= 2].sum() / dof
+    else:
+        values = phi[inside]
+        pooled = float(np.var(values, ddof=1)) if values.size >= 2 else np.nan
     return mean, var, count, pooled
 
 
@@ -117,8 +130,15 @@ class LiRAAttack(ReferenceModelAttack):
     * offline (``online=False``): ``-log P(Z > phi)``, ``Z ~ N(mu_out, s_out^2)``, the one-sided
       test against the OUT distribution alone (§VI-A).
 
-    ``fix_variance=True`` replaces the per-record variances by one global (pooled
-    within-record) variance per side, which helps with few shadows (§VI-B).
+    **Variance.** With few reference models a per-record variance rests on a handful of
+    values (2 IN and 2 OUT at 4 models) and is the weak part of the attack; Carlini et al.
+    fix it below 64 shadow models (§VI-B). ``fix_variance="auto"`` (the default) does the
+    same: below ``FIXED_VARIANCE_BELOW`` (64) reference models, one global variance per side
+    (pooled within-record; at 2 models, where a record has one IN and one OUT value, the
+    variance of all values of that side, as their code does), per-record variances from 64
+    models up. ``True`` or ``False`` force either. On the digits models at 4 reference
+    models the fixed variance raises the AUC of online LiRA from 0.77 to 0.89 (random
+    forest) and its TPR at 1 % FPR from 0.03 to 0.19 (``benchmarks/bench_peers_lira.py``).
 
     **Views.** With ``views`` (a :class:`RecordViews`), every model is queried on every view
     of a record, one Gaussian is fitted per view and record, and the per-view scores are
@@ -158,11 +178,12 @@ class LiRAAttack(ReferenceModelAttack):
         target.
     n_shadow : int, default=16
         Number of shadow models (at least 4, so that each record has 2 IN and 2 OUT).
-        Unused with ``reference_models``.
+        Unused with ``reference_models`` (which may hold 2 models, with a fixed variance).
     online : bool, default=True
         Online (IN and OUT) or offline (OUT only) LiRA.
-    fix_variance : bool, default=False
-        One global variance per side instead of per-record variances.
+    fix_variance : bool or "auto", default="auto"
+        One global variance per side instead of per-record variances; ``"auto"``: fixed
+        below ``FIXED_VARIANCE_BELOW`` = 64 reference models (Carlini et al. §VI-B).
     views : RecordViews, default=None
         The views of each record to query (cloned and fitted on the pool); None queries the
         record alone.
@@ -195,6 +216,9 @@ class LiRAAttack(ReferenceModelAttack):
         The fitted shadows (``estimators_``, ``membership_`` per shadow and pool record).
     views_ : RecordViews or None
         The fitted views.
+    fix_variance_ : bool
+        Whether the variance was fixed (``fix_variance`` resolved against the number of
+        reference models).
     mean_shift_ : float
         Average ``mu_in - mu_out`` over the pool records (and views).
     var_in_, var_out_ : float
@@ -232,7 +256,7 @@ class LiRAAttack(ReferenceModelAttack):
         "estimator": [None, HasMethods(["fit", "predict_proba"])],
         "n_shadow": [Interval(Integral, 4, None, closed="left")],
         "online": ["boolean"],
-        "fix_variance": ["boolean"],
+        "fix_variance": ["boolean", StrOptions({"auto"})],
         "views": [None, HasMethods(["fit", "transform"])],
         "reference_models": "no_validation",
         "prior": [None, Interval(Real, 0, 1, closed="neither")],
@@ -249,7 +273,7 @@ class LiRAAttack(ReferenceModelAttack):
         *,
         n_shadow=16,
         online=True,
-        fix_variance=False,
+        fix_variance="auto",
         views=None,
         reference_models=None,
         prior=None,
@@ -293,6 +317,11 @@ class LiRAAttack(ReferenceModelAttack):
             The fitted attacker.
         """
         X, m, pool = self._fit_reference(X, y, population, self.n_shadow)
+        n_models = len(self.shadows_.estimators_)
+        if self.fix_variance == "auto":
+            self.fix_variance_ = n_models < FIXED_VARIANCE_BELOW
+        else:
+            self.fix_variance_ = bool(self.fix_variance)
         self._fit_gaussians(pool)
         if self.online:  # Bayes rule at the prior: log LR > log((1 - p) / p)
             self.offset_ = float(np.log1p(-self.prior_) - np.log(self.prior_))
@@ -316,6 +345,12 @@ class LiRAAttack(ReferenceModelAttack):
         self.var_in_, self.var_out_ = float(var_in.mean()), float(var_out.mean())
         _, _, n_in, _ = fits[0][0]
         _, _, n_out, _ = fits[0][1]
+        if not self.fix_variance_ and not ((n_in >= 2).any() and (n_out >= 2).any()):
+            raise ValueError(
+                f"{len(self.shadows_.estimators_)} reference models leave every record fewer "
+                "than 2 IN (or OUT) models, so no per-record variance can be estimated; use "
+                "fix_variance=True or 'auto', or more models."
+            )
         both = (n_in > 0) & (n_out > 0)
         shifts = np.array([np.mean(fi[0][both] - fo[0][both]) for fi, fo in fits])
         self._shifts = shifts
@@ -332,7 +367,7 @@ class LiRAAttack(ReferenceModelAttack):
         """Per view and record: the record's variance, or its view's pooled one."""
         pooled = np.asarray(pooled, dtype=float).reshape(-1, 1)
         var = np.broadcast_to(pooled, per_record.shape).copy()
-        if not self.fix_variance:
+        if not self.fix_variance_:
             var = np.where(np.isfinite(per_record), per_record, var)
         return np.maximum(var, _VAR_FLOOR)
 

@@ -136,9 +136,10 @@ class LiRAAttack(ReferenceModelAttack):
     same: below ``FIXED_VARIANCE_BELOW`` (64) reference models, one global variance per side
     (pooled within-record; at 2 models, where a record has one IN and one OUT value, the
     variance of all values of that side, as their code does), per-record variances from 64
-    models up. ``True`` or ``False`` force either. On the digits models at 4 reference
-    models the fixed variance raises the AUC of online LiRA from 0.77 to 0.89 (random
-    forest) and its TPR at 1 % FPR from 0.03 to 0.19 (``benchmarks/bench_peers_lira.py``).
+    models up. ``True`` or ``False`` force either. ``benchmarks/bench_peers_lira.py`` measures
+    both at 2 to 16 models: the fixed variance is the stronger on an MLP and a regularised
+    logistic regression; on a fully grown random forest (tree probabilities of exactly 1 make
+    ``phi`` bimodal) per-record variances win from 8 models up — force them there.
 
     **Views.** With ``views`` (a :class:`RecordViews`), every model is queried on every view
     of a record, one Gaussian is fitted per view and record, and the per-view scores are

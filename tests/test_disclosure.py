@@ -291,13 +291,17 @@ def test_disclosure_summary_rows_and_errors(rng):
     summary = disclosure_summary(
         members, non_members, releases, secrets=["sick", "income"], random_state=0
     )
-    assert list(summary["release"]) == ["copy"] * 5 + ["fresh"] * 5
-    assert (
-        list(summary["analysis"][:5])
-        == ["attribute inference"] * 2 + ["linkability"] + ["singling out"] * 2
-    )
-    assert list(summary["target"][3:5]) == ["univariate", "multivariate"]
-    assert summary["target"][2] == "age, education, years | income, sick, hours"
+    assert list(summary["release"]) == ["copy"] * 6 + ["fresh"] * 6
+    assert list(summary["analysis"][:6]) == [
+        "attribute inference",
+        "attribute inference",
+        "attribute inference (pooled)",
+        "linkability",
+        "singling out",
+        "singling out",
+    ]
+    assert list(summary["target"][4:6]) == ["univariate", "multivariate"]
+    assert summary["target"][3] == "age, education, years | income, sick, hours"
     # the controls are the non-members alone (issue #22: never reference rows); singling
     # out counts predicates, each tried on 150 members and the 150 controls
     records = summary[summary["analysis"] != "singling out"]

@@ -84,8 +84,11 @@ def disclosure_summary(
     -------
     summary : DataFrame
         One row per release and analysis target: ``release``; ``analysis``
-        (``"attribute inference"``, ``"linkability"`` or ``"singling out"``); ``target`` (the
-        secret column, ``"<columns_a> | <columns_b>"``, or the singling-out mode); ``kind``
+        (``"attribute inference"``; ``"attribute inference (pooled)"`` with two secrets or
+        more, one random secret per record, see
+        :meth:`AttributeInferenceRisk.evaluate_pooled`; ``"linkability"``; ``"singling
+        out"``); ``target`` (the secret column, ``"<columns_a> | <columns_b>"``, or the
+        singling-out mode); ``kind``
         (of the secret; ``"views"`` for linkability, ``"predicates"`` for singling out, whose
         ``n_targets`` and ``n_control`` count predicates, each tried on both sets); then
         ``n_targets``, ``attack_rate``, ``attack_low``, ``attack_high``,
@@ -104,22 +107,24 @@ def disclosure_summary(
     >>> summary = disclosure_summary(members, non_members, {"copy": members, "fresh": table(300)},
     ...                              random_state=0)
     >>> columns = ["release", "analysis", "target", "risk", "risk_low", "risk_high"]
-    >>> print(summary[columns].round(2).to_string())
-       release             analysis                   target  risk  risk_low  risk_high
-    0     copy  attribute inference                      age  1.00      0.98       1.00
-    1     copy  attribute inference                      job  1.00      0.96       1.00
-    2     copy  attribute inference                   income  1.00      0.98       1.00
-    3     copy  attribute inference                     sick  1.00      0.90       1.00
-    4     copy          linkability  age, job | income, sick  1.00      0.99       1.00
-    5     copy         singling out               univariate  1.00      0.99       1.00
-    6     copy         singling out             multivariate  1.00      0.91       1.00
-    7    fresh  attribute inference                      age  0.00     -0.08       0.08
-    8    fresh  attribute inference                      job  0.04     -0.29       0.28
-    9    fresh  attribute inference                   income -0.01     -0.07       0.05
-    10   fresh  attribute inference                     sick  0.23     -0.40       0.58
-    11   fresh          linkability  age, job | income, sick  0.00     -0.02       0.02
-    12   fresh         singling out               univariate  0.00     -0.01       0.02
-    13   fresh         singling out             multivariate  0.02     -0.34       0.28
+    >>> print(summary[columns].round(2).to_string(index=False))
+    release                     analysis                       target  risk  risk_low  risk_high
+       copy          attribute inference                          age  1.00      0.98       1.00
+       copy          attribute inference                          job  1.00      0.96       1.00
+       copy          attribute inference                       income  1.00      0.98       1.00
+       copy          attribute inference                         sick  1.00      0.90       1.00
+       copy attribute inference (pooled) one random secret per record  1.00      0.97       1.00
+       copy                  linkability      age, job | income, sick  1.00      0.99       1.00
+       copy                 singling out                   univariate  1.00      0.99       1.00
+       copy                 singling out                 multivariate  1.00      0.91       1.00
+      fresh          attribute inference                          age  0.00     -0.08       0.08
+      fresh          attribute inference                          job  0.04     -0.29       0.28
+      fresh          attribute inference                       income -0.01     -0.07       0.05
+      fresh          attribute inference                         sick  0.23     -0.40       0.58
+      fresh attribute inference (pooled) one random secret per record -0.08     -0.34       0.12
+      fresh                  linkability      age, job | income, sick  0.00     -0.02       0.02
+      fresh                 singling out                   univariate  0.00     -0.01       0.02
+      fresh                 singling out                 multivariate  0.02     -0.34       0.28
     """
     if not hasattr(members, "columns"):
         raise TypeError(f"members must be a pandas DataFrame; got {type(members).__name__}.")
@@ -145,6 +150,11 @@ def disclosure_summary(
         ).fit(release)
         attribute = inference.evaluate(members, control).reset_index(names="target")
         attribute.insert(0, "analysis", "attribute inference")
+        if len(inference.secrets_) > 1:
+            pooled = inference.evaluate_pooled(members, control).reset_index(names="target")
+            pooled.insert(0, "analysis", "attribute inference (pooled)")
+            pooled["target"] = "one random secret per record"
+            attribute = pd.concat([attribute, pooled], ignore_index=True)
         linking = LinkabilityRisk(
             columns_a=views[0],
             columns_b=views[1],

@@ -16,7 +16,7 @@ from sklearn.utils import check_random_state
 
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import ReleaseMixin
-from ._mixed import NUMERIC
+from ._mixed import _BLOCK_ELEMENTS, NUMERIC
 from ._rates import RESULT_COLUMNS, risk_row
 
 __all__ = ["SinglingOutRisk", "singling_out_risk"]
@@ -89,6 +89,9 @@ class SinglingOutRisk(ReleaseMixin):
         The most predicates written (fewer when the release has fewer that single out).
     n_columns : int, default=3
         Columns per multivariate predicate (all columns when the release has fewer).
+    max_attempts : int, default=None
+        Multivariate predicates tried at most; None: ``200 * n_queries``. On a 5 000-row,
+        8-column release about 0.5 % of them isolate one row.
     confidence : float, default=0.95
         Level of the rate intervals and of the risk interval.
     random_state : int, RandomState instance or None, default=None
@@ -139,16 +142,25 @@ class SinglingOutRisk(ReleaseMixin):
         "mode": [StrOptions({"multivariate", "univariate"})],
         "n_queries": [Interval(Integral, 1, None, closed="left")],
         "n_columns": [Interval(Integral, 1, None, closed="left")],
+        "max_attempts": [None, Interval(Integral, 1, None, closed="left")],
         "confidence": [Interval(Real, 0, 1, closed="neither")],
         "random_state": ["random_state"],
     }
 
     def __init__(
-        self, *, mode="multivariate", n_queries=500, n_columns=3, confidence=0.95, random_state=None
+        self,
+        *,
+        mode="multivariate",
+        n_queries=500,
+        n_columns=3,
+        max_attempts=None,
+        confidence=0.95,
+        random_state=None,
     ):
         self.mode = mode
         self.n_queries = n_queries
         self.n_columns = n_columns
+        self.max_attempts = max_attempts
         self.confidence = confidence
         self.random_state = random_state
 
@@ -213,24 +225,45 @@ class SinglingOutRisk(ReleaseMixin):
         return terms
 
     def _multivariate(self, encoded, rng):
-        p = self.n_features_in_
+        """Random predicates of ``n_columns`` columns, kept when they isolate one release row;
+        tried in batches (one comparison per column and batch) until ``n_queries`` are found
+        or ``max_attempts`` tried."""
+        p, n = self.n_features_in_, self.n_release_
         k = min(self.n_columns, p)
         medians = {
             j: np.median(c) for j, c in enumerate(encoded) if self.column_kinds_[j] == NUMERIC
         }
-        found, seen = [], set()
-        for _ in range(20 * self.n_queries):
-            if len(found) == self.n_queries:
-                break
-            row = rng.randint(self.n_release_)
-            columns = sorted(rng.choice(p, k, replace=False))
-            predicate = self._shaped([c[row] for c in encoded], columns, medians)
-            key = tuple(predicate)
-            if key in seen:
-                continue
-            seen.add(key)
-            if _matches(encoded, predicate).sum() == 1:
-                found.append(predicate)
+        budget = 200 * self.n_queries if self.max_attempts is None else self.max_attempts
+        batch = max(1, min(budget, _BLOCK_ELEMENTS // n))
+        found, seen, tried = [], set(), 0
+        while tried < budget and len(found) < self.n_queries:
+            size = min(batch, budget - tried)
+            tried += size
+            rows = rng.randint(n, size=size)
+            chosen = np.sort(np.argsort(rng.random_sample((size, p)), axis=1)[:, :k], axis=1)
+            mask = np.ones((size, n), dtype=bool)
+            for j in range(p):
+                attempts = np.flatnonzero((chosen == j).any(axis=1))
+                if attempts.size == 0:
+                    continue
+                values = encoded[j][rows[attempts]][:, None]
+                column = encoded[j][None, :]
+                if self.column_kinds_[j] != NUMERIC:
+                    mask[attempts] &= column == values
+                else:
+                    upper = (values >= medians[j])[:, 0]
+                    mask[attempts[upper]] &= column >= values[upper]
+                    mask[attempts[~upper]] &= column <= values[~upper]
+            for attempt in np.flatnonzero(mask.sum(axis=1) == 1):
+                predicate = self._shaped(
+                    [c[rows[attempt]] for c in encoded], chosen[attempt], medians
+                )
+                key = tuple(predicate)
+                if key not in seen:
+                    seen.add(key)
+                    found.append(predicate)
+                    if len(found) == self.n_queries:
+                        break
         return found
 
     def _random_predicates(self, rng):

@@ -76,7 +76,7 @@ class SinglingOutRisk(ReleaseMixin):
     that holds several near copies of every member makes such predicates rarely hold for a
     member (a member who satisfied one would bring its copies along), while the controls,
     which the release does not cover, satisfy them at the population's rate: the risk reads
-    clearly negative (−0.38 [−0.60, −0.19] on ``benchmarks/bench_disclosure.py``'s
+    clearly negative (−0.19 [−0.27, −0.11] on ``benchmarks/bench_disclosure.py``'s
     ``leaky`` release, five noisy copies of each member; anonymeter clips it to 0). Such a
     release is not safe — its linkability and inference risks are near 1. Singling out
     measures isolation, not closeness: read it beside the other two.

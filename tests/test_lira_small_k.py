@@ -14,7 +14,7 @@ from scipy.stats import norm
 from sklearn.tree import DecisionTreeClassifier
 
 from sklearn_mace.attacks import LiRAAttack, ShadowModels, logit_confidence
-from sklearn_mace.attacks._lira import FIXED_VARIANCE_BELOW
+from sklearn_mace.attacks._lira import FIXED_VARIANCE_BELOW, resolution_bound
 from sklearn_mace.metrics import tpr_at_fpr
 from tests._lira_planted import PlantedModel, planted_problem, planted_target
 
@@ -162,3 +162,29 @@ def test_scores_match_a_direct_computation(fix_variance):
             - norm.logpdf(phi_target[i], outside.mean(), s_out)
         )
     np.testing.assert_allclose(attack.score_samples(records), expected, rtol=1e-9)
+
+
+@pytest.mark.parametrize("m", [10, 50])
+def test_resolution_bound_of_stepped_probabilities(m):
+    # probabilities k/m (a forest of m trees): saturated 0 and 1 become half a step,
+    # logit(1 - 1/(2m)) = log(2m - 1)
+    p = np.arange(m + 1) / m
+    clipped = np.clip(p, np.finfo(float).eps, 1 - np.finfo(float).eps)
+    phi = np.log(clipped) - np.log(np.clip(1 - p, np.finfo(float).eps, None))
+    assert resolution_bound(phi) == pytest.approx(np.log(2 * m - 1), rel=1e-9)
+    # continuous outputs that never saturate: no bound below the epsilon clip
+    assert resolution_bound(np.linspace(-30, 30, 7)) == pytest.approx(-np.log(np.finfo(float).eps))
+
+
+def test_lira_reads_a_forest_at_its_resolution():
+    from sklearn.ensemble import RandomForestClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 4))
+    y = (X[:, 0] + rng.normal(size=400) > 0).astype(int)
+    records = np.column_stack([X, y])
+    member = np.arange(400) < 200
+    forest = RandomForestClassifier(20, random_state=0).fit(X[member], y[member])
+    attack = LiRAAttack(forest, n_shadow=4, random_state=0).fit(records, member)
+    assert attack.phi_bound_ == pytest.approx(np.log(2 * 20 - 1))
+    assert np.isfinite(attack.score_samples(records)).all()

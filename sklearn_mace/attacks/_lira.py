@@ -180,8 +180,8 @@ class LiRAAttack(ReferenceModelAttack):
     (pooled within-record; at 2 models, where a record has one IN and one OUT value, the
     variance of all values of that side, as their code does), per-record variances from 64
     models up. ``True`` or ``False`` force either. ``benchmarks/bench_peers_lira.py`` measures
-    both at 2 to 32 models on digits: the fixed variance is the stronger in AUC and in TPR
-    at 1 % FPR on a regularised logistic regression, an MLP and (with the saturated
+    both at 2 to 16 models on digits: the fixed variance is at least as strong in AUC and in
+    TPR at 1 % FPR on a regularised logistic regression, an MLP and (with the saturated
     probabilities below read at their resolution) a fully grown random forest.
 
     **Saturated probabilities.** A model whose probabilities come in steps (a random

@@ -20,6 +20,12 @@ project's environment): random forest 0.827 / 0.157, MLP 0.593 / 0.018.
 
     nice -n 10 python benchmarks/bench_peers_lira.py            # K = 2, 4, 8, 16; 3 seeds
     nice -n 10 python benchmarks/bench_peers_lira.py --quick    # K = 2, 4; 1 seed; forest
+    nice -n 10 python benchmarks/bench_peers_lira.py --label-only   # LabelOnlyAttack alone
+
+``--label-only`` measures :class:`LabelOnlyAttack` (labels only, no reference model) on the
+same records: AUC and TPR at 1 % FPR pooled over the seeds, and the certified ε of
+``audit_epsilon`` on each seed's 1 200 scores (threshold split inside), from its default
+noise levels.
 """
 
 import argparse
@@ -38,8 +44,8 @@ from sklearn.metrics import roc_auc_score
 from sklearn.neural_network import MLPClassifier
 from threadpoolctl import threadpool_limits
 
-from sklearn_mace.attacks import LiRAAttack, RMIAAttack, ShadowModels
-from sklearn_mace.metrics import tpr_at_fpr
+from sklearn_mace.attacks import LabelOnlyAttack, LiRAAttack, RMIAAttack, ShadowModels
+from sklearn_mace.metrics import audit_epsilon, tpr_at_fpr
 
 MODELS = {
     # no weight decay, trained to convergence: fits every member
@@ -94,6 +100,35 @@ def scores_of(model, k, seed):
     return scores, member
 
 
+def label_only_table(models, seeds):
+    """LabelOnlyAttack on every model: pooled AUC / TPR at 1 % FPR, ε per seed."""
+    rows = []
+    for model in models:
+        scores, members, epsilons = [], [], []
+        for seed in seeds:
+            X, y = load_digits(return_X_y=True)
+            records = np.column_stack([X / 16.0, y])
+            order = np.random.default_rng(seed).permutation(len(records))
+            targets = records[order[: N_MEMBERS + N_NON_MEMBERS]]
+            member = np.arange(len(targets)) < N_MEMBERS
+            target = _seeded(MODELS[model](), seed).fit(targets[member, :-1], targets[member, -1])
+            score = LabelOnlyAttack(target).fit(targets, member).score_samples(targets)
+            audit = audit_epsilon(score[member], score[~member], random_state=seed)
+            scores.append(score)
+            members.append(member)
+            epsilons.append(audit.epsilon_lower_bound)
+        m, s = np.concatenate(members), np.concatenate(scores)
+        rows.append(
+            {
+                "model": model,
+                "auc": roc_auc_score(m, s),
+                "tpr@1%": tpr_at_fpr(m, s, fpr=0.01),
+                "epsilon per seed": " ".join(f"{e:.2f}" for e in epsilons),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def table(models, ks, seeds):
     rows = []
     for model in models:
@@ -127,7 +162,13 @@ def main():
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--ks", type=int, nargs="+", default=[2, 4, 8, 16])
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
+    parser.add_argument("--label-only", action="store_true", help="LabelOnlyAttack alone")
     args = parser.parse_args()
+    if args.label_only:
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        with threadpool_limits(1):
+            print(label_only_table(args.models, list(range(args.seeds))).round(3).to_string())
+        return
     if args.quick:
         args.seeds, args.ks, args.models = 1, [2, 4], ["random forest"]
     warnings.simplefilter("ignore", ConvergenceWarning)

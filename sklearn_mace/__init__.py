@@ -23,6 +23,7 @@ __getattr__, __dir__, __all__ = attach(
             "BayesOptimalMIA",
             "DOMIASAttack",
             "GeneralizedMetricAttack",
+            "LabelOnlyAttack",
             "LiRAAttack",
             "RMIAAttack",
             "RecordViews",

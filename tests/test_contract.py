@@ -45,6 +45,7 @@ from sklearn_mace import (
     DOMIASAttack,
     GeneralizedMetricAttack,
     KDEAdvantageEstimator,
+    LabelOnlyAttack,
     LiRAAttack,
     RMIAAttack,
     ShadowModelAttack,
@@ -107,6 +108,10 @@ def _lira(**params):
 
 def _rmia(**params):
     return RMIAAttack(_lira_case()[0], n_reference=2, random_state=0, **params)
+
+
+def _label_only(**params):
+    return LabelOnlyAttack(_lira_case()[0], **params)
 
 
 # ----------------------------------------------------------------------------- registry
@@ -178,6 +183,8 @@ ATTACKERS = [
     pytest.param(partial(_lira, online=False), lira_records, id="LiRAAttack-offline"),
     pytest.param(_rmia, lira_records, id="RMIAAttack"),
     pytest.param(partial(_rmia, online=False), lira_records, id="RMIAAttack-offline"),
+    pytest.param(_label_only, lira_records, id="LabelOnlyAttack"),
+    pytest.param(partial(_label_only, prior=0.2), lira_records, id="LabelOnlyAttack-prior"),
     pytest.param(ThresholdAttack, gaussian_shift, id="ThresholdAttack"),
     pytest.param(partial(ThresholdAttack, threshold=0.5), gaussian_shift, id="ThresholdAttack-0.5"),
     pytest.param(_domias, domias_records, id="DOMIASAttack"),

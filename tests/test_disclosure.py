@@ -291,12 +291,30 @@ def test_disclosure_summary_rows_and_errors(rng):
     summary = disclosure_summary(
         members, non_members, releases, secrets=["sick", "income"], random_state=0
     )
-    assert list(summary["release"]) == ["copy"] * 3 + ["fresh"] * 3
-    assert list(summary["analysis"][:3]) == ["attribute inference"] * 2 + ["linkability"]
-    assert summary["target"][2] == "age, education, years | income, sick, hours"
-    # the controls are the non-members alone (issue #22: never reference rows)
-    assert (summary["n_control"] == 150).all() and (summary["n_targets"] == 200).all()
-    assert (summary.loc[summary["release"] == "copy", "risk"] == 1.0).all()
+    assert list(summary["release"]) == ["copy"] * 6 + ["fresh"] * 6
+    assert list(summary["analysis"][:6]) == [
+        "attribute inference",
+        "attribute inference",
+        "attribute inference (pooled)",
+        "linkability",
+        "singling out",
+        "singling out",
+    ]
+    assert list(summary["target"][4:6]) == ["univariate", "multivariate"]
+    assert summary["target"][3] == "age, education, years | income, sick, hours"
+    # the controls are the non-members alone (issue #22: never reference rows); singling
+    # out counts predicates, each tried on 150 members and the 150 controls
+    records = summary[summary["analysis"] != "singling out"]
+    assert (records["n_control"] == 150).all() and (records["n_targets"] == 200).all()
+    assert (records.loc[records["release"] == "copy", "risk"] == 1.0).all()
+    # singling out searches 150 of the 200 members (the controls' size): a predicate that
+    # isolates a copied member finds it with probability 3/4
+    copied = summary[(summary["release"] == "copy") & (summary["analysis"] == "singling out")]
+    assert (copied["risk_low"] > 0.5).all()
+    without = disclosure_summary(
+        members, non_members, releases, secrets=["sick"], singling_out=False, random_state=0
+    )
+    assert "singling out" not in set(without["analysis"])
     with pytest.raises(ValueError, match="synthetic 'fresh'.*lacks the column\\(s\\) \\['sick'\\]"):
         disclosure_summary(members, non_members, {"fresh": releases["fresh"].drop(columns="sick")})
     with pytest.raises(ValueError, match="non_members table has no rows"):

@@ -15,6 +15,7 @@ __getattr__, __dir__, __all__ = attach(
         "._compare": ["compare_attacks"],
         "._domias": ["DOMIASAttack"],
         "._generalized": ["GeneralizedMetricAttack"],
+        "._label_only": ["LabelOnlyAttack"],
         "._lira": ["LiRAAttack", "logit_confidence"],
         "._rmia": ["RMIAAttack"],
         "._shadow": ["ShadowModelAttack", "ShadowModels"],

@@ -1,4 +1,4 @@
-"""Disclosure risks beyond membership: attribute inference and linkability (anonymeter's).
+"""Disclosure risks beyond membership: singling out, linkability, inference (anonymeter's).
 
 Each risk is an estimator fitted on a release; ``evaluate(targets, control)`` attacks the
 records the release was generated from and control records of the same population that the
@@ -15,6 +15,7 @@ __getattr__, __dir__, __all__ = attach(
         "._controls": ["ControlCopyWarning"],
         "._inference": ["AttributeInferenceRisk"],
         "._linkability": ["LinkabilityRisk"],
+        "._singling_out": ["SinglingOutRisk", "singling_out_risk"],
         "._summary": ["disclosure_summary"],
     },
 )

@@ -4,6 +4,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
+from sklearn.utils import check_random_state
 
 from ..utils._sklearn_compat import Interval, _fit_context
 from ._base import ReleaseMixin
@@ -233,6 +234,55 @@ class AttributeInferenceRisk(ReleaseMixin):
         codes = encoded[s]
         share = np.where(codes >= 0, counts[np.maximum(codes, 0)], 0) / self.n_release_
         return float(np.mean(share))
+
+    def _all_successes(self, frame, encoded):
+        """(n, n_secrets) bool: the attack's success on every secret of every record."""
+        neighbors = self._neighbors(encoded)
+        return np.column_stack(
+            [
+                self._successes(frame, encoded, s, neighbors[i])
+                for i, s in enumerate(self._secret_pos)
+            ]
+        )
+
+    def evaluate_pooled(self, targets, control):
+        """The risk of guessing one secret per record, drawn at random among the secrets.
+
+        Per-column risks are wide where the control guesses almost every value right (a
+        column that is 0 for 95 % of records leaves ``1 − c`` near 0). Pooling the columns
+        before the interval keeps it exact: every record, target or control, is attacked on
+        one secret column drawn uniformly (``random_state``), so each record is one
+        independent trial and the Clopper–Pearson intervals hold; the risk is that of an
+        attacker who targets a random column, ``(ā − c̄)/(1 − c̄)``.
+
+        Parameters
+        ----------
+        targets, control : DataFrame or array-like
+            As in :meth:`evaluate`.
+
+        Returns
+        -------
+        result : DataFrame with one row, index ``"pooled"``
+            ``kind`` (``"pooled"``) and the columns of :meth:`evaluate`; ``baseline_rate``
+            is the random guess averaged over the drawn columns.
+        """
+        target_frame, target_encoded = self._encoded(targets)
+        control_frame, control_encoded = self._encoded(control)
+        self._check_controls(target_encoded, control_encoded)
+        rng = np.random.default_rng(check_random_state(self.random_state).randint(2**31))
+        picks = []
+        for frame, encoded in ((target_frame, target_encoded), (control_frame, control_encoded)):
+            success = self._all_successes(frame, encoded)
+            column = rng.integers(success.shape[1], size=len(success))
+            picks.append(success[np.arange(len(success)), column])
+        baseline = np.mean(
+            [self._baseline_rate(target_frame, target_encoded, s) for s in self._secret_pos]
+        )
+        row = risk_row(picks[0], picks[1], float(baseline), self.confidence)
+        index = pd.Index(["pooled"], name="secret")
+        return pd.DataFrame(
+            [{"kind": "pooled", **row}], index=index, columns=["kind", *RESULT_COLUMNS]
+        )
 
     def evaluate(self, targets, control):
         """Attack ``targets`` and ``control`` through the release; the risk per secret.

@@ -4,9 +4,11 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
+from scipy.special import gammaln
 
-from ..utils._sklearn_compat import Interval, _fit_context
+from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import ReleaseMixin
+from ._mixed import _BLOCK_ELEMENTS
 from ._rates import RESULT_COLUMNS, risk_row
 
 __all__ = ["LinkabilityRisk"]
@@ -28,6 +30,35 @@ def random_link_rate(n_release, n_neighbors):
     return float(1.0 - np.prod((n_release - n_neighbors - i) / (n_release - i)))
 
 
+def random_link_rates(n_release, size_a, size_b):
+    """Chance that a random ``size_a``-subset and a random ``size_b``-subset of ``n`` release
+    rows share a row, ``1 − C(n − b, a) / C(n, a)``, per record (sizes as arrays).
+
+    Examples
+    --------
+    >>> print(f"{random_link_rates(100, [5], [5])[0]:.3f}")
+    0.230
+    """
+    a = np.asarray(size_a, dtype=float)
+    b = np.asarray(size_b, dtype=float)
+    n = float(n_release)
+    with np.errstate(invalid="ignore"):
+        log_apart = (
+            gammaln(n - b + 1) - gammaln(n - b - a + 1) - gammaln(n + 1) + gammaln(n - a + 1)
+        )
+    return np.where(a + b > n, 1.0, 1.0 - np.exp(np.where(a + b > n, 0.0, log_apart)))
+
+
+def _tied_neighbours(table, queries, columns, n_neighbors, start, stop):
+    """(block, n_release) bool: release rows at or within the ``n_neighbors``-th smallest
+    distance of each query over ``columns`` (every row tied there included)."""
+    distance = np.zeros((stop - start, len(table.encoded[0])))
+    for j in columns:
+        distance += table._contribution(queries, j, start, stop)
+    kth = np.partition(distance, n_neighbors - 1, axis=1)[:, n_neighbors - 1 : n_neighbors]
+    return distance <= kth
+
+
 class LinkabilityRisk(ReleaseMixin):
     """Risk that a release links two partial views of the records behind it.
 
@@ -38,12 +69,25 @@ class LinkabilityRisk(ReleaseMixin):
     neighbour sets share a row. This is anonymeter's ``LinkabilityEvaluator`` attack
     (Giomi et al. 2023).
 
+    **Ties.** A view made of a few categorical columns puts many release rows at the same
+    distance from a record — on Adult's second half (relationship, race, sex, ..., income)
+    hundreds of rows sit at distance 0. anonymeter keeps ``n_neighbors`` of them in release
+    order, so a member copied into the release links only when its own row happens to be
+    kept in both views, and the risk of a release that copies half its members reads far
+    below the 0.5 it is (issue #29: 0.130 on the Adult half-copy). ``ties="keep"`` (the
+    default) keeps every row tied with the ``n_neighbors``-th nearest: a copied member always
+    links through its own row, the control links by chance as before, and the risk of a
+    release that copies a share ``q`` of its members is ``q`` in expectation, since then
+    ``a = q + (1 − q)·c`` and ``(a − c)/(1 − c) = q``. ``ties="random"`` is anonymeter's
+    rule (ties broken at random).
+
     ``fit(release)`` learns the release; :meth:`predict` says which records are linked;
     :meth:`evaluate` runs the attack on ``targets`` (trained on) and ``control`` records
     (same population, not trained on) through the same release and reports the success
     rates with exact (Clopper–Pearson) intervals, the rate of random linking
-    (:func:`random_link_rate`) and anonymeter's risk ``(a − c)/(1 − c)`` with an interval
-    (see :func:`~sklearn_mace.disclosure._rates.residual_risk`).
+    (:func:`random_link_rates` for the neighbour sets found) and anonymeter's risk
+    ``(a − c)/(1 − c)`` with an interval (see
+    :func:`~sklearn_mace.disclosure._rates.residual_risk`).
 
     Parameters
     ----------
@@ -53,6 +97,10 @@ class LinkabilityRisk(ReleaseMixin):
         ``columns_a``).
     n_neighbors : int, default=1
         Release rows per half.
+    ties : {"keep", "random"}, default="keep"
+        ``"keep"``: every release row tied with the ``n_neighbors``-th nearest counts as a
+        neighbour; ``"random"``: exactly ``n_neighbors`` rows, ties broken at random
+        (anonymeter's rule).
     confidence : float, default=0.95
         Level of the rate intervals and of the risk interval.
     random_state : int, RandomState instance or None, default=None
@@ -96,16 +144,25 @@ class LinkabilityRisk(ReleaseMixin):
         "columns_a": ["array-like", None],
         "columns_b": ["array-like", None],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "ties": [StrOptions({"keep", "random"})],
         "confidence": [Interval(Real, 0, 1, closed="neither")],
         "random_state": ["random_state"],
     }
 
     def __init__(
-        self, *, columns_a=None, columns_b=None, n_neighbors=1, confidence=0.95, random_state=None
+        self,
+        *,
+        columns_a=None,
+        columns_b=None,
+        n_neighbors=1,
+        ties="keep",
+        confidence=0.95,
+        random_state=None,
     ):
         self.columns_a = columns_a
         self.columns_b = columns_b
         self.n_neighbors = n_neighbors
+        self.ties = ties
         self.confidence = confidence
         self.random_state = random_state
 
@@ -158,10 +215,27 @@ class LinkabilityRisk(ReleaseMixin):
         self.columns_b_ = [self._names[j] for j in b]
         return self
 
+    def _links(self, encoded):
+        """Whether each record links, and the sizes of its two neighbour sets."""
+        n_queries, n_release = len(encoded[0]), self.n_release_
+        if self.ties == "random":
+            idx_a = self._table.kneighbors(encoded, self._a, self.n_neighbors)
+            idx_b = self._table.kneighbors(encoded, self._b, self.n_neighbors)
+            sizes = np.full(n_queries, self.n_neighbors)
+            return (idx_a[:, :, None] == idx_b[:, None, :]).any(axis=(1, 2)), sizes, sizes
+        linked = np.empty(n_queries, dtype=bool)
+        size_a, size_b = np.empty(n_queries, int), np.empty(n_queries, int)
+        block = max(1, _BLOCK_ELEMENTS // n_release)
+        for start in range(0, n_queries, block):
+            stop = min(start + block, n_queries)
+            near_a = _tied_neighbours(self._table, encoded, self._a, self.n_neighbors, start, stop)
+            near_b = _tied_neighbours(self._table, encoded, self._b, self.n_neighbors, start, stop)
+            linked[start:stop] = (near_a & near_b).any(axis=1)
+            size_a[start:stop], size_b[start:stop] = near_a.sum(axis=1), near_b.sum(axis=1)
+        return linked, size_a, size_b
+
     def _linked(self, encoded):
-        idx_a = self._table.kneighbors(encoded, self._a, self.n_neighbors)
-        idx_b = self._table.kneighbors(encoded, self._b, self.n_neighbors)
-        return (idx_a[:, :, None] == idx_b[:, None, :]).any(axis=(1, 2))
+        return self._links(encoded)[0]
 
     def predict(self, X):
         """Whether the attacker links the two views of each record of ``X``.
@@ -175,7 +249,8 @@ class LinkabilityRisk(ReleaseMixin):
         Returns
         -------
         linked : ndarray of shape (n_samples,), bool
-            True where the ``n_neighbors`` nearest release rows of the two views share a row.
+            True where the neighbour sets of the two views (the ``n_neighbors`` nearest
+            release rows, with their ties under ``ties="keep"``) share a row.
         """
         _, encoded = self._encoded(X)
         return self._linked(encoded)
@@ -197,15 +272,17 @@ class LinkabilityRisk(ReleaseMixin):
         -------
         result : DataFrame with one row, index ``"a|b"``
             ``columns_a``, ``columns_b`` (the views, joined by ``", "``) and the columns of
-            :meth:`AttributeInferenceRisk.evaluate` (``baseline_rate``: random linking).
+            :meth:`AttributeInferenceRisk.evaluate` (``baseline_rate``: random linking with
+            neighbour sets of the sizes found, averaged over the targets).
         """
         _, target_encoded = self._encoded(targets)
         _, control_encoded = self._encoded(control)
         self._check_controls(target_encoded, control_encoded)
+        linked, size_a, size_b = self._links(target_encoded)
         row = risk_row(
-            self._linked(target_encoded),
+            linked,
             self._linked(control_encoded),
-            random_link_rate(self.n_release_, self.n_neighbors),
+            float(np.mean(random_link_rates(self.n_release_, size_a, size_b))),
             self.confidence,
         )
         views = {

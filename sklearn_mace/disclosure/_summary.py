@@ -6,6 +6,7 @@ from sklearn.utils import check_random_state
 from ._inference import AttributeInferenceRisk
 from ._linkability import LinkabilityRisk
 from ._rates import RESULT_COLUMNS
+from ._singling_out import singling_out_risk
 
 __all__ = ["SUMMARY_COLUMNS", "disclosure_summary"]
 
@@ -32,10 +33,12 @@ def disclosure_summary(
     linkability_columns=None,
     n_neighbors=1,
     tolerance=0.05,
+    singling_out=True,
+    n_queries=500,
     confidence=0.95,
     random_state=None,
 ):
-    """Attribute-inference risk per column and linkability risk, for each release.
+    """Attribute-inference, linkability and singling-out risks, for each release.
 
     The targets are the ``members`` (the generator's training records); the control records
     are the ``non_members``: population records the releases cannot have seen, as
@@ -43,8 +46,10 @@ def disclosure_summary(
     sample used as filler) as controls: the release would know them as well as the members,
     and the risk would read near 0 or negative for a release that discloses its members; a
     :class:`~sklearn_mace.disclosure.ControlCopyWarning` says when a release holds more
-    controls verbatim than chance explains. See :class:`AttributeInferenceRisk` and
-    :class:`LinkabilityRisk`.
+    controls verbatim than chance explains. See :class:`AttributeInferenceRisk`,
+    :class:`LinkabilityRisk` and :class:`SinglingOutRisk`: the three criteria of
+    anonymisation (Article 29 Working Party, Opinion 05/2014) as anonymeter measures them.
+    Each row's interval is at ``confidence`` on its own (not corrected across rows).
 
     Parameters
     ----------
@@ -64,6 +69,11 @@ def disclosure_summary(
         link.
     tolerance : float, default=0.05
         Relative tolerance of numeric guesses.
+    singling_out : bool, default=True
+        Whether to add the univariate and multivariate singling-out rows
+        (:func:`singling_out_risk`).
+    n_queries : int, default=500
+        The most singling-out predicates per mode.
     confidence : float, default=0.95
         Level of the Clopper–Pearson intervals on the attack and control rates and of the
         risk interval.
@@ -74,9 +84,14 @@ def disclosure_summary(
     -------
     summary : DataFrame
         One row per release and analysis target: ``release``; ``analysis``
-        (``"attribute inference"`` or ``"linkability"``); ``target`` (the secret column, or
-        ``"<columns_a> | <columns_b>"``); ``kind`` (of the secret; ``"views"`` for
-        linkability); then ``n_targets``, ``attack_rate``, ``attack_low``, ``attack_high``,
+        (``"attribute inference"``; ``"attribute inference (pooled)"`` with two secrets or
+        more, one random secret per record, see
+        :meth:`AttributeInferenceRisk.evaluate_pooled`; ``"linkability"``; ``"singling
+        out"``); ``target`` (the secret column, ``"<columns_a> | <columns_b>"``, or the
+        singling-out mode); ``kind``
+        (of the secret; ``"views"`` for linkability, ``"predicates"`` for singling out, whose
+        ``n_targets`` and ``n_control`` count predicates, each tried on both sets); then
+        ``n_targets``, ``attack_rate``, ``attack_low``, ``attack_high``,
         ``n_control``, ``control_rate``, ``control_low``, ``control_high``,
         ``baseline_rate``, ``risk``, ``risk_low``, ``risk_high``.
 
@@ -92,18 +107,24 @@ def disclosure_summary(
     >>> summary = disclosure_summary(members, non_members, {"copy": members, "fresh": table(300)},
     ...                              random_state=0)
     >>> columns = ["release", "analysis", "target", "risk", "risk_low", "risk_high"]
-    >>> print(summary[columns].round(2).to_string())
-      release             analysis                   target  risk  risk_low  risk_high
-    0    copy  attribute inference                      age  1.00      0.98       1.00
-    1    copy  attribute inference                      job  1.00      0.96       1.00
-    2    copy  attribute inference                   income  1.00      0.98       1.00
-    3    copy  attribute inference                     sick  1.00      0.90       1.00
-    4    copy          linkability  age, job | income, sick  1.00      0.99       1.00
-    5   fresh  attribute inference                      age  0.00     -0.08       0.08
-    6   fresh  attribute inference                      job  0.04     -0.29       0.28
-    7   fresh  attribute inference                   income -0.01     -0.07       0.05
-    8   fresh  attribute inference                     sick  0.23     -0.40       0.58
-    9   fresh          linkability  age, job | income, sick  0.00     -0.02       0.02
+    >>> print(summary[columns].round(2).to_string(index=False))
+    release                     analysis                       target  risk  risk_low  risk_high
+       copy          attribute inference                          age  1.00      0.98       1.00
+       copy          attribute inference                          job  1.00      0.96       1.00
+       copy          attribute inference                       income  1.00      0.98       1.00
+       copy          attribute inference                         sick  1.00      0.90       1.00
+       copy attribute inference (pooled) one random secret per record  1.00      0.97       1.00
+       copy                  linkability      age, job | income, sick  1.00      0.99       1.00
+       copy                 singling out                   univariate  1.00      0.99       1.00
+       copy                 singling out                 multivariate  1.00      0.91       1.00
+      fresh          attribute inference                          age  0.00     -0.08       0.08
+      fresh          attribute inference                          job  0.04     -0.29       0.28
+      fresh          attribute inference                       income -0.01     -0.07       0.05
+      fresh          attribute inference                         sick  0.23     -0.40       0.58
+      fresh attribute inference (pooled) one random secret per record -0.08     -0.34       0.12
+      fresh                  linkability      age, job | income, sick  0.00     -0.02       0.02
+      fresh                 singling out                   univariate  0.00     -0.01       0.02
+      fresh                 singling out                 multivariate  0.02     -0.34       0.28
     """
     if not hasattr(members, "columns"):
         raise TypeError(f"members must be a pandas DataFrame; got {type(members).__name__}.")
@@ -129,6 +150,11 @@ def disclosure_summary(
         ).fit(release)
         attribute = inference.evaluate(members, control).reset_index(names="target")
         attribute.insert(0, "analysis", "attribute inference")
+        if len(inference.secrets_) > 1:
+            pooled = inference.evaluate_pooled(members, control).reset_index(names="target")
+            pooled.insert(0, "analysis", "attribute inference (pooled)")
+            pooled["target"] = "one random secret per record"
+            attribute = pd.concat([attribute, pooled], ignore_index=True)
         linking = LinkabilityRisk(
             columns_a=views[0],
             columns_b=views[1],
@@ -140,7 +166,20 @@ def disclosure_summary(
         link.insert(0, "target", link.pop("columns_a") + " | " + link.pop("columns_b"))
         link.insert(0, "analysis", "linkability")
         link.insert(2, "kind", "views")
-        frame = pd.concat([attribute, link.reset_index(drop=True)], ignore_index=True)
+        parts = [attribute, link.reset_index(drop=True)]
+        if singling_out:
+            single = singling_out_risk(
+                members,
+                control,
+                release,
+                n_queries=n_queries,
+                confidence=confidence,
+                random_state=rng.randint(2**31),
+            ).reset_index(names="target")
+            single.insert(0, "analysis", "singling out")
+            single.insert(2, "kind", "predicates")
+            parts.append(single)
+        frame = pd.concat(parts, ignore_index=True)
         frame.insert(0, "release", name)
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)[SUMMARY_COLUMNS]

@@ -1,0 +1,411 @@
+"""Singling-out risk: predicates from a release that isolate one real person (anonymeter's).
+
+Singling out is the first of the three criteria of anonymisation of the Article 29 Working
+Party (Opinion 05/2014), next to linkability and inference. anonymeter (Giomi et al. 2023)
+measures it by writing predicates from the release that isolate exactly one release row
+("age >= 87 and job == 'pilot'") and counting how often such a predicate isolates exactly one
+record of the release's training data — against the same count on control records the
+release never saw.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+from sklearn.utils import check_random_state
+
+from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
+from ._base import ReleaseMixin
+from ._mixed import _BLOCK_ELEMENTS, NUMERIC
+from ._rates import RESULT_COLUMNS, risk_row
+
+__all__ = ["SinglingOutRisk", "singling_out_risk"]
+
+_LE, _EQ, _GE = -1, 0, 1
+
+
+def _matches(encoded, predicate):
+    """Rows of ``encoded`` (list of columns) where every term ``(column, op, value)`` holds."""
+    mask = np.ones(len(encoded[0]), dtype=bool)
+    for j, op, value in predicate:
+        column = encoded[j]
+        if op == _EQ:
+            mask &= column == value
+        elif op == _LE:
+            mask &= column <= value
+        else:
+            mask &= column >= value
+    return mask
+
+
+def _singles_out(encoded, predicates):
+    """Whether each predicate holds for exactly one row of ``encoded``."""
+    return np.array([_matches(encoded, p).sum() == 1 for p in predicates], dtype=bool)
+
+
+class SinglingOutRisk(ReleaseMixin):
+    """Risk that predicates written from a release single out records behind it.
+
+    ``fit(release)`` writes up to ``n_queries`` distinct predicates that each hold for
+    exactly one release row (anonymeter's ``SinglingOutEvaluator``, Giomi et al. 2023):
+
+    * ``mode="univariate"``: one column each — ``column == value`` for a value that occurs
+      once in the release, and, for a numeric column, also ``column <= minimum`` and
+      ``column >= maximum`` when the extreme occurs once;
+    * ``mode="multivariate"``: ``n_columns`` random columns of a random release row ``r``,
+      ``column == r_j`` for a categorical column, and for a numeric one ``column >= r_j``
+      when ``r_j`` is at or above the release median, else ``column <= r_j``; a predicate is
+      kept when it holds for exactly one release row.
+
+    :meth:`evaluate` counts the predicates that single out exactly one of the ``targets``
+    (the release's training records) and exactly one of as many ``control`` records (same
+    population, never seen by the release; the larger of the two sets is subsampled to the
+    smaller, so both are searched at the same size) and reports the two success rates with
+    exact (Clopper–Pearson) intervals, the success rate on the targets of random
+    predicates of the same shape (values drawn column by column from the release, so that
+    no row's combination survives; not filtered), and anonymeter's risk
+    ``(a − c)/(1 − c)`` with an interval (:func:`~sklearn_mace.disclosure._rates.residual_risk`).
+
+    The intervals treat the predicates as independent trials, as anonymeter does. They are
+    not quite: all are evaluated on the same records. Predicates that isolate single rows
+    mostly hold for disjoint sets of rows, whose match counts are negatively associated
+    (multinomial), which makes the binomial interval conservative rather than optimistic;
+    ``tests/test_singling_out.py`` checks the coverage on releases that know nothing.
+
+    **A negative risk.** A predicate is kept when it isolates one release row. A release
+    that holds several near copies of every member makes such predicates rarely hold for a
+    member (a member who satisfied one would bring its copies along), while the controls,
+    which the release does not cover, satisfy them at the population's rate: the risk reads
+    clearly negative (−0.19 [−0.27, −0.11] on ``benchmarks/bench_disclosure.py``'s
+    ``leaky`` release, five noisy copies of each member; anonymeter clips it to 0). Such a
+    release is not safe — its linkability and inference risks are near 1. Singling out
+    measures isolation, not closeness: read it beside the other two.
+
+    Parameters
+    ----------
+    mode : {"multivariate", "univariate"}, default="multivariate"
+        Which predicates to write.
+    n_queries : int, default=500
+        The most predicates written (fewer when the release has fewer that single out).
+    n_columns : int, default=3
+        Columns per multivariate predicate (all columns when the release has fewer).
+    max_attempts : int, default=None
+        Multivariate predicates tried at most; None: ``200 * n_queries``. On a 5 000-row,
+        8-column release about 0.5 % of them isolate one row.
+    confidence : float, default=0.95
+        Level of the rate intervals and of the risk interval.
+    random_state : int, RandomState instance or None, default=None
+        The predicates' rows and columns, the subsample of the larger record set, and the
+        random predicates of the baseline.
+
+    Attributes
+    ----------
+    predicates_ : list of list of (str or int, str, object)
+        The predicates, each a list of ``(column, operator, value)`` terms (``"=="``,
+        ``"<="`` or ``">="``; values as in the release).
+    column_kinds_ : ndarray of str
+        ``"numeric"`` or ``"categorical"`` per column.
+    n_release_ : int
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Defined when the release is a DataFrame with string column names.
+
+    See Also
+    --------
+    singling_out_risk : Both modes in one call.
+    LinkabilityRisk, AttributeInferenceRisk : The other two criteria.
+
+    References
+    ----------
+    Giomi, Boenisch, Wehmeyer & Tasnádi, "A Unified Framework for Quantifying Privacy Risk in
+    Synthetic Data", PoPETs 2023(2), arXiv:2211.10459 (singling-out risk, §3–4); Article 29
+    Data Protection Working Party, Opinion 05/2014 on Anonymisation Techniques.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn_mace.disclosure import SinglingOutRisk
+    >>> rng = np.random.default_rng(0)
+    >>> def table(n):
+    ...     return pd.DataFrame({"age": rng.integers(18, 90, n), "job": rng.choice(list("abcd"), n),
+    ...                          "town": rng.choice(list("xyz"), n)})
+    >>> members, control = table(300), table(300)
+    >>> risk = SinglingOutRisk(n_queries=200, random_state=0).fit(members)  # a copy
+    >>> result = risk.evaluate(members, control)
+    >>> print(f"{result.loc['multivariate', 'attack_rate']:.2f}")
+    1.00
+    >>> bool(result.loc["multivariate", "risk_low"] > 0.5)
+    True
+    """
+
+    _parameter_constraints = {
+        "mode": [StrOptions({"multivariate", "univariate"})],
+        "n_queries": [Interval(Integral, 1, None, closed="left")],
+        "n_columns": [Interval(Integral, 1, None, closed="left")],
+        "max_attempts": [None, Interval(Integral, 1, None, closed="left")],
+        "confidence": [Interval(Real, 0, 1, closed="neither")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        *,
+        mode="multivariate",
+        n_queries=500,
+        n_columns=3,
+        max_attempts=None,
+        confidence=0.95,
+        random_state=None,
+    ):
+        self.mode = mode
+        self.n_queries = n_queries
+        self.n_columns = n_columns
+        self.max_attempts = max_attempts
+        self.confidence = confidence
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Write the predicates that single out one release row.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_release, n_features)
+            The released (synthetic) records. A DataFrame keeps mixed column types; an
+            array is read as numeric.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator (``predicates_`` set).
+        """
+        self._fit_release(X)
+        rng = check_random_state(self.random_state)
+        encoded = self._table.encoded
+        if self.mode == "univariate":
+            found = self._univariate(encoded, rng)
+        else:
+            found = self._multivariate(encoded, rng)
+        if not found:
+            raise ValueError(
+                f"No {self.mode} predicate singles out one row of the release "
+                f"({self.n_release_} rows): every value combination occurs at least twice."
+            )
+        self._predicates = found
+        self.predicates_ = [self._readable(p) for p in found]
+        return self
+
+    def _univariate(self, encoded, rng):
+        found = []
+        for j, column in enumerate(encoded):
+            values, counts = np.unique(column, return_counts=True)
+            found += [[(j, _EQ, v)] for v in values[counts == 1]]
+            if self.column_kinds_[j] == NUMERIC:
+                if counts[0] == 1:
+                    found.append([(j, _LE, values[0])])
+                if counts[-1] == 1:
+                    found.append([(j, _GE, values[-1])])
+        found = [p for p in found if _matches(encoded, p).sum() == 1]
+        if len(found) > self.n_queries:
+            keep = rng.choice(len(found), self.n_queries, replace=False)
+            found = [found[i] for i in sorted(keep)]
+        return found
+
+    def _shaped(self, row_values, columns, medians):
+        """The multivariate predicate of a row's values on ``columns``."""
+        terms = []
+        for j in columns:
+            value = row_values[j]
+            if self.column_kinds_[j] == NUMERIC:
+                terms.append((j, _GE if value >= medians[j] else _LE, value))
+            else:
+                terms.append((j, _EQ, value))
+        return terms
+
+    def _multivariate(self, encoded, rng):
+        """Random predicates of ``n_columns`` columns, kept when they isolate one release row;
+        tried in batches (one comparison per column and batch) until ``n_queries`` are found
+        or ``max_attempts`` tried."""
+        p, n = self.n_features_in_, self.n_release_
+        k = min(self.n_columns, p)
+        medians = {
+            j: np.median(c) for j, c in enumerate(encoded) if self.column_kinds_[j] == NUMERIC
+        }
+        budget = 200 * self.n_queries if self.max_attempts is None else self.max_attempts
+        batch = max(1, min(budget, _BLOCK_ELEMENTS // n))
+        found, seen, tried = [], set(), 0
+        while tried < budget and len(found) < self.n_queries:
+            size = min(batch, budget - tried)
+            tried += size
+            rows = rng.randint(n, size=size)
+            chosen = np.sort(np.argsort(rng.random_sample((size, p)), axis=1)[:, :k], axis=1)
+            mask = np.ones((size, n), dtype=bool)
+            for j in range(p):
+                attempts = np.flatnonzero((chosen == j).any(axis=1))
+                if attempts.size == 0:
+                    continue
+                values = encoded[j][rows[attempts]][:, None]
+                column = encoded[j][None, :]
+                if self.column_kinds_[j] != NUMERIC:
+                    mask[attempts] &= column == values
+                else:
+                    upper = (values >= medians[j])[:, 0]
+                    mask[attempts[upper]] &= column >= values[upper]
+                    mask[attempts[~upper]] &= column <= values[~upper]
+            for attempt in np.flatnonzero(mask.sum(axis=1) == 1):
+                predicate = self._shaped(
+                    [c[rows[attempt]] for c in encoded], chosen[attempt], medians
+                )
+                key = tuple(predicate)
+                if key not in seen:
+                    seen.add(key)
+                    found.append(predicate)
+                    if len(found) == self.n_queries:
+                        break
+        return found
+
+    def _random_predicates(self, rng):
+        """Predicates of the same shapes from values drawn column by column from the release."""
+        encoded = self._table.encoded
+        medians = {
+            j: np.median(c) for j, c in enumerate(encoded) if self.column_kinds_[j] == NUMERIC
+        }
+        shuffled = []
+        for predicate in self._predicates:
+            values = {j: encoded[j][rng.randint(self.n_release_)] for j, _, _ in predicate}
+            if self.mode == "univariate":
+                shuffled.append([(j, op, values[j]) for j, op, _ in predicate])
+            else:
+                columns = [j for j, _, _ in predicate]
+                shuffled.append(self._shaped(values, columns, medians))
+        return shuffled
+
+    def _readable(self, predicate):
+        operators = {_EQ: "==", _LE: "<=", _GE: ">="}
+        terms = []
+        for j, op, value in predicate:
+            if self.column_kinds_[j] == NUMERIC:  # the release's own value, not x / r * r
+                raw = self._table.numeric_values(self._release, j)
+                shown = float(raw[np.argmax(self._table.encoded[j] == value)])
+            else:
+                shown = self._table.categories[j][int(value)]
+            terms.append((self._names[j], operators[op], shown))
+        return terms
+
+    def _same_size(self, target_encoded, control_encoded, rng):
+        n_t, n_c = len(target_encoded[0]), len(control_encoded[0])
+        n = min(n_t, n_c)
+
+        def take(encoded, size):
+            if size == n:
+                return encoded
+            rows = np.sort(rng.choice(size, n, replace=False))
+            return [c[rows] for c in encoded]
+
+        return take(target_encoded, n_t), take(control_encoded, n_c)
+
+    def evaluate(self, targets, control):
+        """Count the predicates that single out one target and one control record; the risk.
+
+        Parameters
+        ----------
+        targets : DataFrame or array-like of shape (n_targets, n_features)
+            Records the release was generated from.
+        control : DataFrame or array-like of shape (n_control, n_features)
+            Records from the same population that the release cannot have seen (the
+            non-members; never rows the release may have been built from). The larger of
+            the two sets is subsampled to the size of the smaller.
+
+        Returns
+        -------
+        result : DataFrame with one row, index ``mode``
+            The columns of :meth:`AttributeInferenceRisk.evaluate`, with ``n_targets`` and
+            ``n_control`` the number of predicates (each tried on both sets) and
+            ``baseline_rate`` the success of random predicates on the targets.
+        """
+        _, target_encoded = self._encoded(targets)
+        _, control_encoded = self._encoded(control)
+        self._check_controls(target_encoded, control_encoded)
+        rng = check_random_state(self.random_state)
+        target_encoded, control_encoded = self._same_size(target_encoded, control_encoded, rng)
+        baseline = _singles_out(target_encoded, self._random_predicates(rng)).mean()
+        row = risk_row(
+            _singles_out(target_encoded, self._predicates),
+            _singles_out(control_encoded, self._predicates),
+            float(baseline),
+            self.confidence,
+        )
+        return pd.DataFrame([row], index=pd.Index([self.mode], name="mode"), columns=RESULT_COLUMNS)
+
+
+def singling_out_risk(
+    members,
+    non_members,
+    synthetic,
+    *,
+    n_queries=500,
+    n_columns=3,
+    confidence=0.95,
+    random_state=None,
+):
+    """Univariate and multivariate singling-out risk of one release.
+
+    :class:`SinglingOutRisk` in both modes, fitted on ``synthetic`` and evaluated on the
+    ``members`` (the release's training records) against the ``non_members`` (the control
+    records: population records the release never saw). Each row's interval is at
+    ``confidence`` on its own, as the other disclosure risks (not corrected across rows).
+
+    Parameters
+    ----------
+    members, non_members : DataFrame or array-like
+        Records the release was and was not generated from, with the release's columns.
+    synthetic : DataFrame or array-like
+        The release.
+    n_queries : int, default=500
+        The most predicates per mode.
+    n_columns : int, default=3
+        Columns per multivariate predicate.
+    confidence : float, default=0.95
+        Level of the intervals.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the two modes (one draw each).
+
+    Returns
+    -------
+    result : DataFrame, index ``mode`` (``"univariate"``, ``"multivariate"``)
+        The columns of :meth:`SinglingOutRisk.evaluate`. A mode that finds no predicate
+        that singles out a release row is left out.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn_mace.disclosure import singling_out_risk
+    >>> rng = np.random.default_rng(0)
+    >>> def table(n):
+    ...     return pd.DataFrame({"age": rng.integers(18, 90, n), "job": rng.choice(list("abcd"), n),
+    ...                          "town": rng.choice(list("xyz"), n)})
+    >>> members, non_members = table(400), table(400)
+    >>> fresh = singling_out_risk(members, non_members, table(400), random_state=0)
+    >>> bool((fresh["risk_low"] <= 0).all() and (fresh["risk_high"] >= 0).all())
+    True
+    """
+    rng = check_random_state(random_state)
+    rows = []
+    for mode in ("univariate", "multivariate"):
+        risk = SinglingOutRisk(
+            mode=mode,
+            n_queries=n_queries,
+            n_columns=n_columns,
+            confidence=confidence,
+            random_state=rng.randint(2**31),
+        )
+        try:
+            risk.fit(synthetic)
+        except ValueError as exc:
+            if "singles out" not in str(exc):
+                raise
+            continue
+        rows.append(risk.evaluate(members, non_members))
+    return pd.concat(rows) if rows else pd.DataFrame(columns=RESULT_COLUMNS).rename_axis("mode")

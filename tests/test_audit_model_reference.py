@@ -83,9 +83,11 @@ def test_cli_trains_one_set_of_reference_models_read_by_three_attacks(files, mon
     assert (summary["status"] == "ok").all()
     rows = summary.set_index("analysis")
     # the memorizing forest, 4 reference models: measured RMIA AUC 0.95, TPR at 1 % FPR
-    # 0.38; LiRA's per-record Gaussians from 2 IN and 2 OUT models: AUC 0.71, TPR 0.01
+    # 0.39; LiRA with the fixed variance and the forest's probabilities read at their
+    # resolution (issue #29): TPR 0.56 (per-record Gaussians from 2 IN and 2 OUT: 0.01)
     assert rows.loc[RMIA_NAME, "auc"] > 0.85
-    assert rows.loc[RMIA_NAME, "tpr_at_1pct_fpr"] > rows.loc[LIRA_NAME, "tpr_at_1pct_fpr"] + 0.15
+    assert rows.loc[RMIA_NAME, "tpr_at_1pct_fpr"] > 0.2
+    assert rows.loc[LIRA_NAME, "tpr_at_1pct_fpr"] > 0.2
     text = printed.getvalue()
     assert "4 reference models" in text and "every record trains exactly 2" in text
     assert "200 targets + 200 population rows" in text and "s of training" in text

@@ -169,7 +169,8 @@ def test_scores_match_a_direct_computation(small_planted):
     # reference: per record, the Gaussians fitted by hand from the shadows' own outputs
     records, member, target = small_planted
     template = PlantedModel(target.difficulty)
-    attack = LiRAAttack(target, template, n_shadow=8, random_state=0).fit(records, member)
+    attack = LiRAAttack(target, template, n_shadow=8, fix_variance=False, random_state=0)
+    attack.fit(records, member)
     shadows = attack.shadows_
     trained = shadows.membership_.reshape(8, -1).astype(bool)
     phi = np.stack([model.logit(records) for model in shadows.estimators_])
@@ -198,7 +199,9 @@ def test_records_outside_the_pool_are_scored_against_every_shadow(small_planted)
     records, member, target = small_planted
     template = PlantedModel(target.difficulty)
     seen = np.arange(len(records)) < 300
-    attack = LiRAAttack(target, template, n_shadow=8, online=False, random_state=0)
+    attack = LiRAAttack(
+        target, template, n_shadow=8, online=False, fix_variance=False, random_state=0
+    )
     attack.fit(records[seen], member[seen])
     unseen = records[~seen]
     phi = np.stack([model.logit(unseen) for model in attack.shadows_.estimators_])

@@ -159,11 +159,15 @@ class AlgorithmAudit(BaseEstimator):
         standard deviations as ``scale`` for generators;
         :class:`~sklearn_mace.queries.ClassifierQuery` with ``outputs=("loss",
         "true_label_log_odds")`` for classifiers (records carry their label in the last
-        column, as for ``ClassifierQuery``).
+        column, as for ``ClassifierQuery``). Under substitute-one the featurizer also reads
+        each run's replacement record (columns ``*_replacement``, the same for every target):
+        both records of the swap.
     attack : classifier or None, default=None
         Learns member (1) vs non-member (0) runs from the features; its
         ``decision_function`` (or ``predict_proba[:, 1]``) scores a run. None: standardized
-        features into a ``LogisticRegression``.
+        features into a ``LogisticRegression``; under substitute-one, through piecewise-linear
+        splines of each feature first (an additive model: a swap moves the target's and
+        the replacement's features independently).
     attack_fraction : float in (0, 1), default=0.5
         Fraction of each side's runs that trains the attack and chooses its threshold; the
         rest certify.
@@ -423,6 +427,19 @@ default="knn_distance"
             return claim, float(self.delta)
         return claim, 0.0 if claim is None else claim.delta
 
+    def _replacement_rows(self, pool):
+        """Substitute-one: the pool rows equal to no target (a replacement must differ)."""
+        if self.relation != "substitute":
+            return None
+        equal = (pool[:, None, :] == self.targets_[None, :, :]).all(axis=2).any(axis=1)
+        rows = np.flatnonzero(~equal)
+        if rows.size == 0:
+            raise ValueError(
+                "relation='substitute' needs a replacement record that differs from the "
+                "targets, but every population row equals a target."
+            )
+        return rows
+
     def _seeds(self, n_total):
         rng = check_random_state(self.random_state)
         # runs' (data, recipe) seeds, then (fixed dataset, attack split): all up front
@@ -480,6 +497,7 @@ default="knn_distance"
             n_runs=self.n_runs,
             n_synthetic=self.n_synthetic if kind == "generator" else None,
             fixed_seed=None,
+            replacement_rows=self._replacement_rows(pool),
         )
         fingerprint = (
             None
@@ -545,11 +563,7 @@ default="knn_distance"
         alpha_k = (1.0 - self.confidence) / k
         attack_seed = int(rng.randint(np.iinfo(np.int32).max))
 
-        template = self.attack
-        if template is None:
-            from sklearn.linear_model import LogisticRegression
-
-            template = make_pipeline(StandardScaler(), LogisticRegression())
+        template = self._default_attack()
         self.attacks_, self.audits_, self.roc_curves_ = [], [], []
         scores = np.empty((k, 2 * n))
         for j in range(k):
@@ -574,6 +588,29 @@ default="knn_distance"
         self.contradicted_ = (
             None if self.claim_ is None else self.claim_.margin(fpr_upper, fnr_upper) > 0
         )
+
+    def _default_attack(self):
+        """The attack: the user's, or a standardized logistic regression — additive in
+        piecewise-linear splines of each feature under substitute-one.
+
+        A swap moves two independent things (the target's cell up, the replacement's down):
+        the likelihood ratio is then a *sum* of one function per feature, and for a noisy
+        count each is a step, not a line. A linear score of both counts reaches ε ≈ 1.07 on
+        the wrong-noise histogram (claims 1, truly 2) at 500 certifying runs per side, the
+        additive spline model 1.27 (40 simulated audits each: contradicted in 72 % and 95 %).
+        """
+        if self.attack is not None:
+            return self.attack
+        from sklearn.linear_model import LogisticRegression
+
+        if self.relation == "substitute":
+            from sklearn.preprocessing import SplineTransformer
+
+            splines = SplineTransformer(
+                degree=1, n_knots=10, knots="quantile", extrapolation="constant"
+            )
+            return make_pipeline(StandardScaler(), splines, LogisticRegression())
+        return make_pipeline(StandardScaler(), LogisticRegression())
 
     def _certify_one(self, template, features, membership, fit_part, alpha_k, seed):
         """Fit the attack and choose its threshold on the training runs; bound on the rest.
@@ -611,6 +648,8 @@ default="knn_distance"
             names = plan.featurizer._names(self.n_features_in_)
         elif self.featurizer is None:
             names = list(MODEL_OUTPUTS)
+        if names is not None and self.relation == "substitute":
+            names = [*names, *(f"{name}_replacement" for name in names)]
         if names is None or len(names) != n_columns:
             names = [f"feature_{i}" for i in range(n_columns)]
         return np.asarray(names, dtype=object)

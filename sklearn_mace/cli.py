@@ -755,6 +755,15 @@ def _add_audit_algorithm_parser(commands):
     _algorithm_options(sub)
 
 
+def _claim_spec(text):
+    from .report._algorithm import parse_claim
+
+    try:
+        return parse_claim(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"--claim {error}") from None
+
+
 def _algorithm_options(sub):
     """The claim and the runs of ``audit-algorithm``."""
     sub.add_argument(
@@ -765,10 +774,20 @@ def _algorithm_options(sub):
         "it (default: 1)",
     )
     sub.add_argument(
+        "--claim",
+        type=_claim_spec,
+        metavar="SPEC",
+        help="the claim as a curve, instead of --claimed-epsilon: pure:EPS, approx:EPS,DELTA "
+        "or gaussian:MU, stated for --neighbour or for the relation named after a colon "
+        "(e.g. gaussian:0.27:add_remove); an add/remove claim audited with --neighbour "
+        "substitute is converted by group privacy",
+    )
+    sub.add_argument(
         "--delta",
         type=_number("--delta", 0, 1, closed_low=True),
-        default=0.0,
-        help="δ of the (ε, δ) claim (default: 0)",
+        default=None,
+        help="δ at which ε is certified, and of --claimed-epsilon's claim (default: the "
+        "claim's δ, 0 for --claimed-epsilon)",
     )
     sub.add_argument(
         "--confidence",
@@ -816,7 +835,7 @@ def _positive_count(flag, low=1):
 def run_audit_algorithm(args):
     """``sklearn-mace audit-algorithm``: shadow runs of each recipe, the card, the summary."""
     from .report import AuditInputError, write_report
-    from .report._algorithm import audit_algorithm, available_recipes
+    from .report._algorithm import audit_algorithm, available_recipes, make_claim
     from .report._output import check_output_dir
     from .report._summary import print_summary
 
@@ -837,14 +856,16 @@ def run_audit_algorithm(args):
             "No inputs given: auditing the embedded demo (see "
             "`sklearn-mace audit-algorithm --help`)."
         )
+    relation = args.neighbour.replace("-", "_")
     result = audit_algorithm(
         recipes,
         population,
         targets=args.targets,
         claimed_epsilon=args.claimed_epsilon,
+        claim=None if args.claim is None else make_claim(args.claim, relation),
         delta=args.delta,
         confidence=args.confidence,
-        relation=args.neighbour.replace("-", "_"),
+        relation=relation,
         n_runs=args.n_runs,
         n_jobs=args.n_jobs,
         random_state=args.random_state,

@@ -188,6 +188,19 @@ class AlgorithmAudit(BaseEstimator):
     vulnerability : {"knn_distance", "local_outlier_factor", "rare_values"}, \
 default="knn_distance"
         How ``targets=k`` ranks the population (:func:`vulnerability_scores`).
+    design : {"multi_run", "one_run"}, default="multi_run"
+        ``"multi_run"``: the shadow runs above. ``"one_run"`` (Steinke, Nasr & Jagielski
+        2023): ``n_canaries`` canaries — the ``targets`` array, or that many population
+        rows drawn at random — each put into **one** training set independently with
+        probability ½; the recipe is trained once, the attack learns from
+        ``attack_fraction`` of the canaries and scores the others, and the
+        highest/lowest-scored are guessed "in"/"out" (several guess counts, Bonferroni).
+        ``epsilon_lower_bounds_`` is Steinke et al.'s bound, ``mu_lower_bounds_`` and
+        ``contradicted_`` read the guesses against Gaussian curves and the claimed curve
+        (Mahloujifar, Melis & Chaudhuri 2025); each holds at ``confidence``. Add/remove-one
+        only (a canary is in or out).
+    n_canaries : int >= 10, default=1000
+        Canaries of the one-run design when ``targets`` is not an array.
     results_path : str, path-like or None, default=None
         A file the runs' features are appended to as they finish (JSON lines); fitting again
         with the same settings resumes from it. Nothing else is written anywhere.
@@ -244,6 +257,17 @@ default="knn_distance"
         Whether the target's certified point ``(fpr_u, fnr_u)`` lies below the claimed curve
         ``claim_.tradeoff`` (in either orientation); for an (ε, δ) claim at ``delta_`` that is
         ``epsilon_lower_bounds_ > ε``. None without a claim.
+    canary_included_ : ndarray of bool of shape (n_canaries,)
+        One-run design only: which canaries were in the training set (the others of
+        ``run_*``/``audits_``/``roc_curves_``/``auc_`` exist for the multi-run design only).
+    canary_features_, canary_scores_ : ndarray
+        One-run design: the canaries' features and the attack's scores.
+    guesses_ : dict of ndarray
+        One-run design: per guess count, ``n_guesses``, ``n_correct``, ``steinke_epsilon``,
+        ``fdp_epsilon``, ``fdp_mu`` and ``claim_statistic`` (> 0: the claimed curve is
+        rejected), each at ``α`` over the number of guess counts.
+    fdp_epsilon_lower_bounds_ : ndarray of shape (1,)
+        One-run design: the largest ε whose (ε, δ) curve the f-DP recursion rejects.
     n_features_in_ : int
         Columns of the population.
 
@@ -303,6 +327,8 @@ default="knn_distance"
         "delta": [None, Interval(Real, 0, 1, closed="left")],
         "confidence": [Interval(Real, 0, 1, closed="neither")],
         "vulnerability": [StrOptions(set(METHODS))],
+        "design": [StrOptions({"multi_run", "one_run"})],
+        "n_canaries": [Interval(Integral, 10, None, closed="left")],
         "results_path": [None, str, os.PathLike],
         "n_jobs": [None, Integral],
         "random_state": ["random_state"],
@@ -327,6 +353,8 @@ default="knn_distance"
         delta=None,
         confidence=0.95,
         vulnerability="knn_distance",
+        design="multi_run",
+        n_canaries=1000,
         results_path=None,
         n_jobs=None,
         random_state=None,
@@ -347,6 +375,8 @@ default="knn_distance"
         self.delta = delta
         self.confidence = confidence
         self.vulnerability = vulnerability
+        self.design = design
+        self.n_canaries = n_canaries
         self.results_path = results_path
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -411,6 +441,21 @@ default="knn_distance"
                 "give n_synthetic, the same for every run."
             )
 
+    def _fit_one_run(self, X, kind):
+        from ._one_run import fit_one_run
+
+        if self.relation != "add_remove":
+            raise ValueError(
+                "design='one_run' inserts or leaves out each canary: it audits "
+                "relation='add_remove' only (an add/remove claim is what it refutes)."
+            )
+        featurizer = self._default_featurizer(kind, X)
+        fit_one_run(self, X, kind, featurizer)
+        self.feature_names_ = self._feature_names(
+            RunPlanNames(featurizer), self.canary_features_.shape[1]
+        )
+        return self
+
     def _resolve_claim(self):
         """The claim on the audited relation and the δ of the ε bounds: ``(claim_, delta_)``."""
         if self.claim is not None and self.claimed_epsilon is not None:
@@ -467,6 +512,8 @@ default="knn_distance"
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=3)
         kind = _recipe_kind(self.recipe)
         self.claim_, self.delta_ = self._resolve_claim()
+        if self.design == "one_run":
+            return self._fit_one_run(X, kind)
         self._check_n_synthetic(kind)
         if not has_random_state(self.recipe):
             warnings.warn(
@@ -656,6 +703,11 @@ default="knn_distance"
 
     # ------------------------------------------------------------------ report
 
+    def _one_run_summary(self, claimed_epsilon):
+        import pandas as pd
+
+        return pd.DataFrame([_one_run_row(self, claimed_epsilon)])
+
     def summary(self):
         """One row per target: the certified ε, its operating point and the verdict.
 
@@ -671,12 +723,18 @@ default="knn_distance"
             ``n_targets``, ``n_runs`` (per side), ``n_certify_members``,
             ``n_certify_nonmembers``, ``threshold``, ``fpr``, ``fnr``, ``fpr_upper``,
             ``fnr_upper``, ``auc``, ``roc_fpr`` and ``roc_tpr`` (arrays: the attack's ROC on
-            the certifying runs).
+            the certifying runs). The one-run design gives one row: ``design``, ``claim``,
+            ``claimed_epsilon``, ``epsilon_lower_bound`` (Steinke et al.),
+            ``fdp_epsilon_lower_bound``, ``mu_lower_bound``, ``contradicted``, ``relation``,
+            ``delta``, ``confidence``, ``n_canaries``, ``n_scored_canaries`` and the guesses
+            behind the ε bound (``n_guesses``, ``n_correct``).
         """
         import pandas as pd
 
         check_is_fitted(self)
         claimed_epsilon = None if self.claim_ is None else self.claim_.epsilon_at(self.delta_)
+        if self.design == "one_run":
+            return self._one_run_summary(claimed_epsilon)
         rows = []
         for j, audit in enumerate(self.audits_):
             fpr, tpr = self.roc_curves_[j]
@@ -711,6 +769,13 @@ default="knn_distance"
                 }
             )
         return pd.DataFrame(rows)
+
+
+class RunPlanNames:
+    """What :meth:`AlgorithmAudit._feature_names` reads of a plan: its featurizer."""
+
+    def __init__(self, featurizer):
+        self.featurizer = featurizer
 
 
 def _select_threshold(members, nonmembers, *, claim, delta, level, n_members, n_nonmembers):
@@ -771,6 +836,27 @@ def certify_rule(selection, certifying, *, claim, delta, alpha):
     return audit_epsilon(
         members, nonmembers, threshold=float(threshold), delta=delta, confidence=1.0 - alpha
     )
+
+
+def _one_run_row(audit, claimed_epsilon):
+    guesses = audit.guesses_
+    best = int(np.argmax(guesses["steinke_epsilon"]))
+    return {
+        "design": "one_run",
+        "claim": None if audit.claim_ is None else audit.claim_.describe(),
+        "claimed_epsilon": claimed_epsilon,
+        "epsilon_lower_bound": float(audit.epsilon_lower_bounds_[0]),
+        "fdp_epsilon_lower_bound": float(audit.fdp_epsilon_lower_bounds_[0]),
+        "mu_lower_bound": float(audit.mu_lower_bounds_[0]),
+        "contradicted": None if audit.contradicted_ is None else bool(audit.contradicted_[0]),
+        "relation": audit.relation,
+        "delta": audit.delta_,
+        "confidence": audit.confidence,
+        "n_canaries": len(audit.targets_),
+        "n_scored_canaries": int(audit.certify_mask_.sum()),
+        "n_guesses": int(guesses["n_guesses"][best]),
+        "n_correct": int(guesses["n_correct"][best]),
+    }
 
 
 def _auc(fpr, tpr):

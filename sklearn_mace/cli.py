@@ -803,6 +803,20 @@ def _algorithm_options(sub):
         "or substituted for another record (default: add-remove)",
     )
     sub.add_argument(
+        "--design",
+        choices=("multi-run", "one-run"),
+        default="multi-run",
+        help="multi-run: --n-runs trainings per side (the card); one-run: one training with "
+        "--canaries canaries, each in with probability 1/2 (Steinke et al. 2023; add/remove "
+        "only; writes summary.csv)",
+    )
+    sub.add_argument(
+        "--canaries",
+        type=_positive_count("--canaries", low=10),
+        default=1000,
+        help="canaries of --design one-run, drawn from the population (default: 1000)",
+    )
+    sub.add_argument(
         "--n-runs",
         type=_positive_count("--n-runs", low=10),
         default=1000,
@@ -857,12 +871,15 @@ def run_audit_algorithm(args):
             "`sklearn-mace audit-algorithm --help`)."
         )
     relation = args.neighbour.replace("-", "_")
+    claim = None if args.claim is None else make_claim(args.claim, relation)
+    if args.design == "one-run":
+        return _run_one_run(args, recipes, population, claim, out)
     result = audit_algorithm(
         recipes,
         population,
         targets=args.targets,
         claimed_epsilon=args.claimed_epsilon,
-        claim=None if args.claim is None else make_claim(args.claim, relation),
+        claim=claim,
         delta=args.delta,
         confidence=args.confidence,
         relation=relation,
@@ -873,6 +890,37 @@ def run_audit_algorithm(args):
     )
     print_summary(result, write_report(result, out))
     return result
+
+
+def _run_one_run(args, recipes, population, claim, out):
+    """``--design one-run``: one training per recipe; summary.csv and the table printed."""
+    from .report import AuditInputError
+    from .report._algorithm import audit_algorithm_one_run
+
+    if args.neighbour != "add-remove":
+        raise AuditInputError(
+            "--design one-run puts each canary in or leaves it out: it audits --neighbour "
+            "add-remove only."
+        )
+    summary = audit_algorithm_one_run(
+        recipes,
+        population,
+        n_canaries=args.canaries,
+        claimed_epsilon=args.claimed_epsilon,
+        claim=claim,
+        delta=args.delta,
+        confidence=args.confidence,
+        random_state=args.random_state,
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    summary.to_csv(out / "summary.csv", index=False)
+    columns = ["recipe", "claim", "epsilon_lower_bound", "fdp_epsilon_lower_bound"]
+    columns += ["mu_lower_bound", "contradicted", "n_guesses", "n_correct"]
+    print(summary[columns].to_string(index=False))
+    print(f"summary: {out / 'summary.csv'}")
+    from types import SimpleNamespace
+
+    return SimpleNamespace(summary=summary, partial=False)
 
 
 def _private_matplotlib_config():

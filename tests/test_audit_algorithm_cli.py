@@ -246,3 +246,19 @@ def test_an_approximate_claim_on_the_cli_sets_the_delta():
     summary = result.summary
     assert (summary["delta"] == 1e-3).all() and (summary["claimed_epsilon"] == 0.5).all()
     assert (summary["contradicted"] == (summary["epsilon_lower_bound"] > 0.5)).all()
+
+
+def test_the_one_run_design_on_the_cli(tmp_path, capsys):
+    """``--design one-run --canaries m``: one training per recipe, summary.csv written."""
+    out = tmp_path / "out"
+    argv = ["audit-algorithm", "--design", "one-run", "--canaries", "400", "--claim", "pure:1"]
+    assert main([*argv, "--out", str(out), "--quiet"]) == 0
+    summary = pd.read_csv(out / "summary.csv")
+    assert summary["recipe"].tolist() == [RECIPES["dp-histogram"], RECIPES["wrong-noise-histogram"]]
+    assert (summary["design"] == "one_run").all() and (summary["n_canaries"] == 400).all()
+    assert (summary["epsilon_lower_bound"] >= 0).all()
+    assert "summary:" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as stop:
+        main([*argv, "--neighbour", "substitute", "--out", str(tmp_path / "o2"), "--quiet"])
+    assert stop.value.code == 2
+    assert "--neighbour add-remove only" in capsys.readouterr().err

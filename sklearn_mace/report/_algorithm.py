@@ -498,3 +498,71 @@ def audit_algorithm(
         notes=failure_notes(results),
         presentation=AlgorithmPresentation(),
     )
+
+
+def audit_algorithm_one_run(
+    recipes=("dp-histogram", "wrong-noise-histogram"),
+    population=None,
+    *,
+    n_canaries=1000,
+    claimed_epsilon=1.0,
+    claim=None,
+    delta=None,
+    confidence=0.95,
+    random_state=0,
+):
+    """One-run audits of training recipes: one training each, ``n_canaries`` canaries.
+
+    Each recipe is trained once with ``n_canaries`` population records, each included
+    independently with probability ½ (:class:`~sklearn_mace.algorithm.AlgorithmAudit` with
+    ``design="one_run"``, add/remove-one). No card is drawn for this design yet: the result
+    is the summary table.
+
+    Parameters
+    ----------
+    recipes : sequence of str, default=("dp-histogram", "wrong-noise-histogram")
+        Built-in recipes (:data:`RECIPES`).
+    population : DataFrame or None, default=None
+        The records; None: the embedded demo population.
+    n_canaries : int >= 10, default=1000
+        Canaries, drawn from the population.
+    claimed_epsilon, claim, delta, confidence, random_state
+        As for :func:`audit_algorithm` (the relation is add/remove-one).
+
+    Returns
+    -------
+    summary : pandas.DataFrame
+        One row per recipe: ``recipe`` then the one-run columns of
+        :meth:`~sklearn_mace.algorithm.AlgorithmAudit.summary`.
+    """
+    from ..algorithm import AlgorithmAudit
+    from ..algorithm._demo import DEMO_TRAIN_SIZE
+
+    stated, _, delta = _claims(claim, claimed_epsilon, delta, "add_remove")
+    X, domain, _, _ = _population(population, recipes, random_state)
+    n_train = DEMO_TRAIN_SIZE if population is None else int(round(0.5 * (len(X) - n_canaries)))
+    if not 10 <= n_canaries <= len(X) - 2:
+        raise AuditInputError(
+            f"--canaries {n_canaries} must be between 10 and the population's size minus 2 "
+            f"({len(X) - 2})."
+        )
+    calibration = stated.epsilons[0] if stated.kind in ("pure", "approximate") else claimed_epsilon
+    rows = []
+    for key in recipes:
+        subject = _subject(
+            key, epsilon=calibration, relation="add_remove", domain=domain, n_train=n_train
+        )
+        audit = AlgorithmAudit(
+            subject.inputs["recipe"],
+            design="one_run",
+            n_canaries=n_canaries,
+            train_size=min(n_train, len(X) - n_canaries),
+            n_synthetic=subject.inputs["n_synthetic"],
+            featurizer=subject.inputs["featurizer"],
+            claim=stated,
+            delta=delta,
+            confidence=confidence,
+            random_state=base_seed(random_state),
+        ).fit(X)
+        rows.append({"recipe": subject.name, **audit.summary().iloc[0].to_dict()})
+    return pd.DataFrame(rows)

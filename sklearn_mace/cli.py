@@ -802,20 +802,7 @@ def _algorithm_options(sub):
         help="neighbour relation of the claim and of the runs: the target added or removed, "
         "or substituted for another record (default: add-remove)",
     )
-    sub.add_argument(
-        "--design",
-        choices=("multi-run", "one-run"),
-        default="multi-run",
-        help="multi-run: --n-runs trainings per side (the card); one-run: one training with "
-        "--canaries canaries, each in with probability 1/2 (Steinke et al. 2023; add/remove "
-        "only; writes summary.csv)",
-    )
-    sub.add_argument(
-        "--canaries",
-        type=_positive_count("--canaries", low=10),
-        default=1000,
-        help="canaries of --design one-run, drawn from the population (default: 1000)",
-    )
+    _design_options(sub)
     sub.add_argument(
         "--n-runs",
         type=_positive_count("--n-runs", low=10),
@@ -834,6 +821,24 @@ def _algorithm_options(sub):
     )
     sub.add_argument("--random-state", type=_random_state, default=0, help=RANDOM_STATE_HELP)
     sub.add_argument("--quiet", action="store_true", help=QUIET_HELP)
+
+
+def _design_options(sub):
+    """The one-run design of ``audit-algorithm``."""
+    sub.add_argument(
+        "--design",
+        choices=("multi-run", "one-run"),
+        default="multi-run",
+        help="multi-run: --n-runs trainings per side (the card); one-run: one training with "
+        "--canaries canaries, each in with probability 1/2 (Steinke et al. 2023; add/remove "
+        "only; writes summary.csv)",
+    )
+    sub.add_argument(
+        "--canaries",
+        type=_positive_count("--canaries", low=10),
+        default=1000,
+        help="canaries of --design one-run, drawn from the population (default: 1000)",
+    )
 
 
 def _positive_count(flag, low=1):

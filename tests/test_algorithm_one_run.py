@@ -90,10 +90,10 @@ def test_one_run_bounds_are_sound_on_the_gaussian_mechanism(mu):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("m", [1000, 10_000])
-@pytest.mark.parametrize("mu", [0.5, 1.0, 2.0, 4.0])
-def test_one_run_bounds_are_sound_at_scale(mu, m):
-    n_audits = 300
+@pytest.mark.parametrize("m, n_audits", [(1000, 300), (10_000, 100)])
+@pytest.mark.parametrize("mu", [0.5, 2.0])
+def test_one_run_bounds_are_sound_at_scale(mu, m, n_audits):
+    """About 1 s (m = 1 000) and 3 s (m = 10 000) per audit on 2 loaded cores."""
     claim = PrivacyClaim.gaussian(mu)
     over = 0
     for seed in range(n_audits):

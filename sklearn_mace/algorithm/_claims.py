@@ -62,6 +62,8 @@ class PrivacyClaim:
     pair. A substitute-one claim says nothing about add/remove-one neighbours (datasets of
     different sizes) and cannot be audited there.
 
+    Read more in the :ref:`User Guide <dp_claims>`.
+
     Attributes
     ----------
     kind : {"pure", "approximate", "gaussian", "curve"}

@@ -93,7 +93,7 @@ class PrivacyClaim:
     >>> from sklearn_mace.algorithm import PrivacyClaim
     >>> claim = PrivacyClaim.gaussian(0.5)
     >>> round(float(claim.tradeoff(0.05)), 3)
-    0.885
+    0.874
     >>> print(claim.under("substitute"))
     0.5-GDP (add/remove-one), audited on substitute-one neighbours as 1-GDP by group privacy
     >>> round(PrivacyClaim.approximate(1.0, 1e-5).epsilon_at(1e-5), 3)

@@ -198,7 +198,8 @@ default="knn_distance"
         ``epsilon_lower_bounds_`` is Steinke et al.'s bound, ``mu_lower_bounds_`` and
         ``contradicted_`` read the guesses against Gaussian curves and the claimed curve
         (Mahloujifar, Melis & Chaudhuri 2025); each holds at ``confidence``. Add/remove-one
-        only (a canary is in or out).
+        only (a canary is in or out); one training, so ``n_runs``, ``datasets``,
+        ``results_path`` and ``n_jobs`` play no part.
     n_canaries : int >= 10, default=1000
         Canaries of the one-run design when ``targets`` is not an array.
     results_path : str, path-like or None, default=None

@@ -25,7 +25,7 @@ from sklearn.utils import check_array, check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..metrics._audit import _best_threshold, audit_epsilon
-from ..metrics._fdp import mu_from_error_bounds, select_threshold
+from ..metrics._fdp import equal_error_threshold, mu_from_error_bounds, select_threshold
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 from ._claims import PrivacyClaim
 from ._featurize import ReleaseFeatures
@@ -48,9 +48,6 @@ __all__ = ["AlgorithmAudit"]
 #: 2-DP mechanism claimed at ε = 1 contradicted in 97 % of audits against 92 %; equal or
 #: better on Gaussian scores (shifts 1, 2, 4; 300 to 3 000 runs per side).
 SELECTION_STRICTNESS = 10
-
-#: Candidate thresholds (quantiles of the selection runs' scores) for a Gaussian claim.
-GAUSSIAN_GRID = 50
 
 #: What the default attack reads from a classifier recipe's model about the target.
 MODEL_OUTPUTS = ("loss", "true_label_log_odds")
@@ -782,8 +779,13 @@ class RunPlanNames:
 def _select_threshold(members, nonmembers, *, claim, delta, level, n_members, n_nonmembers):
     """Where on the curve to test: the threshold whose certified point is predicted to lie
     furthest below the claim — the largest ε at ``delta`` without a claim or for an (ε, δ)
-    claim at that δ (the one objective of earlier versions), the largest μ margin for a
-    Gaussian claim, the largest ε margin over an accountant's pairs."""
+    claim at that δ (the one objective of earlier versions), the largest ε margin over an
+    accountant's pairs. A Gaussian claim is tested at its curve's symmetric point, where the
+    selection runs' two error rates are equal: there a Gaussian mechanism's μ bound is at
+    its best, and the estimate is a median, stable with few runs (simulated Gaussian count,
+    μ = 0.27, 100 audits: mean certified 0.22 μ at 1 000 runs per side and 0.735 μ at
+    10 000, against 0.07 μ and 0.72 μ for the largest predicted μ on a grid of 50 quantiles
+    and the attainable 0.22 μ and 0.74 μ)."""
     epsilon_objective = claim is None or (
         claim.kind in ("pure", "approximate") and claim.delta == delta
     )
@@ -800,6 +802,8 @@ def _select_threshold(members, nonmembers, *, claim, delta, level, n_members, n_
             n_members=n_members,
             n_nonmembers=n_nonmembers,
         )
+    if claim.kind == "gaussian":
+        return equal_error_threshold(members, nonmembers)
     return select_threshold(
         members,
         nonmembers,
@@ -807,10 +811,6 @@ def _select_threshold(members, nonmembers, *, claim, delta, level, n_members, n_
         n_members=n_members,
         n_nonmembers=n_nonmembers,
         level=level,
-        # a Gaussian claim is tested where its curve is flat: candidates on a grid of
-        # quantiles select better than every run's score (60 simulated audits of μ = 0.27 at
-        # 10 000 runs per side: mean certified 0.71 μ against 0.69 μ)
-        max_thresholds=GAUSSIAN_GRID if claim.kind == "gaussian" else None,
     )
 
 

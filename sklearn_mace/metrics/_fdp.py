@@ -99,6 +99,18 @@ def select_threshold(
     return float(thresholds[int(np.argmax(gain))])
 
 
+def equal_error_threshold(members, nonmembers):
+    """The threshold whose error rates on these scores are closest to equal (FPR = FNR)."""
+    members, nonmembers = (
+        np.sort(np.asarray(members, float)),
+        np.sort(np.asarray(nonmembers, float)),
+    )
+    thresholds = np.unique(np.concatenate([members, nonmembers]))
+    fn, fp = _error_counts(members, nonmembers, thresholds)
+    gap = np.abs(fn / members.size - fp / nonmembers.size)
+    return float(thresholds[int(np.argmin(gap))])
+
+
 def certify_points(members, nonmembers, thresholds, level):
     """Exact one-sided upper bounds on the error rates of the rules "member iff score ≥ t".
 

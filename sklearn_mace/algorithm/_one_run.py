@@ -59,7 +59,8 @@ def guess_table(scores, included, *, claim, delta, alpha, seed):
     rows.update(fdp_mu=[], claim_statistic=[])
     for k in counts:
         k_out = min(k, n - k)
-        r, v = guess_counts(scores, included, k, k_out, np.random.default_rng(seed))
+        # the same tie-breaking draws as one_run_epsilon's (RandomState(seed)): the same guesses
+        r, v = guess_counts(scores, included, k, k_out, np.random.RandomState(seed))
         steinke = one_run_epsilon(
             scores,
             included,

@@ -98,10 +98,11 @@ def one_run_epsilon_lower_bound(n_canaries, n_guesses, n_correct, alpha, delta, 
 
 def guess_counts(scores, included, n_positive, n_negative, rng):
     """``(r, v)``: guesses "in" for the ``n_positive`` highest scores, "out" for the
-    ``n_negative`` lowest (ties broken at random), and how many are right."""
+    ``n_negative`` lowest (ties broken at random by ``rng``, a ``RandomState``, as
+    :func:`~sklearn_mace.metrics.one_run_epsilon` does), and how many are right."""
     scores = np.asarray(scores, dtype=float)
     included = np.asarray(included, dtype=bool)
-    order = np.lexsort((rng.random(scores.size), -scores))
+    order = np.lexsort((rng.random_sample(scores.size), -scores))
     m = scores.size
     v = int(included[order[:n_positive]].sum() + (~included[order[m - n_negative :]]).sum())
     return n_positive + n_negative, v

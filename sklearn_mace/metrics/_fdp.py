@@ -71,25 +71,17 @@ def gaussian_epsilon(mu, delta):
     return float(brentq(lambda e: gaussian_delta(mu, e) - delta, 0.0, high, xtol=1e-12))
 
 
-def select_threshold(
-    members, nonmembers, objective, *, n_members, n_nonmembers, level, max_thresholds=None
-):
+def select_threshold(members, nonmembers, objective, *, n_members, n_nonmembers, level):
     """The threshold whose certified ``objective(fpr_u, fnr_u)`` is predicted largest.
 
     ``members``/``nonmembers`` are the selection runs' scores; the error counts of every
     candidate threshold (their unique scores) are scaled to a certifying sample of
     ``n_members``/``n_nonmembers`` and given Clopper–Pearson upper bounds at ``level``, as in
     :func:`~sklearn_mace.metrics.audit_epsilon`'s split strategy. The choice never affects
-    validity: the certificate comes from runs the choice did not see. ``max_thresholds``
-    limits the candidates to that many evenly spaced quantiles of the pooled scores (a
-    coarse grid overfits the selection runs' noise less where the objective is flat).
+    validity: the certificate comes from runs the choice did not see.
     """
     members, nonmembers = np.asarray(members, float), np.asarray(nonmembers, float)
-    pooled = np.concatenate([members, nonmembers])
-    if max_thresholds is None:
-        thresholds = np.unique(pooled)
-    else:
-        thresholds = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, max_thresholds)))
+    thresholds = np.unique(np.concatenate([members, nonmembers]))
     fn, fp = _error_counts(np.sort(members), np.sort(nonmembers), thresholds)
     fn = fn * (n_members / members.size)
     fp = fp * (n_nonmembers / nonmembers.size)
@@ -109,20 +101,3 @@ def equal_error_threshold(members, nonmembers):
     fn, fp = _error_counts(members, nonmembers, thresholds)
     gap = np.abs(fn / members.size - fp / nonmembers.size)
     return float(thresholds[int(np.argmin(gap))])
-
-
-def certify_points(members, nonmembers, thresholds, level):
-    """Exact one-sided upper bounds on the error rates of the rules "member iff score ≥ t".
-
-    Returns ``(fpr, fnr, fpr_upper, fnr_upper)``, arrays over ``thresholds``; each upper
-    bound is Clopper–Pearson at ``level`` (the caller's share of α: with ``level =
-    α/(2·T)`` for ``T`` thresholds all ``2·T`` bounds hold together at ``1 − α``).
-    """
-    members, nonmembers = (
-        np.sort(np.asarray(members, float)),
-        np.sort(np.asarray(nonmembers, float)),
-    )
-    thresholds = np.atleast_1d(np.asarray(thresholds, dtype=float))
-    fn, fp = _error_counts(members, nonmembers, thresholds)
-    n1, n0 = members.size, nonmembers.size
-    return fp / n0, fn / n1, _cp_upper(fp, n0, level), _cp_upper(fn, n1, level)

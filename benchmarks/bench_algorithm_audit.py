@@ -67,7 +67,9 @@ def bare_recipe(audit, population, target):
         n_synthetic=None,
         fixed_seed=None,
     )
-    datasets = [training_set(plan, plan.side(run), 1000 + run) for run in range(2 * audit.n_runs)]
+    datasets = [
+        training_set(plan, plan.side(run), 1000 + run)[0] for run in range(2 * audit.n_runs)
+    ]
     recipe = audit.recipe
 
     def fit_all():

@@ -858,6 +858,15 @@ def _add_audit_algorithm_parser(commands):
     _algorithm_options(sub)
 
 
+def _claim_spec(text):
+    from .report._algorithm import parse_claim
+
+    try:
+        return parse_claim(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"--claim {error}") from None
+
+
 def _algorithm_options(sub):
     """The claim and the runs of ``audit-algorithm``."""
     sub.add_argument(
@@ -868,10 +877,20 @@ def _algorithm_options(sub):
         "it (default: 1)",
     )
     sub.add_argument(
+        "--claim",
+        type=_claim_spec,
+        metavar="SPEC",
+        help="the claim as a curve, instead of --claimed-epsilon: pure:EPS, approx:EPS,DELTA "
+        "or gaussian:MU, stated for --neighbour or for the relation named after a colon "
+        "(e.g. gaussian:0.27:add_remove); an add/remove claim audited with --neighbour "
+        "substitute is converted by group privacy",
+    )
+    sub.add_argument(
         "--delta",
         type=_number("--delta", 0, 1, closed_low=True),
-        default=0.0,
-        help="δ of the (ε, δ) claim (default: 0)",
+        default=None,
+        help="δ at which ε is certified, and of --claimed-epsilon's claim (default: the "
+        "claim's δ, 0 for --claimed-epsilon)",
     )
     sub.add_argument(
         "--confidence",
@@ -886,6 +905,7 @@ def _algorithm_options(sub):
         help="neighbour relation of the claim and of the runs: the target added or removed, "
         "or substituted for another record (default: add-remove)",
     )
+    _design_options(sub)
     sub.add_argument(
         "--n-runs",
         type=_positive_count("--n-runs", low=10),
@@ -906,6 +926,24 @@ def _algorithm_options(sub):
     sub.add_argument("--quiet", action="store_true", help=QUIET_HELP)
 
 
+def _design_options(sub):
+    """The one-run design of ``audit-algorithm``."""
+    sub.add_argument(
+        "--design",
+        choices=("multi-run", "one-run"),
+        default="multi-run",
+        help="multi-run: --n-runs trainings per side (the card); one-run: one training with "
+        "--canaries canaries, each in with probability 1/2 (Steinke et al. 2023; add/remove "
+        "only; writes summary.csv)",
+    )
+    sub.add_argument(
+        "--canaries",
+        type=_positive_count("--canaries", low=10),
+        default=1000,
+        help="canaries of --design one-run, drawn from the population (default: 1000)",
+    )
+
+
 def _positive_count(flag, low=1):
     def parse(text):
         value = _integer(lambda v: v >= low, text)
@@ -919,7 +957,7 @@ def _positive_count(flag, low=1):
 def run_audit_algorithm(args):
     """``sklearn-mace audit-algorithm``: shadow runs of each recipe, the card, the summary."""
     from .report import AuditInputError
-    from .report._algorithm import audit_algorithm, available_recipes
+    from .report._algorithm import audit_algorithm, available_recipes, make_claim
 
     recipes = args.recipe or ["dp-histogram", "wrong-noise-histogram"]
     missing = [r for r in recipes if r not in available_recipes()]
@@ -935,20 +973,21 @@ def run_audit_algorithm(args):
             "No inputs given: auditing the embedded demo (see "
             "`sklearn-mace audit-algorithm --help`)."
         )
+    relation = args.neighbour.replace("-", "_")
+    claim = None if args.claim is None else make_claim(args.claim, relation)
+    if args.design == "one-run":
+        return _run_one_run(args, recipes, _algorithm_population(args), claim, out)
 
     def compute():
-        population = None
-        if args.population is not None:
-            files = {"population": args.population}
-            population = _read_inputs(files, distinct=())["population"]
         return audit_algorithm(
             recipes,
-            population,
+            _algorithm_population(args),
             targets=args.targets,
             claimed_epsilon=args.claimed_epsilon,
+            claim=claim,
             delta=args.delta,
             confidence=args.confidence,
-            relation=args.neighbour.replace("-", "_"),
+            relation=relation,
             n_runs=args.n_runs,
             n_jobs=args.n_jobs,
             random_state=args.random_state,
@@ -958,6 +997,48 @@ def run_audit_algorithm(args):
     result, caught = _audited(args, compute)
     _write_and_print(args, result, out, caught)
     return result
+
+
+def _algorithm_population(args):
+    """The population table of ``audit-algorithm``, or None (the demo's)."""
+    if args.population is None:
+        return None
+    return _read_inputs({"population": args.population}, distinct=())["population"]
+
+
+def _run_one_run(args, recipes, population, claim, out):
+    """``--design one-run``: one training per recipe; summary.csv and the table printed.
+
+    summary.csv goes through the report's staging (its manifest, CSV escaping): the folder
+    rules of every audit hold here too."""
+    from types import SimpleNamespace
+
+    from .report import AuditInputError
+    from .report._algorithm import audit_algorithm_one_run
+    from .report._output import staged_output, write_csv
+
+    if args.neighbour != "add-remove":
+        raise AuditInputError(
+            "--design one-run puts each canary in or leaves it out: it audits --neighbour "
+            "add-remove only."
+        )
+    summary = audit_algorithm_one_run(
+        recipes,
+        population,
+        n_canaries=args.canaries,
+        claimed_epsilon=args.claimed_epsilon,
+        claim=claim,
+        delta=args.delta,
+        confidence=args.confidence,
+        random_state=args.random_state,
+    )
+    with staged_output(out, option="--out") as stage:
+        write_csv(summary, stage / "summary.csv")
+    columns = ["recipe", "claim", "epsilon_lower_bound", "fdp_epsilon_lower_bound"]
+    columns += ["mu_lower_bound", "contradicted", "n_guesses", "n_correct"]
+    print(summary[columns].to_string(index=False))
+    print(f"summary: {out / 'summary.csv'}")
+    return SimpleNamespace(summary=summary, partial=False)
 
 
 def _private_matplotlib_config():

@@ -168,6 +168,22 @@ def test_a_failed_recipe_gives_a_partial_report_and_exit_3(tmp_path, monkeypatch
         (["--delta", "1"], "--delta must be in [0, 1)"),
         (["--neighbour", "swap"], "invalid choice: 'swap'"),
         (["--recipe", "made-up"], "invalid choice: 'made-up'"),
+        (["--claim", "gauss:1"], "--claim must be pure:EPS, approx:EPS,DELTA or gaussian:MU"),
+        (["--claim", "approx:1"], "--claim approx takes 2 number(s)"),
+        (["--claim", "gaussian:-1"], "--claim mu must be in [0, inf)"),
+        (["--claim", "pure:1:swap"], "--claim relation must be add_remove or substitute"),
+    ],
+    ids=[
+        "n-runs",
+        "targets",
+        "epsilon",
+        "delta",
+        "neighbour",
+        "recipe",
+        "claim-kind",
+        "claim-count",
+        "claim-mu",
+        "claim-relation",
     ],
 )
 def test_bad_options_exit_2_naming_the_option(argv, message, capsys, tmp_path):
@@ -195,3 +211,55 @@ def test_input_errors_exit_2_before_any_work(capsys, tmp_path):
             main(["audit-algorithm", "--n-runs", "10", "--quiet", *argv])
         assert stop.value.code == 2
         assert message in capsys.readouterr().err
+
+
+def test_a_gaussian_claim_on_the_cli_is_tested_as_a_curve(tmp_path):
+    """``--claim gaussian:MU:add_remove`` audited on substitute-one runs: converted by group
+    privacy (2 μ), said so in the summary; ``contradicted`` is the certified point below the
+    claimed curve, ``mu_lower_bound`` read from the same point."""
+    from sklearn_mace.algorithm import PrivacyClaim
+
+    out = tmp_path / "out"
+    argv = ["audit-algorithm", "--recipe", "wrong-noise-histogram", "--neighbour", "substitute"]
+    argv += ["--claim", "gaussian:0.05:add_remove", "--n-runs", "30", "--out", str(out)]
+    assert main([*argv, "--quiet"]) == 0
+    summary = pd.read_csv(out / "summary.csv")
+    assert summary["claim"].str.contains("audited on substitute-one neighbours as 0.1-GDP").all()
+    claim = PrivacyClaim.gaussian(0.1)
+    below = claim.margin(summary["fpr_upper"].to_numpy(), summary["fnr_upper"].to_numpy()) > 0
+    np.testing.assert_array_equal(summary["contradicted"].to_numpy(dtype=bool), below)
+    from sklearn_mace.metrics._fdp import mu_from_error_bounds
+
+    np.testing.assert_allclose(
+        summary["mu_lower_bound"], mu_from_error_bounds(summary["fpr_upper"], summary["fnr_upper"])
+    )
+
+
+def test_an_approximate_claim_on_the_cli_sets_the_delta():
+    result = audit_algorithm(
+        ["dp-histogram"],
+        claim=__import__(
+            "sklearn_mace.algorithm", fromlist=["PrivacyClaim"]
+        ).PrivacyClaim.approximate(0.5, 1e-3),
+        n_runs=20,
+        verbose=False,
+    )
+    summary = result.summary
+    assert (summary["delta"] == 1e-3).all() and (summary["claimed_epsilon"] == 0.5).all()
+    assert (summary["contradicted"] == (summary["epsilon_lower_bound"] > 0.5)).all()
+
+
+def test_the_one_run_design_on_the_cli(tmp_path, capsys):
+    """``--design one-run --canaries m``: one training per recipe, summary.csv written."""
+    out = tmp_path / "out"
+    argv = ["audit-algorithm", "--design", "one-run", "--canaries", "400", "--claim", "pure:1"]
+    assert main([*argv, "--out", str(out), "--quiet"]) == 0
+    summary = pd.read_csv(out / "summary.csv")
+    assert summary["recipe"].tolist() == [RECIPES["dp-histogram"], RECIPES["wrong-noise-histogram"]]
+    assert (summary["design"] == "one_run").all() and (summary["n_canaries"] == 400).all()
+    assert (summary["epsilon_lower_bound"] >= 0).all()
+    assert "summary:" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as stop:
+        main([*argv, "--neighbour", "substitute", "--out", str(tmp_path / "o2"), "--quiet"])
+    assert stop.value.code == 2
+    assert "--neighbour add-remove only" in capsys.readouterr().err

@@ -15,6 +15,7 @@ __getattr__, __dir__, __all__ = attach(
     {
         "._adapters": ["CTGANGenerator", "SDVGenerator", "SmartNoiseGenerator"],
         "._audit": ["AlgorithmAudit"],
+        "._claims": ["PrivacyClaim"],
         "._demo": ["dp_histogram_demo"],
         "._featurize": ["ReleaseFeatures"],
         "._mechanisms": ["DPHistogramSynthesizer", "WrongNoiseHistogramSynthesizer"],

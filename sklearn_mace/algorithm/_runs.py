@@ -27,7 +27,7 @@ __all__ = ["RunPlan", "RunStore", "run_all", "seeded"]
 
 #: Format tag and version of the results file's header line.
 FORMAT = "sklearn-mace algorithm-audit runs"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: substitute-one runs also featurize the replacement
 
 
 def seeded(estimator, seed):
@@ -79,6 +79,8 @@ class RunPlan:
     n_synthetic: int | None
     fixed_seed: int | None  # the data seed of every run with datasets="fixed"
     output_parameter: str  # the featurizer's parameter that receives each run's output
+    # substitute-one: pool rows a replacement is drawn from (those equal to no target)
+    replacement_rows: np.ndarray | None = None
 
     @property
     def n_total(self):
@@ -90,20 +92,35 @@ class RunPlan:
 
 
 def training_set(plan, target, data_seed):
-    """The run's training set: ``n_train − 1`` pool rows plus the target, its replacement
-    (``"substitute"``) or nothing (``"add_remove"`` without the target), at a random row."""
+    """``(data, replacement)``: the run's training set — ``n_train − 1`` pool rows plus the
+    target, its replacement (``"substitute"``) or nothing (``"add_remove"`` without the
+    target), at a random row — and the replacement row (None under add/remove).
+
+    The replacement is drawn on both sides alike (a run with the target draws it too and
+    leaves it out), so the pair ``(D ∪ {target}, D ∪ {replacement})`` of a run is a draw of
+    the same neighbouring pairs on both sides, and the featurizer may read it."""
     rng = np.random.default_rng(data_seed)
     n_base = plan.n_train - 1
-    rows = rng.choice(len(plan.pool), size=n_base + (plan.relation == "substitute"), replace=False)
+    substitute = plan.relation == "substitute"
+    if substitute:
+        # a replacement equal to the target would make the two datasets the same and the
+        # run uninformative: it is drawn among the rows equal to no target, the rest from
+        # the other rows (every such pair is a substitute-one neighbour pair)
+        chosen = int(plan.replacement_rows[rng.integers(plan.replacement_rows.size)])
+        others = rng.choice(len(plan.pool) - 1, size=n_base, replace=False)
+        rows = np.r_[others + (others >= chosen), chosen]
+    else:
+        rows = rng.choice(len(plan.pool), size=n_base, replace=False)
     position = int(rng.integers(plan.n_train))
     base = plan.pool[rows[:n_base]]
+    replacement = plan.pool[rows[-1]] if substitute else None
     if target is not None:
         extra = plan.targets[target]
-    elif plan.relation == "substitute":
-        extra = plan.pool[rows[-1]]
+    elif substitute:
+        extra = replacement
     else:
-        return base
-    return np.insert(base, position, extra, axis=0)
+        return base, None
+    return np.insert(base, position, extra, axis=0), replacement
 
 
 def train_output(plan, data, seed):
@@ -118,11 +135,18 @@ def train_output(plan, data, seed):
     return np.asarray(release, dtype=np.float64)
 
 
-def featurize(plan, output, target_rows):
+def featurize(plan, output, target_rows, replacement=None):
+    """Features of the targets about one output; with a ``replacement`` (substitute-one
+    runs) its features follow as further columns, the same for every target: a swap moves
+    the target's cell up and the replacement's down, and an attack blind to the second half
+    of the swap sees only half of what the mechanism must hide (issue #30)."""
     featurizer = copy.copy(plan.featurizer)
     # set the attribute directly: set_params would re-read every parameter per run
     setattr(featurizer, plan.output_parameter, output)
     features = np.asarray(featurizer.fit_transform(plan.targets[target_rows]), dtype=np.float64)
+    if replacement is not None:
+        other = np.asarray(featurizer.transform(replacement[None, :]), dtype=np.float64)
+        features = np.hstack([features, np.repeat(other, len(features), axis=0)])
     if features.ndim != 2 or features.shape[0] != len(target_rows):
         raise ValueError(
             f"featurizer {type(plan.featurizer).__name__} returned shape {features.shape} for "
@@ -141,9 +165,10 @@ def one_run(plan, run, data_seed, recipe_seed):
     run without any, else only the one it holds). Module-level, so that it pickles."""
     target = plan.side(run)
     seed = plan.fixed_seed if plan.fixed_seed is not None else data_seed
-    output = train_output(plan, training_set(plan, target, seed), recipe_seed)
+    data, replacement = training_set(plan, target, seed)
+    output = train_output(plan, data, recipe_seed)
     rows = np.arange(len(plan.targets)) if target is None else np.array([target])
-    return run, featurize(plan, output, rows)
+    return run, featurize(plan, output, rows, replacement)
 
 
 _ONE_THREAD_LOCK = threading.Lock()

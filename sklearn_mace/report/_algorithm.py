@@ -142,7 +142,7 @@ def shadow_runs(engine, subject, seed):
         datasets="fixed",
         n_synthetic=subject.inputs["n_synthetic"],
         featurizer=subject.inputs["featurizer"],
-        claimed_epsilon=settings["claimed_epsilon"],
+        claim=settings["claim"],
         delta=engine.delta,
         confidence=engine.confidence,
         n_jobs=engine.n_jobs,
@@ -258,19 +258,30 @@ class AlgorithmResult(AuditResult):
 
     @property
     def summary(self):
-        """One row per (recipe, target): ``recipe``, ``target``, ``claimed_epsilon``,
-        ``epsilon_lower_bound``, ``contradicted`` (empty for a failed target), then the
-        common columns of ``summary.csv``."""
+        """One row per (recipe, target): ``recipe``, ``target``, ``claimed_epsilon`` (the
+        claim's ε at ``delta``), ``epsilon_lower_bound``, ``contradicted`` (the certified
+        point below the claimed curve; empty for a failed target), ``claim`` (in words, on
+        the audited relation), ``mu_lower_bound``, then the common columns of
+        ``summary.csv``."""
+        from ..metrics._fdp import mu_from_error_bounds
+
         frame = super().summary
         ok = frame["status"] == "ok"
-        contradicted = (frame["epsilon_lower_bound"] > self.claimed_epsilon).where(ok, None)
+        claim = self.inputs["claim"]
+        fpr_upper = frame["fpr_upper"].to_numpy(dtype=float)
+        fnr_upper = frame["fnr_upper"].to_numpy(dtype=float)
+        with np.errstate(invalid="ignore"):
+            below = pd.Series(claim.margin(fpr_upper, fnr_upper) > 0, index=frame.index)
+            mu = pd.Series(mu_from_error_bounds(fpr_upper, fnr_upper), index=frame.index)
         front = pd.DataFrame(
             {
                 "recipe": frame["subject"],
                 "target": frame["analysis"],
                 "claimed_epsilon": self.claimed_epsilon,
                 "epsilon_lower_bound": frame["epsilon_lower_bound"],
-                "contradicted": contradicted.astype(object),
+                "contradicted": below.where(ok, None).astype(object),
+                "claim": claim.describe(),
+                "mu_lower_bound": mu.where(ok, np.nan),
             }
         )
         return pd.concat([front, frame.drop(columns="epsilon_lower_bound")], axis=1)
@@ -292,13 +303,15 @@ def _targets_and_names(X, targets, demo_targets):
     return X[rows], names
 
 
-def _subject(key, *, epsilon, relation, domain, n_train):
+def _subject(key, *, epsilon, relation, domain, n_train, group=1):
     from ..algorithm import ReleaseFeatures
 
     recipe = make_recipe(key, epsilon=epsilon, relation=relation, domain=domain)
     histogram = key in HISTOGRAMS
-    # known for the histograms (Δ / noise scale): the claim, or twice it for the wrong noise
-    true_epsilon = {"dp-histogram": 1.0, "wrong-noise-histogram": 2.0}.get(key, np.nan) * epsilon
+    # known for the histograms (Δ / noise scale): the claim, or twice it for the wrong noise;
+    # twice again on substitute-one runs of a histogram calibrated for add/remove-one
+    factor = {"dp-histogram": 1.0, "wrong-noise-histogram": 2.0}.get(key, np.nan)
+    true_epsilon = factor * group * epsilon
     return Subject(
         RECIPES[key],
         {
@@ -334,13 +347,69 @@ def _population(population, recipes, random_state):
     return X, domain, None, {"population": len(X)}
 
 
+CLAIM_KINDS = {"pure": 1, "approx": 2, "gaussian": 1}
+CLAIM_FORMS = "pure:EPS, approx:EPS,DELTA or gaussian:MU, optionally :add_remove or :substitute"
+
+
+def parse_claim(text):
+    """``KIND:NUMBERS[:RELATION]`` (e.g. ``gaussian:0.27``, ``approx:1,1e-5:substitute``) as
+    ``(kind, numbers, relation or None)``; ``ValueError`` saying what is allowed."""
+    parts = str(text).strip().split(":")
+    kind = parts[0].strip().lower()
+    if kind not in CLAIM_KINDS or len(parts) not in (2, 3):
+        raise ValueError(f"must be {CLAIM_FORMS}; got {text!r}")
+    relation = parts[2].strip().replace("-", "_") if len(parts) == 3 else None
+    if relation not in (None, "add_remove", "substitute"):
+        raise ValueError(f"relation must be add_remove or substitute; got {parts[2]!r}")
+    try:
+        numbers = tuple(float(v) for v in parts[1].split(","))
+    except ValueError:
+        raise ValueError(f"must be {CLAIM_FORMS}; got {text!r}") from None
+    if len(numbers) != CLAIM_KINDS[kind]:
+        raise ValueError(f"{kind} takes {CLAIM_KINDS[kind]} number(s); got {text!r}")
+    make_claim((kind, numbers, relation), "add_remove")  # checks the numbers
+    return kind, numbers, relation
+
+
+def make_claim(parsed, relation):
+    """The :class:`~sklearn_mace.algorithm.PrivacyClaim` of :func:`parse_claim`'s output;
+    ``relation`` when the text named none."""
+    from ..algorithm import PrivacyClaim
+
+    kind, numbers, named = parsed
+    build = {"pure": PrivacyClaim.pure, "approx": PrivacyClaim.approximate}
+    build["gaussian"] = PrivacyClaim.gaussian
+    return build[kind](*numbers, relation=named or relation)
+
+
+def _claims(claim, claimed_epsilon, delta, relation):
+    """``(stated, audited, delta)``: the claim as stated (``claimed_epsilon`` and ``delta``
+    when no ``claim``), on the audited relation, and the δ of the certified ε."""
+    from ..algorithm import PrivacyClaim
+
+    if claim is None:
+        claim = PrivacyClaim.approximate(
+            claimed_epsilon, 0.0 if delta is None else delta, relation=relation
+        )
+    elif not isinstance(claim, PrivacyClaim):
+        raise AuditInputError(
+            f"claim must be a PrivacyClaim (sklearn_mace.algorithm); got {type(claim).__name__}."
+        )
+    try:
+        audited = claim.under(relation)
+    except ValueError as error:
+        raise AuditInputError(str(error)) from error
+    return claim, audited, float(audited.delta if delta is None else delta)
+
+
 def audit_algorithm(
     recipes=("dp-histogram", "wrong-noise-histogram"),
     population=None,
     *,
     targets=None,
     claimed_epsilon=1.0,
-    delta=0.0,
+    claim=None,
+    delta=None,
     confidence=0.95,
     relation="add_remove",
     n_runs=1000,
@@ -363,9 +432,16 @@ def audit_algorithm(
         Audit the population's ``targets`` most vulnerable records (mean distance to the
         nearest records); None: the demo's two targets, or 2 on a population table.
     claimed_epsilon : float >= 0, default=1.0
-        The ε the recipes claim under ``relation``; a certified ε above it contradicts it.
-    delta : float in [0, 1), default=0.0
-        The δ of the (ε, δ) claim.
+        The ε the recipes claim under ``relation`` (with ``delta``: an (ε, δ) claim); the
+        histograms are calibrated to it. Ignored when ``claim`` is given.
+    claim : PrivacyClaim or None, default=None
+        The claim as a trade-off curve (:class:`~sklearn_mace.algorithm.PrivacyClaim`),
+        stated for its own relation: an add/remove-one claim audited with
+        ``relation="substitute"`` is converted by group privacy (the card says so). The
+        histograms are calibrated to a pure or (ε, δ) claim's ε under its relation.
+    delta : float in [0, 1) or None, default=None
+        The δ at which ε is certified (and of the ``claimed_epsilon`` claim); None: the
+        claim's own δ on the audited relation (0 for ``claimed_epsilon`` alone).
     confidence : float in (0, 1), default=0.95
         Each recipe's target claims hold together at this level (Bonferroni).
     relation : {"add_remove", "substitute"}, default="add_remove"
@@ -386,10 +462,13 @@ def audit_algorithm(
     """
     from ..algorithm._demo import DEMO_TRAIN_SIZE
 
+    stated, audited, delta = _claims(claim, claimed_epsilon, delta, relation)
     X, domain, demo_targets, n_rows = _population(population, recipes, random_state)
     target_X, names = _targets_and_names(X, targets, demo_targets)
     n_train = DEMO_TRAIN_SIZE if population is None else int(round(0.5 * (len(X) - len(names))))
-    context = dict(epsilon=claimed_epsilon, relation=relation, domain=domain, n_train=n_train)
+    calibration = stated.epsilons[0] if stated.kind in ("pure", "approximate") else claimed_epsilon
+    context = dict(epsilon=calibration, relation=stated.relation, domain=domain, n_train=n_train)
+    context["group"] = 1 if stated.relation == relation else 2
     subjects = [_subject(key, **context) for key in recipes]
     runs = Targets.two_tables(
         n_runs, n_runs, prior=0.5, names=("with the target", "without any target")
@@ -397,7 +476,7 @@ def audit_algorithm(
     engine = AlgorithmReport(
         runs,
         confidence=confidence,
-        delta=float(delta),
+        delta=delta,
         random_state=base_seed(random_state),
         n_jobs=n_jobs,
         inputs={
@@ -407,7 +486,7 @@ def audit_algorithm(
             "relation": relation,
             "n_runs": n_runs,
             "train_size": n_train,
-            "claimed_epsilon": claimed_epsilon,
+            "claim": stated,
             # the runs' bar sits under the recipes' bar: nested bars move the cursor, which a
             # log or a pipe shows as `[A` escapes, so the inner one is drawn on a terminal only
             "verbose": int(verbose and _on_terminal()),
@@ -421,10 +500,78 @@ def audit_algorithm(
         subjects=results,
         targets=runs,
         confidence=confidence,
-        delta=float(delta),
-        claimed_epsilon=float(claimed_epsilon),
+        delta=delta,
+        claimed_epsilon=float(audited.epsilon_at(delta)),
         n_rows=n_rows,
-        inputs={"relation": relation, "n_runs": n_runs, "target_names": names},
+        inputs={"relation": relation, "n_runs": n_runs, "target_names": names, "claim": audited},
         notes=failure_notes(results),
         presentation=AlgorithmPresentation(),
     )
+
+
+def audit_algorithm_one_run(
+    recipes=("dp-histogram", "wrong-noise-histogram"),
+    population=None,
+    *,
+    n_canaries=1000,
+    claimed_epsilon=1.0,
+    claim=None,
+    delta=None,
+    confidence=0.95,
+    random_state=0,
+):
+    """One-run audits of training recipes: one training each, ``n_canaries`` canaries.
+
+    Each recipe is trained once with ``n_canaries`` population records, each included
+    independently with probability ½ (:class:`~sklearn_mace.algorithm.AlgorithmAudit` with
+    ``design="one_run"``, add/remove-one). No card is drawn for this design yet: the result
+    is the summary table.
+
+    Parameters
+    ----------
+    recipes : sequence of str, default=("dp-histogram", "wrong-noise-histogram")
+        Built-in recipes (:data:`RECIPES`).
+    population : DataFrame or None, default=None
+        The records; None: the embedded demo population.
+    n_canaries : int >= 10, default=1000
+        Canaries, drawn from the population.
+    claimed_epsilon, claim, delta, confidence, random_state
+        As for :func:`audit_algorithm` (the relation is add/remove-one).
+
+    Returns
+    -------
+    summary : pandas.DataFrame
+        One row per recipe: ``recipe`` then the one-run columns of
+        :meth:`~sklearn_mace.algorithm.AlgorithmAudit.summary`.
+    """
+    from ..algorithm import AlgorithmAudit
+    from ..algorithm._demo import DEMO_TRAIN_SIZE
+
+    stated, _, delta = _claims(claim, claimed_epsilon, delta, "add_remove")
+    X, domain, _, _ = _population(population, recipes, random_state)
+    n_train = DEMO_TRAIN_SIZE if population is None else int(round(0.5 * (len(X) - n_canaries)))
+    if not 10 <= n_canaries <= len(X) - 2:
+        raise AuditInputError(
+            f"--canaries {n_canaries} must be between 10 and the population's size minus 2 "
+            f"({len(X) - 2})."
+        )
+    calibration = stated.epsilons[0] if stated.kind in ("pure", "approximate") else claimed_epsilon
+    rows = []
+    for key in recipes:
+        subject = _subject(
+            key, epsilon=calibration, relation="add_remove", domain=domain, n_train=n_train
+        )
+        audit = AlgorithmAudit(
+            subject.inputs["recipe"],
+            design="one_run",
+            n_canaries=n_canaries,
+            train_size=min(n_train, len(X) - n_canaries),
+            n_synthetic=subject.inputs["n_synthetic"],
+            featurizer=subject.inputs["featurizer"],
+            claim=stated,
+            delta=delta,
+            confidence=confidence,
+            random_state=base_seed(random_state),
+        ).fit(X)
+        rows.append({"recipe": subject.name, **audit.summary().iloc[0].to_dict()})
+    return pd.DataFrame(rows)

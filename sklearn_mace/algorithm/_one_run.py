@@ -1,0 +1,170 @@
+"""The one-run design of :class:`AlgorithmAudit`: m canaries, each in with probability ½.
+
+Steinke, Nasr & Jagielski (2023): insert ``m`` canaries into one training set, each
+independently with probability ½, train once, featurize the output about every canary, and
+guess "in" for the highest-scored and "out" for the lowest-scored canaries. The number of
+correct guesses is bounded under the claim — by their theorem under (ε, δ)-DP
+(:func:`~sklearn_mace.metrics.one_run_epsilon`) and by the f-DP recursion of Mahloujifar,
+Melis & Chaudhuri (2025) under any claimed curve (``metrics/_one_run_fdp.py``). One training
+instead of thousands; each canary is in or out, so the bounds refute *add/remove-one* DP.
+
+The attack learns from the canaries of a random ``attack_fraction`` (their inclusion is
+known to the auditor) and scores the others; only those are guessed. The guesses are then a
+function of the output and of the training canaries' inclusion alone, and with those fixed
+the scored canaries' inclusion is still a fair coin each, independent of everything else —
+the setting of both theorems (the training canaries are part of the fixed dataset).
+"""
+
+import numpy as np
+
+from ..metrics import one_run_epsilon
+from ..metrics._one_run_fdp import (
+    approximate_blow_up_inverse,
+    claim_blow_up_inverse,
+    fdp_statistic,
+    gaussian_blow_up_inverse,
+    guess_counts,
+    one_run_epsilon_lower_bound,
+    one_run_mu_lower_bound,
+)
+from ._runs import featurize, seeded, train_output
+
+__all__ = []
+
+#: Guesses as fractions of the scored canaries (half "in" at the top, half "out" at the
+#: bottom); every count is tested, at α divided by their number (Bonferroni).
+GUESS_FRACTIONS = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
+
+
+def claim_inverse(claim):
+    """``B⁻¹`` of the claimed curve (fast scalar forms for Gaussian and (ε, δ) claims)."""
+    if claim.kind == "gaussian":
+        return gaussian_blow_up_inverse(claim.mu)
+    if len(claim.epsilons) == 1:
+        return approximate_blow_up_inverse(claim.epsilons[0], claim.deltas[0])
+    return claim_blow_up_inverse(claim.tradeoff)
+
+
+def guess_table(scores, included, *, claim, delta, alpha, seed):
+    """One row per guess count: the counts and every bound at ``alpha / len(fractions)``.
+
+    Returns a dict of arrays: ``n_guesses``, ``n_correct``, ``steinke_epsilon``,
+    ``fdp_epsilon`` ((ε, δ) curve), ``fdp_mu`` (Gaussian curves), ``claim_statistic``
+    (> 0: the claimed curve is rejected; NaN without a claim).
+    """
+    n = scores.size
+    counts = sorted({max(1, int(round(f * n / 2))) for f in GUESS_FRACTIONS})
+    level = alpha / len(counts)
+    rows = {k: [] for k in ("n_guesses", "n_correct", "steinke_epsilon", "fdp_epsilon")}
+    rows.update(fdp_mu=[], claim_statistic=[])
+    for k in counts:
+        k_out = min(k, n - k)
+        # the same tie-breaking draws as one_run_epsilon's (RandomState(seed)): the same guesses
+        r, v = guess_counts(scores, included, k, k_out, np.random.RandomState(seed))
+        steinke = one_run_epsilon(
+            scores,
+            included,
+            n_positive_guesses=k,
+            n_negative_guesses=k_out,
+            delta=delta,
+            confidence=1.0 - level,
+            random_state=seed,
+        )
+        rows["n_guesses"].append(r)
+        rows["n_correct"].append(v)
+        rows["steinke_epsilon"].append(steinke.epsilon_lower_bound)
+        rows["fdp_epsilon"].append(one_run_epsilon_lower_bound(n, r, v, level, delta))
+        rows["fdp_mu"].append(one_run_mu_lower_bound(n, r, v, level))
+        rows["claim_statistic"].append(
+            np.nan if claim is None else fdp_statistic(claim_inverse(claim), n, r, v, level)
+        )
+    return {name: np.asarray(values) for name, values in rows.items()}
+
+
+def fit_one_run(audit, X, kind, featurizer):
+    """Run the one-run design for ``audit`` (an :class:`AlgorithmAudit` being fitted)."""
+    from ._runs import RunPlan, output_parameter
+
+    rng = np.random.default_rng(audit._seeds(1)[0])
+    canaries, pool = _canaries(audit, X, rng)
+    m = len(canaries)
+    included = rng.random(m) < 0.5
+    n_train = audit._resolve_n_train(len(pool))
+    rows = rng.choice(len(pool), size=n_train, replace=False)
+    data = np.vstack([pool[rows], canaries[included]])
+    data = data[rng.permutation(len(data))]
+    plan = RunPlan(
+        recipe=audit.recipe,
+        kind=kind,
+        featurizer=featurizer,
+        output_parameter=output_parameter(featurizer),
+        pool=pool,
+        targets=canaries,
+        relation="add_remove",
+        n_train=n_train,
+        n_runs=1,
+        n_synthetic=audit.n_synthetic if kind == "generator" else None,
+        fixed_seed=None,
+    )
+    output = train_output(plan, data, int(rng.integers(np.iinfo(np.int32).max)))
+    features = featurize(plan, output, np.arange(m))
+
+    fit_part = np.zeros(m, dtype=bool)
+    fit_part[rng.permutation(m)[: int(round(audit.attack_fraction * m))]] = True
+    if fit_part.sum() < 5 or (~fit_part).sum() < 2 or len(set(included[fit_part])) < 2:
+        raise ValueError(
+            f"n_canaries={m} with attack_fraction={audit.attack_fraction} leaves too few "
+            "canaries to train the attack (at least 5, both in and out) or to guess on (at "
+            "least 2); use more canaries."
+        )
+    attack = seeded(audit._default_attack(), int(rng.integers(np.iinfo(np.int32).max)))
+    attack.fit(features[fit_part], included[fit_part].astype(int))
+    if hasattr(attack, "decision_function"):
+        scores = attack.decision_function(features)
+    else:
+        scores = attack.predict_proba(features)[:, 1]
+    alpha = 1.0 - audit.confidence
+    table = guess_table(
+        scores[~fit_part],
+        included[~fit_part],
+        claim=audit.claim_,
+        delta=audit.delta_,
+        alpha=alpha,
+        seed=int(rng.integers(np.iinfo(np.int32).max)),
+    )
+    audit.n_train_ = n_train
+    audit.targets_ = canaries
+    audit.canary_included_ = included
+    audit.canary_features_ = features
+    audit.canary_scores_ = scores
+    audit.certify_mask_ = ~fit_part
+    audit.attacks_ = [attack]
+    audit.guesses_ = table
+    audit.epsilon_lower_bounds_ = np.array([table["steinke_epsilon"].max()])
+    audit.fdp_epsilon_lower_bounds_ = np.array([table["fdp_epsilon"].max()])
+    audit.mu_lower_bounds_ = np.array([table["fdp_mu"].max()])
+    audit.contradicted_ = (
+        None if audit.claim_ is None else np.array([bool(np.nanmax(table["claim_statistic"]) > 0)])
+    )
+    audit.per_target_confidence_ = audit.confidence
+
+
+def _canaries(audit, X, rng):
+    """``(canaries, pool)``: the ``targets`` array, or ``n_canaries`` population rows drawn
+    at random and left out of the pool (distinct rows, so each canary is its own record)."""
+    from numbers import Integral
+
+    if not isinstance(audit.targets, Integral) or isinstance(audit.targets, bool):
+        canaries, indices = audit._resolve_targets(X)
+        keep = np.ones(len(X), dtype=bool)
+        keep[indices[indices >= 0]] = False
+        return canaries, X[keep]
+    if audit.n_canaries > len(X) - 2:
+        raise ValueError(
+            f"n_canaries={audit.n_canaries} leaves fewer than 2 of the population's {len(X)} "
+            "rows to train on; use fewer canaries or a larger population."
+        )
+    chosen = rng.choice(len(X), size=audit.n_canaries, replace=False)
+    keep = np.ones(len(X), dtype=bool)
+    keep[chosen] = False
+    return X[chosen], X[keep]

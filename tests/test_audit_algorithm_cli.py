@@ -233,6 +233,12 @@ def test_a_gaussian_claim_on_the_cli_is_tested_as_a_curve(tmp_path):
     np.testing.assert_allclose(
         summary["mu_lower_bound"], mu_from_error_bounds(summary["fpr_upper"], summary["fnr_upper"])
     )
+    # the card is red exactly when a target contradicts the curve (a Gaussian claim's ε at
+    # δ = 0 is infinite: comparing ε would never turn it red), and it names the claim
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert summary["contradicted"].any()  # 0.1-GDP is far below the wrong-noise histogram
+    assert page.count('class="card leak"') == 1
+    assert "the claim is contradicted: 0.05-GDP (add/remove-one)" in page
 
 
 def test_an_approximate_claim_on_the_cli_sets_the_delta():

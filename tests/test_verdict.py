@@ -190,7 +190,7 @@ def test_an_algorithm_card_is_never_green_and_states_its_power():
     (subject,) = result.subjects
     assert subject.advantage_upper_bound <= 0.2  # it would be green on a release card
     assert result.verdict(subject) == "inconclusive"
-    assert result.headline(subject).startswith("inconclusive: the claim ε = 1 is not")
+    assert result.headline(subject).startswith("inconclusive: the claim is not contradicted: ε = 1")
     subject.facts["n_certify_runs"] = 500
     text = power_text(result, subject)
     assert "with 500 certifying runs per side" in text and "true ε is at least 1." in text

@@ -35,6 +35,18 @@ def _relation(result):
     return RELATION_WORDS[result.inputs["relation"]]
 
 
+def contradicts(result, claim):
+    """Whether one target's certified point (its exact upper bounds on FPR and FNR) lies
+    below the claimed trade-off curve, on the audited relation (``PrivacyClaim.margin``).
+    A Gaussian or accountant's claim has no single ε to compare with (its ε at δ = 0 is
+    infinite), so the curve decides; for an ε or (ε, δ) claim this is the same as the
+    certified ε exceeding the claimed one."""
+    curve = result.inputs.get("claim")
+    if curve is None:
+        return claim.epsilon_lower_bound > result.claimed_epsilon
+    return bool(curve.margin(claim.fpr_upper, claim.fnr_upper) > 0)
+
+
 def _target_table(result, subject):
     """Per target: claimed ε beside the certified lower bound, and the verdict."""
     true = subject.facts.get("true_epsilon", np.nan)
@@ -44,7 +56,9 @@ def _target_table(result, subject):
         if analysis.ok:
             eps = analysis.claim.epsilon_lower_bound
             row["certified ε ≥"] = eps
-            row["claim"] = "contradicted" if eps > result.claimed_epsilon else "not contradicted"
+            row["claim"] = (
+                "contradicted" if contradicts(result, analysis.claim) else "not contradicted"
+            )
             row["AUC"] = analysis.metrics.get("auc", np.nan)
         else:
             row.update({"certified ε ≥": np.nan, "claim": "failed", "AUC": np.nan})
@@ -63,11 +77,15 @@ class AlgorithmPresentation(Presentation):
     target_nouns = ("runs with the target", "runs without it")
     record_targets = False
     verdicts = {
-        "above": "the claim is contradicted: ε > {epsilon:g} is certified",
-        "inconclusive": "inconclusive: the claim ε = {epsilon:g} is not contradicted",
+        "above": "the claim is contradicted: {claim}",
+        "inconclusive": "inconclusive: the claim is not contradicted: {claim}",
     }
     can_bound = False  # no number of runs proves a DP claim: never green
     red_needs_claim = True  # a DP recipe may leak up to its claim: red iff contradicted
+
+    def contradicted(self, result, subject):
+        """Whether some target's certified point lies below the claimed curve."""
+        return any(contradicts(result, analysis.claim) for analysis in subject.claims)
 
     def facts_line(self, result, subject):
         """The runs behind the card."""

@@ -94,9 +94,9 @@ def _bounded(result, subject):
 def case(result, subject):
     """``"above"``, ``"leak"``, ``"disclosure"``, ``"inconclusive"`` or ``"bounded"``."""
     p = result.presentation
-    above = subject.epsilon_lower_bound > result.claimed_epsilon
     if getattr(p, "red_needs_claim", False):  # an algorithm card: red iff contradicted
-        return "above" if above else "inconclusive"
+        return "above" if p.contradicted(result, subject) else "inconclusive"
+    above = subject.epsilon_lower_bound > result.claimed_epsilon
     if above:
         return "above"
     if subject.certified_leak:
@@ -117,7 +117,9 @@ def verdict(result, subject):
 def headline(result, subject):
     """The card's first line: the case in words, and any verbatim disclosure."""
     verdicts = getattr(result.presentation, "verdicts", None) or VERDICTS
-    line = verdicts[case(result, subject)].format(epsilon=result.claimed_epsilon)
+    claim = result.inputs.get("claim")  # an algorithm audit's claim, in words
+    words = claim.describe() if claim is not None else f"ε = {result.claimed_epsilon:g}"
+    line = verdicts[case(result, subject)].format(epsilon=result.claimed_epsilon, claim=words)
     found = disclosure(subject)
     if found is not None:
         line += f" — disclosure: {found[0]} members appear verbatim"

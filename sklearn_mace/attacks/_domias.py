@@ -125,6 +125,8 @@ class DOMIASAttack(AttackerMixin, ScoreCutMixin, BaseEstimator):
     ...                       preprocessor=StandardScaler(), device="cpu")
     >>> scaled.fit(data.X_test, data.membership)
     DOMIASAttack(...)
+    >>> round(scaled.score(data.X_test, data.membership), 2)  # the same rule, scaled
+    0.58
     """
 
     _parameter_constraints = {

@@ -283,3 +283,12 @@ def test_remote_pattern_finds_cdn_scripts():
     cdn = '<script async="async" src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js">'
     assert _REMOTE.findall(cdn) and _REMOTE.findall('<link href="//fonts.example/x.css">')
     assert not _REMOTE.findall('<script src="_static/mathjax/tex-chtml.js"></script>')
+
+
+def test_the_readme_says_where_the_comparisons_are_imported_from():
+    readme = " ".join((ROOT / "README.md").read_text("utf-8").split())
+    assert "`compare_attacks` is imported from `sklearn_mace`" in readme
+    from sklearn_mace import compare_attacks  # noqa: F401
+    from sklearn_mace.metrics import compare_audits, tpr_at_fpr_test  # noqa: F401
+
+    assert not hasattr(importlib.import_module("sklearn_mace.metrics"), "compare_attacks")

@@ -61,6 +61,21 @@ class ScaleMismatchWarning(UserWarning):
     placed before the estimator in a ``Pipeline``: it changes the records, never the
     constructor data. Pass the transformer as the estimator's ``preprocessor=`` instead (it
     is applied to both), or put the query at the head of the ``Pipeline``.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from sklearn_mace import ScaleMismatchWarning
+    >>> from sklearn_mace.queries import NearestSyntheticDistance
+    >>> rng = np.random.default_rng(0)
+    >>> synthetic = rng.normal(50.0, 10.0, size=(500, 2))  # a release in raw units
+    >>> standardised = rng.normal(size=(200, 2))  # records scaled by a step before
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = NearestSyntheticDistance(synthetic, device="cpu").fit(standardised)
+    >>> [w.category is ScaleMismatchWarning for w in caught]
+    [True]
     """
 
 

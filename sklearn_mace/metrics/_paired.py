@@ -456,10 +456,13 @@ def tpr_at_fpr_test(
     two thresholds, which the exact test below must bound in the worst case — and the
     bootstrap of ``θ̂`` is consistent (van der Vaart, Thm. 23.9); ``θ̂`` is bounded, so the
     bootstrap variance converges too and the Wald test has level ``α`` in the limit. Checked
-    on null pairs (equally strong attacks; normal, Cauchy, log-normal and 6-valued scores,
-    1 000 + 1 000 records at 10 % and 1 % FPR): rejections within the binomial slack of 5 %
-    (``tests/test_paired.py``). The argument needs an intermediate quantile: ``k`` must
-    grow with ``n₀``. With fewer than :data:`MIN_NON_MEMBERS_ABOVE` (10) non-members
+    on 1 000 null pairs each (equally strong attacks; ``benchmarks/bench_paired_tpr.py``):
+    52 and 44 rejections at 5 % for normal scores at 10 % and 1 % FPR (1 000 + 1 000
+    records), 39, 34 and 18 for Cauchy, log-normal and 6-valued scores (500 + 500, 10 %);
+    the planted TPR 0.40 against 0.30 at 10 % FPR (1 000 + 1 000) is detected in 186 of 200
+    runs (attacks correlated 0.5; 170 independent), the exact test in 3 of 100, DeLong's
+    AUC test in 200 (``tests/test_paired.py`` asserts reduced versions). The argument needs
+    an intermediate quantile: ``k`` must grow with ``n₀``. With fewer than :data:`MIN_NON_MEMBERS_ABOVE` (10) non-members
     allowed above the threshold, or when every draw gives the same difference (no spread
     to estimate, e.g. both TPRs always 0), ``method="auto"`` uses the exact test.
 

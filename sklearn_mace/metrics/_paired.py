@@ -462,9 +462,10 @@ def tpr_at_fpr_test(
     the planted TPR 0.40 against 0.30 at 10 % FPR (1 000 + 1 000) is detected in 186 of 200
     runs (attacks correlated 0.5; 170 independent), the exact test in 3 of 100, DeLong's
     AUC test in 200 (``tests/test_paired.py`` asserts reduced versions). The argument needs
-    an intermediate quantile: ``k`` must grow with ``n₀``. With fewer than :data:`MIN_NON_MEMBERS_ABOVE` (10) non-members
-    allowed above the threshold, or when every draw gives the same difference (no spread
-    to estimate, e.g. both TPRs always 0), ``method="auto"`` uses the exact test.
+    an intermediate quantile: ``k`` must grow with ``n₀``. With fewer than
+    :data:`MIN_NON_MEMBERS_ABOVE` (10) non-members allowed above the threshold, or when
+    every draw gives the same difference (no spread to estimate, e.g. both TPRs always 0),
+    ``method="auto"`` uses the exact test.
 
     **The exact test** (``method="exact"``): the non-members choose thresholds, the members
     are compared (McNemar), so the two steps see independent records. At a one-sided level

@@ -305,6 +305,8 @@ def test_tpr_test_method_choice_and_errors(rng):
     assert forced.method.startswith("paired bootstrap")
     # identical scores: every draw differs by 0, no spread to estimate -> the exact test
     assert tpr_at_fpr_test(m, a, a, fpr=0.1).method.startswith("exact")
+    degenerate = tpr_at_fpr_test(m, a, a, fpr=0.1, method="bootstrap")
+    assert (degenerate.ci_low, degenerate.ci_high, degenerate.p_value) == (-1.0, 1.0, 1.0)
     same = tpr_at_fpr_test(m, a, b, fpr=0.1, random_state=3)
     assert same == tpr_at_fpr_test(m, a, b, fpr=0.1, random_state=3)
     with pytest.raises(ValueError, match="method must be"):

@@ -558,7 +558,8 @@ def tpr_at_fpr_test(
         return _exact_tpr_test(m, a, b, fpr, confidence)
     value_a, value_b = tpr_at_fpr(m, a, fpr=fpr), tpr_at_fpr(m, b, fpr=fpr)
     difference = value_a - value_b
-    half = norm.isf((1.0 - confidence) / 2.0) * se
+    # no spread in the draws (only when forced): nothing is known, the interval is [-1, 1]
+    half = norm.isf((1.0 - confidence) / 2.0) * se if se > 0.0 else np.inf
     p_value = 1.0 if se == 0.0 else float(2.0 * norm.sf(abs(difference) / se))
     return PairedTestResult(
         value_a,

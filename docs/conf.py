@@ -29,6 +29,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    "offline_math",  # MathJax served from _static, never from a CDN (docs/offline_math.py)
     "numpydoc",
     "sphinx_gallery.gen_gallery",
     "myst_parser",

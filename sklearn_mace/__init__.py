@@ -45,6 +45,7 @@ __getattr__, __dir__, __all__ = attach(
             "MonteCarloQuery",
             "MultiDiscriminatorQuery",
             "NearestSyntheticDistance",
+            "ScaleMismatchWarning",
             "SyntheticDensityQuery",
         ],
     },

@@ -219,3 +219,78 @@ def test_the_readme_links_the_card_page():
     readme = (ROOT / "README.md").read_text("utf-8")
     assert "docs/guide/reading_cards.rst" in readme
     assert (DOCS / "guide" / "reading_cards.rst").is_file()
+
+
+# --- formulas offline (issue #27): MathJax is served by the site, never by a CDN ------------
+
+_REMOTE = re.compile(r"""<(?:script|link)\b[^>]*\b(?:src|href)\s*=\s*["']((?:https?:)?//[^"']*)""")
+_FORMULA_PAGE = r"""Formulas
+========
+
+The advantage :math:`\mathrm{Adv}_p = 2\,P(\text{correct}) - 1`, and in display:
+
+.. math::
+
+   \varepsilon \ge \log\frac{\mathrm{TPR} - \delta}{\mathrm{FPR}}
+"""
+
+
+def test_the_site_loads_the_offline_math_extension():
+    # read, not executed: conf.py builds the API pages when it runs
+    conf = (DOCS / "conf.py").read_text("utf-8")
+    assert re.search(r'^\s*"offline_math",', conf, re.MULTILINE)
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    with (ROOT / "pyproject.toml").open("rb") as file:
+        extras = tomllib.load(file)["project"]["optional-dependencies"]
+    for extra in ("docs", "dev"):  # make docs installs the dev extra
+        assert any(r.startswith("sphinx-mathjax-offline") for r in extras[extra]), extra
+
+
+def test_built_pages_reference_no_remote_script(tmp_path):
+    """A page with formulas, built with the site's theme and its math extension: every
+    script and stylesheet of every page is local, and MathJax is the packaged copy."""
+    pytest.importorskip("sphinx")
+    pytest.importorskip("pydata_sphinx_theme")
+    from sphinx.cmd.build import build_main
+
+    assert importlib.util.find_spec("sphinx-mathjax-offline"), (
+        "sphinx-mathjax-offline (the packaged MathJax) is missing: pip install -e '.[dev]'"
+    )
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "conf.py").write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(DOCS)!r})\n"
+        "extensions = ['offline_math']\n"
+        "html_theme = 'pydata_sphinx_theme'\n",
+        encoding="utf-8",
+    )
+    (source / "index.rst").write_text(_FORMULA_PAGE, encoding="utf-8")
+    out = tmp_path / "html"
+    assert build_main(["-q", "-W", "-b", "html", str(source), str(out)]) == 0
+    pages = sorted(out.rglob("*.html"))
+    assert pages
+    remote = {page.name: _REMOTE.findall(page.read_text("utf-8")) for page in pages}
+    assert not any(remote.values()), remote
+    index = (out / "index.html").read_text("utf-8")
+    assert 'src="_static/mathjax/tex-chtml.js' in index  # MathJax itself, from the site
+    assert (out / "_static" / "mathjax" / "tex-chtml.js").is_file()
+    # its CommonHTML fonts sit where tex-chtml.js looks for them, beside it
+    assert list((out / "_static" / "mathjax" / "output" / "chtml" / "fonts").rglob("*.woff"))
+    assert r"\mathrm{Adv}_p" in index  # the TeX is there for MathJax to typeset
+
+
+def test_remote_pattern_finds_cdn_scripts():
+    # the check above can fail: the pattern catches what sphinx.ext.mathjax writes by default
+    cdn = '<script async="async" src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js">'
+    assert _REMOTE.findall(cdn) and _REMOTE.findall('<link href="//fonts.example/x.css">')
+    assert not _REMOTE.findall('<script src="_static/mathjax/tex-chtml.js"></script>')
+
+
+def test_the_readme_says_where_the_comparisons_are_imported_from():
+    readme = " ".join((ROOT / "README.md").read_text("utf-8").split())
+    assert "`compare_attacks` is imported from `sklearn_mace`" in readme
+    from sklearn_mace import compare_attacks  # noqa: F401
+    from sklearn_mace.metrics import compare_audits, tpr_at_fpr_test  # noqa: F401
+
+    assert not hasattr(importlib.import_module("sklearn_mace.metrics"), "compare_attacks")

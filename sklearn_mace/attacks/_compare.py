@@ -14,14 +14,9 @@ from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 from .._validation import validate_membership
 from ..metrics import top_quantile_precision, tpr_at_fpr
 from ..metrics._orientation import orientation_of
-from ..metrics._paired import paired_test_columns
+from ..metrics._paired import fpr_label, paired_test_columns
 
 __all__ = ["compare_attacks"]
-
-
-def _fpr_label(fpr):
-    """``tpr_at_1pct_fpr`` for 0.01: the name the scorers and the reports use."""
-    return f"tpr_at_{100 * fpr:g}pct_fpr"
 
 
 def _metrics(m, score, tau, fprs, top_qs):
@@ -31,7 +26,7 @@ def _metrics(m, score, tau, fprs, top_qs):
     row["auc"] = roc_auc_score(m, score) if both else np.nan
     row["accuracy_median"] = float(np.mean((score > tau) == m))
     for fpr in fprs:
-        row[_fpr_label(fpr)] = tpr_at_fpr(m, score, fpr=fpr) if both else np.nan
+        row[fpr_label(fpr)] = tpr_at_fpr(m, score, fpr=fpr) if both else np.nan
     for q in top_qs:
         row[f"precision_top_{100 * q:g}pct"] = top_quantile_precision(m, score, q)
     return row
@@ -134,8 +129,11 @@ def compare_attacks(
         Paired tests on the same records against a reference attack (``True``: the first
         of ``attacks``; a name: that one): the row ``group="all"`` of every other attack
         gets, for ``auc`` (:func:`~sklearn_mace.metrics.delong_test`) and each
-        ``tpr_at_…_fpr`` (:func:`~sklearn_mace.metrics.tpr_at_fpr_test`, exact, needs
-        about ``5 / fpr`` non-members), ``<metric>_diff`` (attack − reference),
+        ``tpr_at_…pct_fpr`` (:func:`~sklearn_mace.metrics.tpr_at_fpr_test`: a paired
+        bootstrap where at least 10 non-members may lie above the threshold, ``fpr·n₀ ≥
+        10``, else an exact test that needs about ``5 / fpr`` non-members and is very
+        conservative), ``<metric>_diff`` (attack − reference), e.g.
+        ``tpr_at_1pct_fpr_diff``,
         ``<metric>_diff_low``/``_high`` (a ``95 %`` interval), ``<metric>_p`` (two-sided)
         and ``<metric>_p_holm`` (Holm over every test of the table: reject where it is at
         most ``α`` and the familywise error is at most ``α``).

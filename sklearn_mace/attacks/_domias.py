@@ -9,8 +9,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..base import AttackerMixin, ScoreCutMixin
 from ..density._fit import DENSITY_OPTIONS
 from ..density._kde import BANDWIDTH_RULES
-from ..queries._domias import fit_domias_densities, log_density_ratio
-from ..queries._synthetic import validated_rows
+from ..queries._domias import fit_prepared_densities, log_density_ratio
+from ..queries._scale import apply_preprocessor
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils._torch import TorchDevice
 from ._threshold import fit_labels_and_prior, score_cut
@@ -66,6 +66,12 @@ class DOMIASAttack(AttackerMixin, ScoreCutMixin, BaseEstimator):
         ``y``, or 0.5 when ``fit`` gets no labels.
     member_label : object, default=None
         The label of members in ``y``.
+    preprocessor : transformer or None, default=None
+        Applied to the records, ``synthetic`` and ``reference`` alike: a clone fitted on the
+        synthetic and reference rows stacked (``preprocessor_``). Use it instead of a
+        transformer placed before the attack in a ``Pipeline``, which changes the records
+        only (``fit`` then warns, :class:`~sklearn_mace.ScaleMismatchWarning`); see
+        docs/guide "Preprocessing records and constructor data".
 
     Attributes
     ----------
@@ -80,6 +86,8 @@ class DOMIASAttack(AttackerMixin, ScoreCutMixin, BaseEstimator):
         Columns used, and columns left out as constant (see
         :class:`~sklearn_mace.queries.DOMIASQuery`).
     n_features_in_ : int
+    preprocessor_ : transformer or None
+        The fitted clone of ``preprocessor``.
 
     See Also
     --------
@@ -107,6 +115,18 @@ class DOMIASAttack(AttackerMixin, ScoreCutMixin, BaseEstimator):
     0.86
     >>> round(attack.score(data.X_test, data.membership), 2)  # advantage at prior_ = 0.5
     0.58
+
+    To standardise, give the scaler to the attack, which applies it to the records and to
+    its own rows alike (a ``StandardScaler`` placed before it in a ``Pipeline`` would scale
+    the records only):
+
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> scaled = DOMIASAttack(data.synthetic, data.reference, threshold="median",
+    ...                       preprocessor=StandardScaler(), device="cpu")
+    >>> scaled.fit(data.X_test, data.membership)
+    DOMIASAttack(...)
+    >>> round(scaled.score(data.X_test, data.membership), 2)  # the same rule, scaled
+    0.58
     """
 
     _parameter_constraints = {
@@ -126,6 +146,7 @@ class DOMIASAttack(AttackerMixin, ScoreCutMixin, BaseEstimator):
         "verbose": ["verbose"],
         "prior": [Interval(Real, 0, 1, closed="neither"), None],
         "member_label": "no_validation",
+        "preprocessor": [HasMethods(["fit", "transform"]), None],
     }
 
     def __init__(
@@ -144,6 +165,7 @@ class DOMIASAttack(AttackerMixin, ScoreCutMixin, BaseEstimator):
         verbose=0,
         prior=None,
         member_label=None,
+        preprocessor=None,
     ):
         self.synthetic = synthetic
         self.reference = reference
@@ -158,6 +180,7 @@ class DOMIASAttack(AttackerMixin, ScoreCutMixin, BaseEstimator):
         self.verbose = verbose
         self.prior = prior
         self.member_label = member_label
+        self.preprocessor = preprocessor
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -184,10 +207,7 @@ class DOMIASAttack(AttackerMixin, ScoreCutMixin, BaseEstimator):
         """
         X = validate_data(self, X, dtype=np.float64)
         fit_labels_and_prior(self, y, len(X))  # labels first: their errors come first
-        d = X.shape[1]
-        synthetic = validated_rows(self.synthetic, "synthetic", d)
-        reference = validated_rows(self.reference, "reference", d)
-        fit_domias_densities(self, synthetic, reference)
+        X = fit_prepared_densities(self, X, self.synthetic, self.reference)
         scores = log_density_ratio(self, X) if self.threshold == "median" else None
         self.offset_ = score_cut(scores, self.threshold)
         return self
@@ -207,4 +227,4 @@ class DOMIASAttack(AttackerMixin, ScoreCutMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return log_density_ratio(self, X)
+        return log_density_ratio(self, apply_preprocessor(self, X))

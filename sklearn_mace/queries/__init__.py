@@ -16,6 +16,7 @@ __getattr__, __dir__, __all__ = attach(
         "._discriminator": ["DiscriminatorQuery", "MultiDiscriminatorQuery"],
         "._domias": ["DOMIASQuery", "SyntheticDensityQuery"],
         "._generator": ["GeneratorReconstructionQuery"],
+        "._scale": ["ScaleMismatchWarning"],
         "._synthetic": ["MonteCarloQuery", "NearestSyntheticDistance"],
     },
 )

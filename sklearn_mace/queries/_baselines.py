@@ -21,6 +21,7 @@ from ..utils._neighbors import nearest_sq_distances
 from ..utils._sklearn_compat import HasMethods, StrOptions, _fit_context
 from ..utils._torch import TorchDevice
 from ._base import QueryFeatureNamesMixin
+from ._scale import apply_preprocessor, prepared_rows
 from ._synthetic import validated_rows
 
 __all__ = ["GANLeaksQuery", "LOGANQuery"]
@@ -52,10 +53,17 @@ class GANLeaksQuery(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
     device : {"auto", "cpu", "cuda"}, default="auto"
         Where the nearest-neighbour search runs. On the CPU, threads are chosen per pass
         (docs/design.md, "Devices and threads").
+    preprocessor : transformer or None, default=None
+        Applied to the records and the constructor rows alike: a clone fitted on
+        ``synthetic`` (and ``reference``) stacked. A transformer placed *before* this query
+        in a ``Pipeline`` changes the records only (``fit`` then warns,
+        :class:`~sklearn_mace.ScaleMismatchWarning`).
 
     Attributes
     ----------
     n_features_in_ : int
+    preprocessor_ : transformer or None
+        The fitted clone of ``preprocessor``.
 
     References
     ----------
@@ -76,19 +84,24 @@ class GANLeaksQuery(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
         "reference": ["array-like", None],
         "metric": [StrOptions({"sqeuclidean", "euclidean"})],
         "device": [str, TorchDevice],
+        "preprocessor": [HasMethods(["fit", "transform"]), None],
     }
 
-    def __init__(self, synthetic, reference=None, *, metric="sqeuclidean", device="auto"):
+    def __init__(
+        self, synthetic, reference=None, *, metric="sqeuclidean", device="auto", preprocessor=None
+    ):
         self.synthetic = synthetic
         self.reference = reference
         self.metric = metric
         self.device = device
+        self.preprocessor = preprocessor
 
-    def _rows(self, n_features):
-        synthetic = validated_rows(self.synthetic, "synthetic", n_features)
-        if self.reference is None:
-            return synthetic, None
-        return synthetic, validated_rows(self.reference, "reference", n_features)
+    def _rows(self, X, *, fitting):
+        sets = {"synthetic": validated_rows(self.synthetic, "synthetic", X.shape[1])}
+        if self.reference is not None:
+            sets["reference"] = validated_rows(self.reference, "reference", X.shape[1])
+        X, sets = prepared_rows(self, X, sets, fitting=fitting)
+        return X, sets["synthetic"], sets.get("reference")
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -107,7 +120,7 @@ class GANLeaksQuery(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
             The fitted query (``n_features_in_`` set).
         """
         X = validate_data(self, X, dtype=np.float64)
-        self._rows(X.shape[1])
+        self._rows(X, fitting=True)
         self._n_features_out = 1
         return self
 
@@ -130,7 +143,7 @@ class GANLeaksQuery(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        synthetic, reference = self._rows(X.shape[1])
+        X, synthetic, reference = self._rows(X, fitting=False)
         score = -self._distance(X, synthetic)
         if reference is not None:
             score += self._distance(X, reference)
@@ -163,12 +176,19 @@ class LOGANQuery(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
         Cloned before fitting. ``None``: standardisation + a 64-64 ``MLPClassifier``.
     random_state : int, RandomState instance or None, default=None
         Passed to the default classifier.
+    preprocessor : transformer or None, default=None
+        Applied to the records and the constructor rows alike: a clone fitted on
+        ``synthetic`` and ``reference`` stacked. A transformer placed *before* this query in
+        a ``Pipeline`` changes the records only (``fit`` then warns,
+        :class:`~sklearn_mace.ScaleMismatchWarning`).
 
     Attributes
     ----------
     classifier_ : estimator
         The fitted clone.
     n_features_in_ : int
+    preprocessor_ : transformer or None
+        The fitted clone of ``preprocessor``.
 
     References
     ----------
@@ -193,13 +213,17 @@ class LOGANQuery(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
         "reference": ["array-like"],
         "classifier": [HasMethods(["fit", "predict_proba"]), None],
         "random_state": ["random_state"],
+        "preprocessor": [HasMethods(["fit", "transform"]), None],
     }
 
-    def __init__(self, synthetic, reference, *, classifier=None, random_state=None):
+    def __init__(
+        self, synthetic, reference, *, classifier=None, random_state=None, preprocessor=None
+    ):
         self.synthetic = synthetic
         self.reference = reference
         self.classifier = classifier
         self.random_state = random_state
+        self.preprocessor = preprocessor
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None):
@@ -218,8 +242,12 @@ class LOGANQuery(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
             The fitted query (``classifier_`` set).
         """
         X = validate_data(self, X, dtype=np.float64)
-        synthetic = validated_rows(self.synthetic, "synthetic", X.shape[1])
-        reference = validated_rows(self.reference, "reference", X.shape[1])
+        sets = {
+            "synthetic": validated_rows(self.synthetic, "synthetic", X.shape[1]),
+            "reference": validated_rows(self.reference, "reference", X.shape[1]),
+        }
+        _, sets = prepared_rows(self, X, sets, fitting=True)
+        synthetic, reference = sets["synthetic"], sets["reference"]
         base = self.classifier
         base = _default_classifier(self.random_state) if base is None else clone(base)
         source = np.r_[np.ones(len(synthetic), dtype=int), np.zeros(len(reference), dtype=int)]
@@ -242,7 +270,7 @@ class LOGANQuery(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator):
             clipped at ``1e-300``); larger = more likely a member.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = apply_preprocessor(self, validate_data(self, X, dtype=np.float64, reset=False))
         column = list(self.classifier_.classes_).index(1)
         p = np.clip(self.classifier_.predict_proba(X)[:, column], 1e-300, 1.0)
         q = np.clip(1.0 - p, 1e-300, 1.0)

@@ -15,9 +15,16 @@ from ..density._kde import BANDWIDTH_RULES
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils._torch import TorchDevice
 from ._base import QueryFeatureNamesMixin
+from ._scale import apply_preprocessor, prepared_rows
 from ._synthetic import validated_rows
 
-__all__ = ["DOMIASQuery", "SyntheticDensityQuery", "fit_domias_densities", "log_density_ratio"]
+__all__ = [
+    "DOMIASQuery",
+    "SyntheticDensityQuery",
+    "fit_domias_densities",
+    "fit_prepared_densities",
+    "log_density_ratio",
+]
 
 _BANDWIDTH = [
     StrOptions(set(BANDWIDTH_RULES) | {"cv"}),
@@ -90,6 +97,20 @@ def fit_domias_densities(estimator, synthetic, reference):
         )
 
 
+def fit_prepared_densities(estimator, X, synthetic, reference):
+    """Validate the constructor rows against ``X``, fit ``preprocessor_`` and the densities.
+
+    ``X`` is the validated records given to ``fit``; returns them through ``preprocessor_``
+    (the scale check of :func:`~sklearn_mace.queries._scale.prepared_rows` done).
+    """
+    sets = {"synthetic": validated_rows(synthetic, "synthetic", X.shape[1])}
+    if reference is not None:
+        sets["reference"] = validated_rows(reference, "reference", X.shape[1])
+    X, sets = prepared_rows(estimator, X, sets, fitting=True)
+    fit_domias_densities(estimator, sets["synthetic"], sets.get("reference"))
+    return X
+
+
 def log_density_ratio(estimator, X):
     """``log p_G(x) − log p_R(x)`` of the fitted densities, in log space (DOMIAS Eq. 2)."""
     X = X[:, estimator.features_]
@@ -110,16 +131,14 @@ class _DensityQueryMixin(QueryFeatureNamesMixin, TransformerMixin, BaseEstimator
 
     def _fit_densities(self, X, reference):
         X = validate_data(self, X, dtype=np.float64)
-        synthetic = validated_rows(self.synthetic, "synthetic", X.shape[1])
-        if reference is not None:
-            reference = validated_rows(reference, "reference", X.shape[1])
-        fit_domias_densities(self, synthetic, reference)
+        fit_prepared_densities(self, X, self.synthetic, reference)
         self._n_features_out = 1
         return self
 
     def _validated_query(self, X):
         check_is_fitted(self)
-        return validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return apply_preprocessor(self, X)
 
 
 class DOMIASQuery(_DensityQueryMixin):
@@ -171,6 +190,14 @@ class DOMIASQuery(_DensityQueryMixin):
         Subsample and folds of ``bandwidth="cv"``, BNAF initialisation.
     verbose : int, default=0
         Progress bars of BNAF training.
+    preprocessor : transformer or None, default=None
+        Applied to the records, ``synthetic`` and ``reference`` alike: a clone fitted on the
+        synthetic and reference rows stacked (``preprocessor_``), e.g. ``StandardScaler()``;
+        the densities live on its output. A transformer placed *before* this query in a
+        ``Pipeline`` changes the records only — ``fit`` warns
+        (:class:`~sklearn_mace.ScaleMismatchWarning`) when they end up on another scale
+        than the constructor rows; see docs/guide "Preprocessing records and constructor
+        data".
 
     Attributes
     ----------
@@ -184,6 +211,8 @@ class DOMIASQuery(_DensityQueryMixin):
         both densities with a warning (a point mass has no density; the ratio of the other
         columns' marginals is used).
     n_features_in_ : int
+    preprocessor_ : transformer or None
+        The fitted clone of ``preprocessor``.
 
     See Also
     --------
@@ -219,6 +248,7 @@ class DOMIASQuery(_DensityQueryMixin):
         "device": [str, TorchDevice],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "preprocessor": [HasMethods(["fit", "transform"]), None],
     }
 
     def __init__(
@@ -234,6 +264,7 @@ class DOMIASQuery(_DensityQueryMixin):
         device="auto",
         random_state=None,
         verbose=0,
+        preprocessor=None,
     ):
         self.synthetic = synthetic
         self.reference = reference
@@ -245,6 +276,7 @@ class DOMIASQuery(_DensityQueryMixin):
         self.device = device
         self.random_state = random_state
         self.verbose = verbose
+        self.preprocessor = preprocessor
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -304,6 +336,9 @@ class SyntheticDensityQuery(_DensityQueryMixin):
         Subsample and folds of ``bandwidth="cv"``, BNAF initialisation.
     verbose : int, default=0
         Progress bars of BNAF training.
+    preprocessor : transformer or None, default=None
+        Applied to the records and ``synthetic`` alike (a clone fitted on ``synthetic``), as
+        in :class:`DOMIASQuery`.
 
     Attributes
     ----------
@@ -312,6 +347,8 @@ class SyntheticDensityQuery(_DensityQueryMixin):
     features_, ignored_features_ : ndarray of int
         As in :class:`DOMIASQuery` (constant synthetic columns are left out).
     n_features_in_ : int
+    preprocessor_ : transformer or None
+        The fitted clone of ``preprocessor``.
 
     References
     ----------
@@ -335,6 +372,7 @@ class SyntheticDensityQuery(_DensityQueryMixin):
         "device": [str, TorchDevice],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "preprocessor": [HasMethods(["fit", "transform"]), None],
     }
 
     def __init__(
@@ -347,6 +385,7 @@ class SyntheticDensityQuery(_DensityQueryMixin):
         device="auto",
         random_state=None,
         verbose=0,
+        preprocessor=None,
     ):
         self.synthetic = synthetic
         self.density = density
@@ -355,6 +394,7 @@ class SyntheticDensityQuery(_DensityQueryMixin):
         self.device = device
         self.random_state = random_state
         self.verbose = verbose
+        self.preprocessor = preprocessor
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):

@@ -10,9 +10,10 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from ..utils._chunks import DEFAULT_CHUNK_BYTES
 from ..utils._neighbors import count_within_radius, nearest_sq_distances, sq_distance_blocks
-from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
+from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 from ..utils._torch import TorchDevice, resolve_device, to_numpy
 from ._base import QueryFeatureNamesMixin
+from ._scale import prepared_rows
 
 __all__ = ["MonteCarloQuery", "NearestSyntheticDistance", "validated_rows"]
 
@@ -38,6 +39,12 @@ class _SyntheticQueryMixin(QueryFeatureNamesMixin, TransformerMixin, BaseEstimat
 
     def _validated_synthetic(self, n_features):
         return validated_rows(self.synthetic, "synthetic", n_features)
+
+    def _prepared(self, X, *, fitting):
+        """``X`` and ``synthetic`` through ``preprocessor_`` (fitted and checked when fitting)."""
+        synthetic = self._validated_synthetic(X.shape[1])
+        X, sets = prepared_rows(self, X, {"synthetic": synthetic}, fitting=fitting)
+        return X, sets["synthetic"]
 
 
 class NearestSyntheticDistance(_SyntheticQueryMixin):
@@ -73,11 +80,19 @@ class NearestSyntheticDistance(_SyntheticQueryMixin):
         chosen per pass (docs/design.md, "Devices and threads").
     max_chunk_bytes : int, default=64 MiB
         Memory bound of one pairwise block.
+    preprocessor : transformer or None, default=None
+        Applied to the records *and* to ``synthetic`` alike: a clone fitted on ``synthetic``
+        in ``fit`` (``preprocessor_``), e.g. ``StandardScaler()``. A transformer placed
+        *before* this query in a ``Pipeline`` changes the records only — fit warns
+        (:class:`~sklearn_mace.ScaleMismatchWarning`) when the two end up on different
+        scales; see docs/guide "Preprocessing records and constructor data".
 
     Attributes
     ----------
     n_features_in_ : int
         Features seen in ``fit``.
+    preprocessor_ : transformer or None
+        The fitted clone of ``preprocessor``.
 
     See Also
     --------
@@ -107,6 +122,7 @@ class NearestSyntheticDistance(_SyntheticQueryMixin):
         "backend": [StrOptions({"auto", "torch", "faiss"})],
         "device": [str, TorchDevice],
         "max_chunk_bytes": [Interval(Integral, 1, None, closed="left")],
+        "preprocessor": [HasMethods(["fit", "transform"]), None],
     }
 
     def __init__(
@@ -118,6 +134,7 @@ class NearestSyntheticDistance(_SyntheticQueryMixin):
         backend="auto",
         device="auto",
         max_chunk_bytes=DEFAULT_CHUNK_BYTES,
+        preprocessor=None,
     ):
         self.synthetic = synthetic
         self.metric = metric
@@ -125,10 +142,15 @@ class NearestSyntheticDistance(_SyntheticQueryMixin):
         self.backend = backend
         self.device = device
         self.max_chunk_bytes = max_chunk_bytes
+        self.preprocessor = preprocessor
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Validate ``X`` and ``synthetic`` (same features, finite, ``k`` ≤ rows); learns nothing.
+        """Validate ``X`` and ``synthetic`` (same features, finite, ``k`` ≤ rows).
+
+        Learns only ``preprocessor_`` (when ``preprocessor`` is set) and warns
+        (:class:`~sklearn_mace.ScaleMismatchWarning`) when ``X`` and ``synthetic`` are on
+        different scales.
 
         Parameters
         ----------
@@ -143,7 +165,7 @@ class NearestSyntheticDistance(_SyntheticQueryMixin):
             This query, checked and ready to ``transform``.
         """
         X = validate_data(self, X, dtype=np.float64)
-        synthetic = self._validated_synthetic(X.shape[1])
+        _, synthetic = self._prepared(X, fitting=True)
         if self.k > len(synthetic):
             raise ValueError(f"k={self.k} exceeds the {len(synthetic)} synthetic records.")
         self._resolved_backend()
@@ -165,9 +187,10 @@ class NearestSyntheticDistance(_SyntheticQueryMixin):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
+        X, synthetic = self._prepared(X, fitting=False)
         sq = nearest_sq_distances(
             X,
-            self._validated_synthetic(X.shape[1]),
+            synthetic,
             k=self.k,
             device=self.device,
             max_chunk_bytes=self.max_chunk_bytes,
@@ -229,6 +252,12 @@ class MonteCarloQuery(_SyntheticQueryMixin):
         chosen per pass (docs/design.md, "Devices and threads").
     max_chunk_bytes : int, default=64 MiB
         Memory bound of one pairwise block.
+    preprocessor : transformer or None, default=None
+        Applied to the records *and* to ``synthetic`` alike: a clone fitted on ``synthetic``
+        in ``fit`` (``preprocessor_``), e.g. ``StandardScaler()``. A transformer placed
+        *before* this query in a ``Pipeline`` changes the records only — fit warns
+        (:class:`~sklearn_mace.ScaleMismatchWarning`) when the two end up on different
+        scales; see docs/guide "Preprocessing records and constructor data".
 
     Attributes
     ----------
@@ -236,6 +265,8 @@ class MonteCarloQuery(_SyntheticQueryMixin):
         The radius used.
     n_features_in_ : int
         Features seen in ``fit``.
+    preprocessor_ : transformer or None
+        The fitted clone of ``preprocessor``.
 
     References
     ----------
@@ -259,6 +290,7 @@ class MonteCarloQuery(_SyntheticQueryMixin):
         "min_distance": [Interval(Real, 0, None, closed="neither")],
         "device": [str, TorchDevice],
         "max_chunk_bytes": [Interval(Integral, 1, None, closed="left")],
+        "preprocessor": [HasMethods(["fit", "transform"]), None],
     }
 
     def __init__(
@@ -270,6 +302,7 @@ class MonteCarloQuery(_SyntheticQueryMixin):
         min_distance=1e-12,
         device="auto",
         max_chunk_bytes=DEFAULT_CHUNK_BYTES,
+        preprocessor=None,
     ):
         self.synthetic = synthetic
         self.radius = radius
@@ -277,6 +310,7 @@ class MonteCarloQuery(_SyntheticQueryMixin):
         self.min_distance = min_distance
         self.device = device
         self.max_chunk_bytes = max_chunk_bytes
+        self.preprocessor = preprocessor
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -295,7 +329,7 @@ class MonteCarloQuery(_SyntheticQueryMixin):
             This query, checked and ready to ``transform``.
         """
         X = validate_data(self, X, dtype=np.float64)
-        synthetic = self._validated_synthetic(X.shape[1])
+        X, synthetic = self._prepared(X, fitting=True)
         if self.radius == "median":
             sq = nearest_sq_distances(
                 X, synthetic, device=self.device, max_chunk_bytes=self.max_chunk_bytes
@@ -323,7 +357,7 @@ class MonteCarloQuery(_SyntheticQueryMixin):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        synthetic = self._validated_synthetic(X.shape[1])
+        X, synthetic = self._prepared(X, fitting=False)
         if self.weighting == "count":  # Hilprecht et al.'s plain Monte-Carlo estimate
             counts = count_within_radius(
                 X,

@@ -269,3 +269,25 @@ def test_the_one_run_design_on_the_cli(tmp_path, capsys):
         main([*argv, "--neighbour", "substitute", "--out", str(tmp_path / "o2"), "--quiet"])
     assert stop.value.code == 2
     assert "--neighbour add-remove only" in capsys.readouterr().err
+
+
+def test_comparisons_use_only_the_runs_no_attack_was_fitted_on(demo):
+    """A recipe's rule is fitted on part of its runs: comparing two recipes on all runs would
+    count those runs as held out. The comparison's advantages are the rules' TPR − FPR on
+    the runs that both recipes certify on (``certifying_run`` in records.csv)."""
+    _, out = demo
+    comparisons = pd.read_csv(out / "comparisons.csv")
+    records = pd.read_csv(out / "records.csv").sort_values(["subject", "source", "row"])
+    summary = pd.read_csv(out / "summary.csv").set_index(["recipe", "target"])
+    runs = {s: frame for s, frame in records.groupby("subject", sort=False)}
+    assert len(comparisons) > 0
+    for _, row in comparisons.iterrows():
+        a, b = runs[row["subject_a"]], runs[row["subject_b"]]
+        both = a["certifying_run"].to_numpy(dtype=bool) & b["certifying_run"].to_numpy(dtype=bool)
+        assert 0 < both.sum() < len(both)  # the fitting runs are left out
+        for side, frame in (("a", a), ("b", b)):
+            threshold = summary.loc[(frame["subject"].iloc[0], row["analysis"]), "threshold"]
+            flags = frame[f"score: {row['analysis']}"].to_numpy()[both] >= threshold
+            member = frame["member"].to_numpy()[both] == 1
+            expected = flags[member].mean() - flags[~member].mean()
+            assert row[f"heldout_advantage_{side}"] == pytest.approx(expected, abs=1e-12)

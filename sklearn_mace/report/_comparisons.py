@@ -20,6 +20,7 @@ not of the optimal ones, which no audit bounds from above.
 import html
 from itertools import combinations
 
+import numpy as np
 import pandas as pd
 
 from ..metrics._paired import advantage_difference_test, holm_adjust
@@ -86,6 +87,16 @@ def _reading(row, alpha):
     return f"'{better}' leaks less than '{worse}'"
 
 
+def _held_out(subject, n_targets):
+    """The targets a subject's rules never saw: every target, or the runs its attacks did
+    not fit on (an algorithm audit's ``certifying_run`` column); a comparison uses the
+    targets held out for both subjects."""
+    mask = subject.record_columns.get("certifying_run")
+    if mask is None:
+        return np.ones(n_targets, dtype=bool)
+    return np.asarray(mask, dtype=bool)
+
+
 def comparison_table(result):
     """Every paired comparison of the audit's subjects (empty with fewer than two).
 
@@ -110,10 +121,12 @@ def comparison_table(result):
     rows = []
     for name, a, b in tests:
         first, second = a.analysis(name), b.analysis(name)
+        n = len(result.membership)
+        keep = _held_out(a, n) & _held_out(b, n)
         test = advantage_difference_test(
-            result.membership,
-            first.flags(),
-            second.flags(),
+            result.membership[keep],
+            first.flags()[keep],
+            second.flags()[keep],
             prior=result.prior,
             confidence=level,
         )

@@ -25,9 +25,9 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m sklearn_mace audit
 
-# The suite on every core: pytest-xdist starts one worker process per core (`-n auto`; pytest-xdist
-# reads the CPU affinity, PYTEST_XDIST_AUTO_NUM_WORKERS overrides it), each running its libraries on
-# one thread (tests/conftest.py). `make test PYTEST_WORKERS=0` runs it in one process.
+# The suite on every core: pytest-xdist starts one worker process per usable core (`-n auto`:
+# CPU affinity and cgroup quota, tests/conftest.py; PYTEST_XDIST_AUTO_NUM_WORKERS=n overrides it),
+# each running its libraries on one thread. `make test PYTEST_WORKERS=0` runs it in one process.
 PYTEST_WORKERS ?= auto
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS)

@@ -48,3 +48,20 @@ def wine():
     frame = load_wine(as_frame=True).frame.sample(frac=1.0, random_state=0)
     X = frame.drop(columns="target").to_numpy(dtype=np.float32)
     return frame.reset_index(drop=True), X, frame["target"].to_numpy()
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, which may not be installed
+def pytest_xdist_auto_num_workers(config):
+    """Workers for ``pytest -n auto`` (``make test``): the cores this process may use.
+
+    pytest-xdist counts the machine's cores (psutil), which a CPU set or a container's CPU
+    quota may cut; joblib's count reads both, as the library's thread choice does
+    (``sklearn_mace.utils._threads.usable_cores``). ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still
+    wins.
+    """
+    fixed = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
+    if fixed:
+        return int(fixed)
+    from joblib import cpu_count
+
+    return max(1, int(cpu_count()))

@@ -14,7 +14,7 @@ import numpy as np
 from scipy import fft
 from scipy.signal import fftconvolve
 
-from ..utils._chunks import DEFAULT_CHUNK_BYTES
+from ..utils._chunks import device_chunk_bytes
 from ..utils._threads import pass_threads
 from ..utils._torch import resolve_device, to_numpy, to_tensor
 
@@ -203,10 +203,11 @@ def grouped_log_kernel_sums(
     * the candidates are visited from the widest kernel down; where the next ``h`` is
       ``1/√2`` times the last (``BANDWIDTH_FACTORS`` are), its kernel is the square of the
       last one (``exp(−2a) = exp(−a)²``), a multiplication instead of an ``exp``;
-    * on CUDA the blocks are larger (``DEFAULT_CHUNK_BYTES``: a cache-sized block leaves the
-      GPU idle between small kernels) and the table stays on the device until the last
-      block (no host round trip, a synchronisation, per block and bandwidth); the
-      logarithms are then torch's instead of NumPy's (equal to about 1e-16 relative).
+    * on CUDA the blocks are larger (``utils._chunks.device_chunk_bytes``: a cache-sized
+      block leaves the GPU idle between small kernels) and the table stays on the device
+      until the last block (no host round trip, a synchronisation, per block and
+      bandwidth); the logarithms are then torch's instead of NumPy's (equal to about 1e-16
+      relative).
 
     The squared distances are float32 expansions ``‖x‖² + ‖y‖² − 2x·y`` after centring on
     the data's mean: their rounding is about ``1e-7·‖z‖²``, divided by ``2h²`` in the
@@ -248,7 +249,7 @@ def grouped_log_kernel_sums(
     if not groups or len(Z_query) == 0:
         return sums
     on_device = dev.type != "cpu" if _keep_on_device is None else _keep_on_device
-    block_bytes = TABLE_BLOCK_BYTES if dev.type == "cpu" else DEFAULT_CHUNK_BYTES
+    block_bytes = TABLE_BLOCK_BYTES if dev.type == "cpu" else device_chunk_bytes(dev)
     present = [k for k, _, _ in groups]
     if on_device:
         table = torch.full(sums.shape, -torch.inf, dtype=torch.float64, device=dev)
@@ -288,7 +289,9 @@ def grouped_log_kernel_sums(
                 for i, (_, lo, hi) in enumerate(groups):
                     torch.sum(work[:, lo:hi], dim=1, out=group_sums[i, :width])
                 if on_device:
-                    log_sums = torch.log(group_sums[:, :width].double()).add_(nearest, alpha=float(c))
+                    log_sums = torch.log(group_sums[:, :width].double()).add_(
+                        nearest, alpha=float(c)
+                    )
                     table[int(widest_first[g]), present_index, rows] = log_sums
                     continue
                 log_sums = np.log(to_numpy(group_sums[:, :width]).astype(float)) + c * nearest

@@ -15,7 +15,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_prior
-from ..utils._chunks import DEFAULT_CHUNK_BYTES, chunk_rows, row_chunks
+from ..utils._chunks import chunk_rows, device_chunk_bytes, row_chunks
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._threads import pass_threads
 from ..utils._torch import TorchDevice, resolve_device, row_sq_norms, to_numpy, to_tensor
@@ -141,7 +141,8 @@ _TILE_ROWS = 512
 def gaussian_log_kernel_sum(Z_query, Z_data, *, device="cpu", max_chunk_bytes=None):
     """``log Σ_i exp(−½‖z − z_i‖²)`` for every query row ``z`` (whitened coordinates).
 
-    Pairwise blocks of at most ``max_chunk_bytes`` (default: 4 MiB on CPU, 64 MiB on CUDA).
+    Pairwise blocks of at most ``max_chunk_bytes`` (default: 4 MiB on CPU; on CUDA an eighth
+    of the free device memory, 64 MiB to 2 GiB: ``utils._chunks.device_chunk_bytes``).
     Per block, one matrix product gives ``z·z_i − ½‖z_i‖²`` and ``logsumexp`` runs over it
     in float64 on torch; the row constant ``−½‖z‖²`` is added after the reduction
     (``logsumexp(a + c) = logsumexp(a) + c``), so each block is touched twice only. When
@@ -159,7 +160,7 @@ def gaussian_log_kernel_sum(Z_query, Z_data, *, device="cpu", max_chunk_bytes=No
     device : {"auto", "cpu", "cuda"} or torch.device, default="cpu"
         Where the sums run; the result is a NumPy array either way.
     max_chunk_bytes : int, default=None
-        Largest pairwise block; ``None`` picks 4 MiB on CPU, 64 MiB on CUDA.
+        Largest pairwise block; ``None`` picks 4 MiB on CPU, 64 MiB to 2 GiB on CUDA.
 
     Returns
     -------
@@ -179,7 +180,7 @@ def gaussian_log_kernel_sum(Z_query, Z_data, *, device="cpu", max_chunk_bytes=No
 
     dev = resolve_device(device)
     if max_chunk_bytes is None:
-        max_chunk_bytes = CPU_BLOCK_BYTES if dev.type == "cpu" else DEFAULT_CHUNK_BYTES
+        max_chunk_bytes = CPU_BLOCK_BYTES if dev.type == "cpu" else device_chunk_bytes(dev)
     data = to_tensor(Z_data, dev)
     half_data_sq = row_sq_norms(data).mul_(-0.5)
     # the queries go to the device once and the sums stay there until the end: no host

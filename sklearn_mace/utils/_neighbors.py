@@ -6,7 +6,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ._chunks import DEFAULT_CHUNK_BYTES, chunk_rows, row_chunks
+from ._chunks import DEFAULT_CHUNK_BYTES, chunk_rows, device_chunk_bytes, row_chunks
 from ._threads import pass_threads
 from ._torch import resolve_device, row_sq_norms, to_numpy, to_tensor
 
@@ -92,6 +92,8 @@ def nearest_sq_distances(
     k : int, default=1
     device : {"auto", "cpu", "cuda"}, default="auto"
     max_chunk_bytes : int, default=64 MiB
+        Largest screen block; the default on CUDA is sized from the free device memory
+        (``utils._chunks.device_chunk_bytes``: 64 MiB to 2 GiB).
     backend : {"torch", "faiss"}, default="torch"
 
     Returns
@@ -150,6 +152,9 @@ class _Centred:
 
 def _nearest_sq_distances(X, Y, k, dev, max_chunk_bytes, backend):
     import torch
+
+    if max_chunk_bytes == DEFAULT_CHUNK_BYTES:  # the default: sized from a GPU's memory
+        max_chunk_bytes = device_chunk_bytes(dev)
 
     centre = Y.mean(axis=0)
     y64 = _Centred(Y, centre, dev)

@@ -875,9 +875,14 @@ def _private_cuda_cache():
     ``~/.nv/ComputeCache`` unless ``CUDA_CACHE_PATH`` says elsewhere; the CLI writes nothing
     outside ``--out``. The driver reads the variable when it starts, which the CLI has not
     done yet (nothing touches CUDA before the command runs); a user's own
-    ``CUDA_CACHE_PATH`` is kept (a lasting cache saves the compilation in the next run).
+    ``CUDA_CACHE_PATH`` is kept (a lasting cache saves the compilation in the next run), and
+    a build of torch without CUDA needs none.
     """
     if "CUDA_CACHE_PATH" in os.environ:
+        return
+    import torch
+
+    if torch.version.cuda is None:
         return
     folder = tempfile.mkdtemp(prefix="sklearn-mace-cuda-")
     atexit.register(shutil.rmtree, folder, ignore_errors=True)

@@ -2,9 +2,10 @@
 
 CUDA's JIT cache: with a GPU, the driver stores the kernels it compiles in
 ``~/.nv/ComputeCache`` unless ``CUDA_CACHE_PATH`` points elsewhere. No GPU is needed to test
-where the CLI sends it: a child process with a fake HOME runs the command line with the
-command itself replaced by a stand-in that writes into the cache folder, as the driver would,
-and reports where that was. The real command's run under a fake HOME is
+where the CLI sends it: a child process with a fake HOME runs the command line as a CUDA
+build of torch would (``torch.version.cuda`` set), with the command itself replaced by a
+stand-in that writes into the cache folder, as the driver would, and reports where that
+was. The real command's run under a fake HOME is
 ``tests/test_sweep_audit.py::test_nothing_is_written_outside_out``.
 """
 
@@ -18,7 +19,10 @@ ROOT = Path(__file__).resolve().parents[1]
 CODE = """
 import os, sys, types
 from pathlib import Path
+import torch
 from sklearn_mace import cli
+
+torch.version.cuda = torch.version.cuda or "13.0"  # a CUDA build, as on a GPU machine
 
 def run_audit(args):
     folder = Path(os.environ["CUDA_CACHE_PATH"])
@@ -39,7 +43,7 @@ def _tree(root):
     return {str(p.relative_to(root)) for p in root.rglob("*")}
 
 
-def _run(root, **extra_env):
+def _run(root, code=CODE, **extra_env):
     env = {k: v for k, v in os.environ.items() if k not in ("CUDA_CACHE_PATH", "MPLCONFIGDIR")}
     env.update(HOME=str(root / "home"), TMPDIR=str(root / "tmp"), PYTHONPATH=str(ROOT))
     env.update(extra_env)
@@ -47,7 +51,7 @@ def _run(root, **extra_env):
         (root / folder).mkdir(exist_ok=True)
     before = _tree(root)
     result = subprocess.run(
-        [sys.executable, "-c", CODE],
+        [sys.executable, "-c", code],
         cwd=root / "work",
         env=env,
         capture_output=True,
@@ -64,6 +68,21 @@ def test_cuda_cache_goes_to_a_temporary_folder_removed_at_exit(tmp_path):
     assert cache.name.startswith("sklearn-mace-cuda-")
     assert not cache.exists()  # removed at exit, with what the "driver" wrote
     assert written == {"work/out", "work/out/report.html"}
+
+
+def test_a_cpu_build_of_torch_gets_no_cuda_cache(tmp_path):
+    """Nothing to cache without CUDA: the variable stays unset and no folder is made."""
+    code = (
+        CODE.replace('torch.version.cuda or "13.0"', "None")
+        .replace(
+            'folder = Path(os.environ["CUDA_CACHE_PATH"])',
+            'print(os.environ.get("CUDA_CACHE_PATH", "unset")); folder = Path("unused")',
+        )
+        .replace("    print(folder)\n", "")
+    )
+    printed, written = _run(tmp_path, code=code)
+    assert str(printed) == "unset"
+    assert {name for name in written if not name.startswith("work/")} == set()
 
 
 def test_a_cuda_cache_the_user_chose_is_kept(tmp_path):

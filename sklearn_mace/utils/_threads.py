@@ -246,8 +246,6 @@ class _ProcessThreads:
                 self.ceiling = torch.get_num_threads()
             ceiling = self.ceiling
             n = choose_threads(work, ceiling=max(1, ceiling - self.held))
-            self.in_flight += 1
-            self.held += n
             blas = _blas_controller().select(user_api="blas")
             blas_n = min([n, *(lib.num_threads for lib in blas.lib_controllers)])
             if self.blas is None:
@@ -256,6 +254,8 @@ class _ProcessThreads:
                 blas.limit(limits=blas_n)  # lowered only: the first pass's limiter restores
             if torch.get_num_threads() != n:
                 torch.set_num_threads(n)
+            self.in_flight += 1  # counted once everything above has succeeded
+            self.held += n
         return n, ceiling
 
     def end(self, n, ceiling, torch):

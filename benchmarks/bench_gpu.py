@@ -21,6 +21,22 @@ Passes (rows and targets as issue #28; ``--scale`` multiplies the data rows):
 The first GPU run of each pass is a warm-up (CUDA's context and kernels), not timed; the
 nearest-distance cache (``utils._neighbors``) is emptied before every run.
 
+Measured without a GPU (2 shared cores, load average about 8, ``--scale 0.05 --repeats 3
+--cli-rows 10000``, 2026-11-27): the GPU columns are empty, as they must be here; no GPU
+figure has been measured with this script yet.
+
+    | pass | size | GPU s | CPU s | peer s |
+    |---|---|---|---|---|
+    | DOMIAS (Scott) | 8-D, 1,000 + 1,000, 2,000 targets | - | 0.159 | 0.561 |
+    | DOMIAS (Scott) | 8-D, 50,000 + 50,000, 2,000 targets | - | 2.787 | - |
+    | DOMIAS (Scott) | 64-D, 5,000 + 5,000, 2,000 targets | - | 0.894 | - |
+    | nearest | 16-D, 5,000, 10,000 targets | - | 0.768 | 0.705 |
+    | nearest | 64-D, 50,000, 10,000 targets | - | 7.777 | - |
+    | certificate | 8-D, 2,500 + 2,500 | - | 0.857 | - |
+    | certificate | 1-D, 5,000 + 5,000 | - | 0.098 | - |
+
+    audit, mixed tables, 10 000-row release, CPU only: wall 26.9 s, CPU 12.1 s, 650 MiB
+
     python benchmarks/bench_gpu.py                       # issue #28's sizes (GPU machine)
     python benchmarks/bench_gpu.py --scale 0.01 --cli-rows 5000 --repeats 1   # a smoke run
 """

@@ -171,7 +171,8 @@ def _nearest_sq_distances(X, Y, k, dev, max_chunk_bytes, backend):
     else:
         screen_rows = _torch_screen(y64, y_sq, len(X), max_chunk_bytes)
         chunks = row_chunks(len(X), len(Y), itemsize=4, max_bytes=max_chunk_bytes)
-    out = np.empty((len(X), k))
+    # the answers stay on the device until the last chunk (one copy back, not one per chunk)
+    out = torch.empty((len(X), k), dtype=torch.float64, device=dev)
     with pass_threads(len(X) * len(Y), device=dev):
         for rows in chunks:
             x = to_tensor(X[rows] - centre, dev)
@@ -183,8 +184,8 @@ def _nearest_sq_distances(X, Y, k, dev, max_chunk_bytes, backend):
                 if backend == "torch":
                     screen = torch.topk(screen, n_cand, dim=1, largest=False, sorted=True)
                 nearest = _rerank(*screen, bound, x, y64, y_sq, k)
-            out[rows] = to_numpy(nearest)
-    return out
+            out[rows] = nearest
+    return to_numpy(out)
 
 
 def _torch_screen(y, y_sq, n_rows, max_chunk_bytes):

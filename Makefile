@@ -25,11 +25,15 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m sklearn_mace audit
 
+# The suite on every core: pytest-xdist starts one worker process per usable core (`-n auto`:
+# CPU affinity and cgroup quota, tests/conftest.py; PYTEST_XDIST_AUTO_NUM_WORKERS=n overrides it),
+# each running its libraries on one thread. `make test PYTEST_WORKERS=0` runs it in one process.
+PYTEST_WORKERS ?= auto
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS)
 
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -m slow
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m slow
 
 # the linter and the formatter, over everything the repository ships
 LINT_PATHS := sklearn_mace tests examples benchmarks docs

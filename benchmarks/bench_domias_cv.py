@@ -26,6 +26,7 @@ shrinks the synthetic and reference sets.
 """
 
 import argparse
+import functools
 import os
 import time
 
@@ -35,6 +36,8 @@ from scipy.stats import gaussian_kde
 from sklearn.metrics import roc_auc_score
 
 from sklearn_mace.datasets import make_planted_leak
+from sklearn_mace.density import _fit
+from sklearn_mace.density._cv import CV_REPEATS, CVBandwidthKDE
 from sklearn_mace.queries import DOMIASQuery
 
 PLANTED_NOISE = {8: 0.5, 24: 0.8}  # 8-D: issue #18's case (bench_domias.py uses 0.6)
@@ -53,9 +56,13 @@ def main():
     parser.add_argument("--dims", type=int, nargs="+", default=[8, 24])
     parser.add_argument("--noise", type=float, default=None, help="members' bump σ, all dims")
     parser.add_argument("--data-seeds", type=int, nargs="+", default=[0])
+    parser.add_argument(
+        "--repeats", type=int, default=CV_REPEATS, help="draws of the cv selection (1: before #28)"
+    )
     args = parser.parse_args()
+    _fit.CVBandwidthKDE = functools.partial(CVBandwidthKDE, n_repeats=args.repeats)
     torch.set_num_threads(1)
-    print(f"torch threads: 1, load average: {os.getloadavg()[0]:.1f}")
+    print(f"torch threads: 1, load average: {os.getloadavg()[0]:.1f}, repeats: {args.repeats}")
     header = ["d", "σ", "data", "bandwidth"] + [f"rs={s}" for s in SEEDS]
     header += ["spread", "factors", "s/fit"]
     print("| " + " | ".join(header) + " |")

@@ -1055,6 +1055,27 @@ def _private_matplotlib_config():
     os.environ["MPLCONFIGDIR"] = folder
 
 
+def _private_cuda_cache():
+    """Point CUDA's JIT cache at a temporary folder removed at exit (issue #28).
+
+    With a GPU, the CUDA driver compiles kernels on their first launch and stores them in
+    ``~/.nv/ComputeCache`` unless ``CUDA_CACHE_PATH`` says elsewhere; the CLI writes nothing
+    outside ``--out``. The driver reads the variable when it starts, which the CLI has not
+    done yet (nothing touches CUDA before the command runs); a user's own
+    ``CUDA_CACHE_PATH`` is kept (a lasting cache saves the compilation in the next run), and
+    a build of torch without CUDA needs none.
+    """
+    if "CUDA_CACHE_PATH" in os.environ:
+        return
+    import torch
+
+    if torch.version.cuda is None:
+        return
+    folder = tempfile.mkdtemp(prefix="sklearn-mace-cuda-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    os.environ["CUDA_CACHE_PATH"] = folder
+
+
 def main(argv=None):
     """Run the command line; returns the exit status (0, 2, 3, or 130 when interrupted)."""
     parser = build_parser()
@@ -1062,6 +1083,7 @@ def main(argv=None):
     from .report import AuditInputError
 
     _private_matplotlib_config()
+    _private_cuda_cache()
 
     try:
         import matplotlib  # noqa: F401  (the report's figures)

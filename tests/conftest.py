@@ -19,7 +19,6 @@ for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402 - after the thread limits, which must come first
 import pytest  # noqa: E402
-import torch  # noqa: E402
 from hypothesis import settings  # noqa: E402
 
 # Property tests draw the same examples on every run, so CI cannot fail on a new draw.
@@ -29,7 +28,13 @@ settings.load_profile("sklearn_mace")
 
 @pytest.fixture(autouse=True)
 def _seed_everything():
-    """Seed NumPy's legacy global RNG and torch so that every test is reproducible."""
+    """Seed NumPy's legacy global RNG and torch so that every test is reproducible.
+
+    torch is imported here, not at the top: pytest-xdist's controller process loads this
+    file too and runs no test, so it need not pay torch's import (seconds on a busy machine).
+    """
+    import torch
+
     np.random.seed(0)  # noqa: NPY002 - seeds code that still draws from the global RNG
     torch.manual_seed(0)
 
@@ -48,3 +53,20 @@ def wine():
     frame = load_wine(as_frame=True).frame.sample(frac=1.0, random_state=0)
     X = frame.drop(columns="target").to_numpy(dtype=np.float32)
     return frame.reset_index(drop=True), X, frame["target"].to_numpy()
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, which may not be installed
+def pytest_xdist_auto_num_workers(config):
+    """Workers for ``pytest -n auto`` (``make test``): the cores this process may use.
+
+    pytest-xdist counts the machine's cores (psutil), which a CPU set or a container's CPU
+    quota may cut; joblib's count reads both, as the library's thread choice does
+    (``sklearn_mace.utils._threads.usable_cores``). ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still
+    wins.
+    """
+    fixed = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
+    if fixed:
+        return int(fixed)
+    from joblib import cpu_count
+
+    return max(1, int(cpu_count()))

@@ -13,16 +13,12 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import log_loss
 from sklearn.naive_bayes import GaussianNB
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_mace.attacks import BTTAttack
 from sklearn_mace.attacks._btta import QUERY_COLUMNS
 from sklearn_mace.queries import ClassifierQuery
-
-
-def _row_mean(X):
-    return np.asarray(X, dtype=float).mean(axis=1, keepdims=True)
+from sklearn_mace.utils._testing import RowMean
 
 
 def _any_width_model():
@@ -35,7 +31,7 @@ def _any_width_model():
     """
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 1))
-    return make_pipeline(FunctionTransformer(_row_mean), GaussianNB()).fit(X, X[:, 0] > 0)
+    return make_pipeline(RowMean(), GaussianNB()).fit(X, X[:, 0] > 0)
 
 
 @parametrize_with_checks([ClassifierQuery(_any_width_model())])

@@ -9,25 +9,20 @@ from sklearn.base import clone
 from sklearn.dummy import DummyClassifier
 from sklearn.naive_bayes import GaussianNB
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_mace import RMIAAttack
 from sklearn_mace.attacks import LiRAAttack, RecordViews, ShadowModels
 from sklearn_mace.metrics import tpr_at_fpr
-from sklearn_mace.utils._testing import expected_failed_checks
+from sklearn_mace.utils._testing import RowMean, expected_failed_checks
 from tests._lira_planted import PlantedModel, neyman_pearson_tpr, planted_problem, planted_target
-
-
-def _row_mean(X):
-    return np.asarray(X, dtype=float).mean(axis=1, keepdims=True)
 
 
 def _any_width_target():
     """A fitted target that accepts records of any width (the check suite varies it)."""
     X = np.random.default_rng(0).normal(size=(60, 1))
-    return make_pipeline(FunctionTransformer(_row_mean), GaussianNB()).fit(X, X[:, 0] > 0)
+    return make_pipeline(RowMean(), GaussianNB()).fit(X, X[:, 0] > 0)
 
 
 @parametrize_with_checks(

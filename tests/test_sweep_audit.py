@@ -397,6 +397,12 @@ def test_fuzzed_csv_files_give_a_report_or_a_clear_error(style, seed, capsys):
             (root / sub).mkdir()
         mp.setattr(tempfile, "tempdir", str(root / "tmp"))
         mp.chdir(root / "work")
+        # The CLI's one-time set-up of its process (matplotlib's and CUDA's caches in
+        # temporary folders) is the child-process test's subject; here it is done already,
+        # whichever test ran first in this process (pytest-xdist runs them in any order).
+        import matplotlib  # noqa: F401
+
+        mp.setenv("CUDA_CACHE_PATH", _BASE)
         tables = _fuzzed(style, seed)
         for name, frame in tables.items():
             frame.to_csv(

@@ -332,6 +332,12 @@ def test_fuzzed_csv_files_give_the_forest_its_accuracy_or_a_clear_error(files, c
             (root / sub).mkdir()
         mp.setattr(tempfile, "tempdir", str(root / "tmp"))
         mp.chdir(root / "work")
+        # The CLI's one-time set-up of its process (matplotlib's and CUDA's caches in
+        # temporary folders) is the child-process test's subject; here it is done already,
+        # whichever test ran first in this process (pytest-xdist runs them in any order).
+        import matplotlib  # noqa: F401
+
+        mp.setenv("CUDA_CACHE_PATH", _BASE)
         for name, frame in (("members", members), ("non-members", non_members)):
             frame = frame.assign(target=_LABELS[style["labels"]](frame["target"]))
             if name == "members" and style["missing"]:

@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -140,7 +141,9 @@ def _blas_threads():
 
 
 def test_pass_sets_and_restores_threads(two_torch_threads, no_override, monkeypatch):
-    monkeypatch.setattr(_threads, "other_processes_load", lambda: 1.0)  # one core busy
+    # one core of two busy, whatever the machine's own core count
+    monkeypatch.setattr(_threads, "usable_cores", lambda: 2)
+    monkeypatch.setattr(_threads, "other_processes_load", lambda: 1.0)
     blas_before = _blas_threads()
     assert blas_before and all(t == 2 for t in blas_before)
     with pass_threads(BIG) as n:
@@ -155,12 +158,68 @@ def test_pass_sets_and_restores_threads(two_torch_threads, no_override, monkeypa
 
 
 def test_pass_restores_threads_after_an_error(two_torch_threads, no_override, monkeypatch):
+    monkeypatch.setattr(_threads, "usable_cores", lambda: 2)
     monkeypatch.setattr(_threads, "other_processes_load", lambda: 1.0)
     with pytest.raises(RuntimeError, match="boom"), pass_threads(BIG):
         raise RuntimeError("boom")
     assert torch.get_num_threads() == 2
     with pass_threads(BIG) as n:  # the nesting flag was reset too
         assert n == 1
+
+
+def _in_a_new_thread(function):
+    """``function()`` run in a fresh Python thread (torch's per-thread count starts there)."""
+    out = []
+    worker = threading.Thread(target=lambda: out.append(function()))
+    worker.start()
+    worker.join(timeout=60)
+    return out[0]
+
+
+@pytest.mark.parametrize(("b_wants", "b_gets"), [(2, 2), (6, 5)])
+def test_overlapping_passes_in_two_threads_restore_the_count(
+    no_override, monkeypatch, b_wants, b_gets
+):
+    """Issue #28: two passes overlapping in two Python threads left torch at the wrong count.
+
+    The choice is fixed (a pass of ``work`` terms asks for ``work`` threads, up to its
+    ceiling) so that only the bookkeeping is tested. torch's count is per thread, and a
+    thread's first call starts from the last count set anywhere in the process. Pass A
+    (3 threads) begins; pass B begins while A runs; A ends first, then B. Afterwards torch is
+    back at the 8 it had, in this thread and in a fresh one; B saw a ceiling of 8 less A's 3
+    (the old code read A's 3 as B's ceiling, and B's restore left 3 for every new thread).
+    """
+    monkeypatch.setattr(_threads, "choose_threads", lambda work, *, ceiling: min(work, ceiling))
+    old = torch.get_num_threads()
+    torch.set_num_threads(8)
+    a_inside, b_inside, a_done = threading.Event(), threading.Event(), threading.Event()
+    seen = {}
+
+    def pass_a():
+        with pass_threads(3) as n:
+            seen["a"] = (n, torch.get_num_threads())
+            a_inside.set()
+            b_inside.wait(timeout=30)
+        a_done.set()
+
+    def pass_b():
+        a_inside.wait(timeout=30)
+        with pass_threads(b_wants) as n:
+            seen["b"] = (n, torch.get_num_threads())
+            b_inside.set()
+            a_done.wait(timeout=30)
+
+    try:
+        workers = [threading.Thread(target=pass_a), threading.Thread(target=pass_b)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(timeout=60)
+        after = (torch.get_num_threads(), _in_a_new_thread(torch.get_num_threads))
+    finally:
+        torch.set_num_threads(old)
+    assert after == (8, 8)
+    assert seen == {"a": (3, 3), "b": (b_gets, b_gets)}
 
 
 def test_pass_is_a_no_op_off_the_cpu(two_torch_threads):

@@ -90,3 +90,19 @@ def test_neighbours_on_cuda_match_cpu(rng):
         nearest_sq_distances(X, Y, device="cpu"),
         rtol=1e-10,
     )
+
+
+def test_gpu_blocks_are_sized_from_free_device_memory(monkeypatch):
+    """Issue #28: on CUDA a pairwise block takes an eighth of the free memory, 64 MiB to
+    2 GiB; elsewhere the default. No GPU needed: the memory query is replaced."""
+    from sklearn_mace.utils import _chunks
+
+    free = {"bytes": 40 * 2**30}
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device: (free["bytes"], 80 * 2**30))
+    cuda = torch.device("cuda")
+    assert _chunks.device_chunk_bytes("cpu") == _chunks.DEFAULT_CHUNK_BYTES
+    assert _chunks.device_chunk_bytes(cuda) == _chunks.GPU_MAX_CHUNK_BYTES  # 5 GiB capped
+    free["bytes"] = 8 * 2**30
+    assert _chunks.device_chunk_bytes(cuda) == 2**30
+    free["bytes"] = 100 * 2**20  # a nearly full GPU still gets the default block
+    assert _chunks.device_chunk_bytes(cuda) == _chunks.DEFAULT_CHUNK_BYTES

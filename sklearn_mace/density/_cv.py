@@ -46,6 +46,8 @@ CV_BANDWIDTH_FACTORS = np.geomspace(1 / 8, 2.0, 9)
 # Selection subsample: the held-out log-likelihood of 5 000 rows separates candidates √2
 # apart clearly, at a cost of ~5 000²·(cv − 1)/cv kernel evaluations, whatever the n.
 CV_MAX_SAMPLES = 5000
+# Draws of the subsample and its folds whose criterion is averaged (issue #28).
+CV_REPEATS = 3
 
 
 def held_out_log_likelihoods(Z, factors, *, cv, random_state, device="cpu"):
@@ -75,14 +77,17 @@ def held_out_log_likelihoods(Z, factors, *, cv, random_state, device="cpu"):
     return (log_sum + log_norm).T, scott
 
 
-def one_standard_error_choice(ll):
+def one_standard_error_choice(ll, n_draws=1):
     """Index of the largest candidate within one paired standard error of the best mean.
 
     ``ll`` is (n_rows, n_candidates), candidates ordered by increasing bandwidth. The best
     candidate ``b`` maximises the mean; candidate ``k ≥ b`` is eligible when
     ``mean_b − mean_k ≤ sd(ll_b − ll_k) / √n`` (paired over the same held-out rows).
+    ``ll`` may stack ``n_draws`` repeated draws of the same ``n / n_draws`` rows (or of
+    overlapping subsamples): the standard error is then that of one draw (``n / n_draws``
+    rows), since the draws share their rows and are not independent.
     """
-    n = len(ll)
+    n = len(ll) / n_draws
     mean = ll.mean(axis=0)
     best = int(np.argmax(mean))
     diff = ll[:, [best]] - ll
@@ -102,6 +107,8 @@ class CVBandwidthKDE(DensityMixin, BaseEstimator):
     ----------
     cv : int >= 2, default=5
         Folds of the selection.
+    n_repeats : int >= 1, default=3
+        Draws of the subsample and its folds; the criterion is averaged over them.
     max_samples : int >= 2, default=5000
         Size of the random selection subsample.
     device : {"auto", "cpu", "cuda"}, default="auto"
@@ -138,13 +145,23 @@ class CVBandwidthKDE(DensityMixin, BaseEstimator):
 
     _parameter_constraints = {
         "cv": [Interval(Integral, 2, None, closed="left")],
+        "n_repeats": [Interval(Integral, 1, None, closed="left")],
         "max_samples": [Interval(Integral, 2, None, closed="left")],
         "device": [str, TorchDevice],
         "random_state": ["random_state"],
     }
 
-    def __init__(self, *, cv=5, max_samples=CV_MAX_SAMPLES, device="auto", random_state=None):
+    def __init__(
+        self,
+        *,
+        cv=5,
+        n_repeats=CV_REPEATS,
+        max_samples=CV_MAX_SAMPLES,
+        device="auto",
+        random_state=None,
+    ):
         self.cv = cv
+        self.n_repeats = n_repeats
         self.max_samples = max_samples
         self.device = device
         self.random_state = random_state
@@ -168,15 +185,20 @@ class CVBandwidthKDE(DensityMixin, BaseEstimator):
         self.covariance_, self.shrinkage_ = regularized_covariance(X)
         chol = cholesky(self.covariance_, lower=True)
         rng = check_random_state(self.random_state)
-        rows = np.arange(n)
-        if n > self.max_samples:
-            rows = np.sort(rng.choice(n, self.max_samples, replace=False))
-        Z = solve_triangular(chol, (X[rows] - X[rows].mean(axis=0)).T, lower=True).T
-        ll, _ = held_out_log_likelihoods(
-            Z, CV_BANDWIDTH_FACTORS, cv=self.cv, random_state=rng, device=self.device
-        )
+        draws = []
+        for _ in range(self.n_repeats):  # a fresh subsample and fresh folds each time
+            rows = np.arange(n)
+            if n > self.max_samples:
+                rows = np.sort(rng.choice(n, self.max_samples, replace=False))
+            Z = solve_triangular(chol, (X[rows] - X[rows].mean(axis=0)).T, lower=True).T
+            ll, _ = held_out_log_likelihoods(
+                Z, CV_BANDWIDTH_FACTORS, cv=self.cv, random_state=rng, device=self.device
+            )
+            draws.append(ll)
+        ll = np.concatenate(draws)
         self.cv_log_likelihood_ = ll.mean(axis=0)
-        self.bandwidth_factor_ = float(CV_BANDWIDTH_FACTORS[one_standard_error_choice(ll)])
+        choice = one_standard_error_choice(ll, n_draws=self.n_repeats)
+        self.bandwidth_factor_ = float(CV_BANDWIDTH_FACTORS[choice])
         self.bandwidth_ = self.bandwidth_factor_ * BANDWIDTH_RULES["scott"](n, d)
         kernel = self.bandwidth_**2 * self.covariance_
         self.kde_ = GaussianKDE(bandwidth=kernel, device=self.device).fit(X)

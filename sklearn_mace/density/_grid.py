@@ -14,6 +14,7 @@ import numpy as np
 from scipy import fft
 from scipy.signal import fftconvolve
 
+from ..utils._chunks import device_chunk_bytes
 from ..utils._threads import pass_threads
 from ..utils._torch import resolve_device, to_numpy, to_tensor
 
@@ -185,7 +186,9 @@ def binned_gaussian_kde(X, H, axes, *, tail=8.0):
     return np.maximum(fftconvolve(weights, kernel, mode="same"), 0.0)
 
 
-def grouped_log_kernel_sums(Z_query, Z_data, data_groups, n_groups, bandwidths, *, device="cpu"):
+def grouped_log_kernel_sums(
+    Z_query, Z_data, data_groups, n_groups, bandwidths, *, device="cpu", _keep_on_device=None
+):
     """``S[g, k, i] = log Σ_{j in group k} exp(−‖z_i − z_j‖² / 2h_g²)``; ``-inf`` if empty.
 
     One pass over the ``n_query × n_data`` pairs for all candidate bandwidths at once,
@@ -199,7 +202,12 @@ def grouped_log_kernel_sums(Z_query, Z_data, data_groups, n_groups, bandwidths, 
       ``exp`` of very negative arguments is an order of magnitude slower;
     * the candidates are visited from the widest kernel down; where the next ``h`` is
       ``1/√2`` times the last (``BANDWIDTH_FACTORS`` are), its kernel is the square of the
-      last one (``exp(−2a) = exp(−a)²``), a multiplication instead of an ``exp``.
+      last one (``exp(−2a) = exp(−a)²``), a multiplication instead of an ``exp``;
+    * on CUDA the blocks are larger (``utils._chunks.device_chunk_bytes``: a cache-sized
+      block leaves the GPU idle between small kernels) and the table stays on the device
+      until the last block (no host round trip, a synchronisation, per block and
+      bandwidth); the logarithms are then torch's instead of NumPy's (equal to about 1e-16
+      relative).
 
     The squared distances are float32 expansions ``‖x‖² + ‖y‖² − 2x·y`` after centring on
     the data's mean: their rounding is about ``1e-7·‖z‖²``, divided by ``2h²`` in the
@@ -218,6 +226,9 @@ def grouped_log_kernel_sums(Z_query, Z_data, data_groups, n_groups, bandwidths, 
     n_groups : int
     bandwidths : sequence of float
     device : str or torch.device, default="cpu"
+    _keep_on_device : bool, default=None
+        Keep the table on the device until the end (None: on CUDA only; the tests set it on
+        the CPU to check that path).
 
     Returns
     -------
@@ -237,12 +248,18 @@ def grouped_log_kernel_sums(Z_query, Z_data, data_groups, n_groups, bandwidths, 
     sums = np.full((len(bandwidths), n_groups, len(Z_query)), -np.inf)
     if not groups or len(Z_query) == 0:
         return sums
+    on_device = dev.type != "cpu" if _keep_on_device is None else _keep_on_device
+    block_bytes = TABLE_BLOCK_BYTES if dev.type == "cpu" else device_chunk_bytes(dev)
+    present = [k for k, _, _ in groups]
+    if on_device:
+        table = torch.full(sums.shape, -torch.inf, dtype=torch.float64, device=dev)
+        present_index = torch.as_tensor(present, device=dev)
     # one thread choice for the whole table (docs/design.md, "Devices and threads")
     with pass_threads(len(Z_query) * len(Z_data) * len(bandwidths), device=dev):
         centre = Z_data.mean(axis=0)  # centring keeps float32's ‖z‖² small
         data = to_tensor(Z_data[order] - centre, dev, dtype=torch.float32)
         data_sq = (data * data).sum(dim=1).unsqueeze(0)
-        block = max(1, TABLE_BLOCK_BYTES // (4 * len(Z_data)))
+        block = max(1, block_bytes // (4 * len(Z_data)))
         sq_distances = torch.empty(
             (min(block, len(Z_query)), len(Z_data)), dtype=torch.float32, device=dev
         )
@@ -259,7 +276,10 @@ def grouped_log_kernel_sums(Z_query, Z_data, data_groups, n_groups, bandwidths, 
             for i, (_, lo, hi) in enumerate(groups):
                 torch.amin(d2[:, lo:hi], dim=1, out=shift[i, :width])
                 d2[:, lo:hi].sub_(shift[i, :width].unsqueeze(1))
-            nearest = to_numpy(shift[:, :width]).astype(float)
+            if on_device:
+                nearest = shift[:, :width].double()
+            else:
+                nearest = to_numpy(shift[:, :width]).astype(float)
             for g, c in enumerate(coef):
                 if squares[g]:  # max(k², e^-80) = max(exp(2a), e^-80) for k = max(exp(a), e^-80)
                     work.mul_(work).clamp_(min=EXP_FLOOR_VALUE)
@@ -268,9 +288,15 @@ def grouped_log_kernel_sums(Z_query, Z_data, data_groups, n_groups, bandwidths, 
                     work.clamp_(min=EXP_FLOOR).exp_()
                 for i, (_, lo, hi) in enumerate(groups):
                     torch.sum(work[:, lo:hi], dim=1, out=group_sums[i, :width])
+                if on_device:
+                    log_sums = torch.log(group_sums[:, :width].double()).add_(
+                        nearest, alpha=float(c)
+                    )
+                    table[int(widest_first[g]), present_index, rows] = log_sums
+                    continue
                 log_sums = np.log(to_numpy(group_sums[:, :width]).astype(float)) + c * nearest
-                sums[widest_first[g], [k for k, _, _ in groups], rows] = log_sums
-    return sums
+                sums[widest_first[g], present, rows] = log_sums
+    return to_numpy(table) if on_device else sums
 
 
 def binned_log_kernel_sums_1d(

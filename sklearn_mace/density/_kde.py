@@ -15,7 +15,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_prior
-from ..utils._chunks import DEFAULT_CHUNK_BYTES, chunk_rows, row_chunks
+from ..utils._chunks import chunk_rows, device_chunk_bytes, row_chunks
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._threads import pass_threads
 from ..utils._torch import TorchDevice, resolve_device, row_sq_norms, to_numpy, to_tensor
@@ -141,13 +141,15 @@ _TILE_ROWS = 512
 def gaussian_log_kernel_sum(Z_query, Z_data, *, device="cpu", max_chunk_bytes=None):
     """``log Σ_i exp(−½‖z − z_i‖²)`` for every query row ``z`` (whitened coordinates).
 
-    Pairwise blocks of at most ``max_chunk_bytes`` (default: 4 MiB on CPU, 64 MiB on CUDA).
+    Pairwise blocks of at most ``max_chunk_bytes`` (default: 4 MiB on CPU; on CUDA an eighth
+    of the free device memory, 64 MiB to 2 GiB: ``utils._chunks.device_chunk_bytes``).
     Per block, one matrix product gives ``z·z_i − ½‖z_i‖²`` and ``logsumexp`` runs over it
     in float64 on torch; the row constant ``−½‖z‖²`` is added after the reduction
     (``logsumexp(a + c) = logsumexp(a) + c``), so each block is touched twice only. When
     fewer than 16 query rows would fit a block (more than 32 768 data rows at 4 MiB), the
     data are cut into tiles for blocks of 512 query rows, and the tiles' ``logsumexp`` are
-    combined by one more ``logsumexp`` (equal up to rounding).
+    combined by one more ``logsumexp`` (equal up to rounding). The queries are copied to the
+    device once and the sums come back once, after the last block.
 
     Parameters
     ----------
@@ -158,7 +160,7 @@ def gaussian_log_kernel_sum(Z_query, Z_data, *, device="cpu", max_chunk_bytes=No
     device : {"auto", "cpu", "cuda"} or torch.device, default="cpu"
         Where the sums run; the result is a NumPy array either way.
     max_chunk_bytes : int, default=None
-        Largest pairwise block; ``None`` picks 4 MiB on CPU, 64 MiB on CUDA.
+        Largest pairwise block; ``None`` picks 4 MiB on CPU, 64 MiB to 2 GiB on CUDA.
 
     Returns
     -------
@@ -178,10 +180,13 @@ def gaussian_log_kernel_sum(Z_query, Z_data, *, device="cpu", max_chunk_bytes=No
 
     dev = resolve_device(device)
     if max_chunk_bytes is None:
-        max_chunk_bytes = CPU_BLOCK_BYTES if dev.type == "cpu" else DEFAULT_CHUNK_BYTES
+        max_chunk_bytes = CPU_BLOCK_BYTES if dev.type == "cpu" else device_chunk_bytes(dev)
     data = to_tensor(Z_data, dev)
     half_data_sq = row_sq_norms(data).mul_(-0.5)
-    out = np.empty(len(Z_query))
+    # the queries go to the device once and the sums stay there until the end: no host
+    # round trip (a synchronisation on CUDA) per block; on the CPU both are views, no copy
+    queries = to_tensor(Z_query, dev)
+    out = torch.empty(len(Z_query), dtype=torch.float64, device=dev)
     if chunk_rows(len(Z_data), max_bytes=max_chunk_bytes) < _MIN_BLOCK_ROWS:
         tile = chunk_rows(_TILE_ROWS, max_bytes=max_chunk_bytes)
         blocks = row_chunks(len(Z_query), tile, max_bytes=max_chunk_bytes)
@@ -189,13 +194,13 @@ def gaussian_log_kernel_sum(Z_query, Z_data, *, device="cpu", max_chunk_bytes=No
         tile, blocks = None, row_chunks(len(Z_query), len(Z_data), max_bytes=max_chunk_bytes)
     with pass_threads(len(Z_query) * len(Z_data), device=dev):
         for rows in blocks:
-            z = to_tensor(Z_query[rows], dev)
+            z = queries[rows]
             if tile is None:
                 log_sum = torch.logsumexp(torch.addmm(half_data_sq, z, data.T), dim=1)
             else:
                 log_sum = _tiled_log_sum(z, data, half_data_sq, tile)
-            out[rows] = to_numpy(log_sum.sub_((z * z).sum(dim=1).mul_(0.5)))
-    return out
+            out[rows] = log_sum.sub_((z * z).sum(dim=1).mul_(0.5))
+    return to_numpy(out)
 
 
 def _tiled_log_sum(z, data, half_data_sq, tile):

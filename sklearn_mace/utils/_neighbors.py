@@ -6,7 +6,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ._chunks import DEFAULT_CHUNK_BYTES, chunk_rows, row_chunks
+from ._chunks import DEFAULT_CHUNK_BYTES, chunk_rows, device_chunk_bytes, row_chunks
 from ._threads import pass_threads
 from ._torch import resolve_device, row_sq_norms, to_numpy, to_tensor
 
@@ -92,6 +92,8 @@ def nearest_sq_distances(
     k : int, default=1
     device : {"auto", "cpu", "cuda"}, default="auto"
     max_chunk_bytes : int, default=64 MiB
+        Largest screen block; the default on CUDA is sized from the free device memory
+        (``utils._chunks.device_chunk_bytes``: 64 MiB to 2 GiB).
     backend : {"torch", "faiss"}, default="torch"
 
     Returns
@@ -151,6 +153,9 @@ class _Centred:
 def _nearest_sq_distances(X, Y, k, dev, max_chunk_bytes, backend):
     import torch
 
+    if max_chunk_bytes == DEFAULT_CHUNK_BYTES:  # the default: sized from a GPU's memory
+        max_chunk_bytes = device_chunk_bytes(dev)
+
     centre = Y.mean(axis=0)
     y64 = _Centred(Y, centre, dev)
     y_sq = torch.cat([block.square().sum(dim=1) for _, block in y64.blocks()])
@@ -166,7 +171,8 @@ def _nearest_sq_distances(X, Y, k, dev, max_chunk_bytes, backend):
     else:
         screen_rows = _torch_screen(y64, y_sq, len(X), max_chunk_bytes)
         chunks = row_chunks(len(X), len(Y), itemsize=4, max_bytes=max_chunk_bytes)
-    out = np.empty((len(X), k))
+    # the answers stay on the device until the last chunk (one copy back, not one per chunk)
+    out = torch.empty((len(X), k), dtype=torch.float64, device=dev)
     with pass_threads(len(X) * len(Y), device=dev):
         for rows in chunks:
             x = to_tensor(X[rows] - centre, dev)
@@ -178,8 +184,8 @@ def _nearest_sq_distances(X, Y, k, dev, max_chunk_bytes, backend):
                 if backend == "torch":
                     screen = torch.topk(screen, n_cand, dim=1, largest=False, sorted=True)
                 nearest = _rerank(*screen, bound, x, y64, y_sq, k)
-            out[rows] = to_numpy(nearest)
-    return out
+            out[rows] = nearest
+    return to_numpy(out)
 
 
 def _torch_screen(y, y_sq, n_rows, max_chunk_bytes):

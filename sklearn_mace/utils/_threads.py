@@ -25,8 +25,9 @@ So every kernel pass (pairwise kernel sums, nearest-neighbour screens) runs unde
 With one thread no worker thread is woken, so nothing of ours spins beside a busy process;
 with more, the cores were free when the pass began. ``SKLEARN_MACE_NUM_THREADS=n`` in the
 environment fixes ``n`` for every pass (benchmarks, or a machine whose load the probe cannot
-see). torch's thread count is process-wide: passes run from several Python threads at once
-share it (the nesting guard is per thread).
+see). torch's thread count is per Python thread but new threads start from the last count set, and
+BLAS's is process-wide: passes that overlap in several Python threads share one ceiling and
+one restore (:class:`_ProcessThreads`, under a lock; the nesting guard is per thread).
 """
 
 import contextlib
@@ -217,7 +218,59 @@ def choose_threads(work, *, ceiling, cores=None, load=None):
 
 
 _BLAS = None
-_STATE = threading.local()
+_STATE = threading.local()  # the nesting guard: a pass inside a pass of the same thread
+
+
+class _ProcessThreads:
+    """The passes in flight in this process, and the counts to restore when the last ends.
+
+    torch's thread count is per Python thread, and a thread's first torch call starts from
+    the count set last anywhere in the process; NumPy's BLAS count is process-wide. So
+    overlapping passes in several Python threads share one book, under one lock: the first
+    pass to begin reads the ceiling (torch's count in its thread) and saves BLAS's counts;
+    a pass that begins while others run takes its ceiling from that saved one, less the
+    threads the passes in flight hold; every pass puts its own thread back at the saved
+    ceiling when it ends; the last one also restores BLAS.
+    """
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.in_flight = 0  # passes running now
+        self.held = 0  # torch threads they hold
+        self.ceiling = None  # torch's count before the first of them
+        self.blas = None  # threadpoolctl's limiter that restores BLAS's counts
+
+    def begin(self, work, torch):
+        with self.lock:
+            if self.in_flight == 0:
+                self.ceiling = torch.get_num_threads()
+            ceiling = self.ceiling
+            n = choose_threads(work, ceiling=max(1, ceiling - self.held))
+            blas = _blas_controller().select(user_api="blas")
+            blas_n = min([n, *(lib.num_threads for lib in blas.lib_controllers)])
+            if self.blas is None:
+                self.blas = blas.limit(limits=blas_n)
+            elif any(lib.num_threads > blas_n for lib in blas.lib_controllers):
+                blas.limit(limits=blas_n)  # lowered only: the first pass's limiter restores
+            if torch.get_num_threads() != n:
+                torch.set_num_threads(n)
+            self.in_flight += 1  # counted once everything above has succeeded
+            self.held += n
+        return n, ceiling
+
+    def end(self, n, ceiling, torch):
+        with self.lock:
+            self.in_flight -= 1
+            self.held -= n
+            if torch.get_num_threads() != ceiling:
+                torch.set_num_threads(ceiling)
+            if self.in_flight == 0:
+                self.blas.restore_original_limits()
+                self.blas = None
+                self.ceiling = None
+
+
+_PROCESS = _ProcessThreads()
 
 
 def _blas_controller():
@@ -233,9 +286,11 @@ def _blas_controller():
 def pass_threads(work, *, device="cpu"):
     """Run the body of a kernel pass on :func:`choose_threads` threads (torch and BLAS).
 
-    A no-op on CUDA and inside another pass (the outer pass chose already); the previous
-    torch and BLAS thread counts are restored on exit. BLAS is never raised above what it
-    had.
+    A no-op on CUDA and inside another pass of the same thread (the outer pass chose
+    already); the previous torch and BLAS thread counts are restored on exit. BLAS is never
+    raised above what it had. Passes that overlap in several Python threads share torch's
+    ceiling (each gets at most what the others leave) and leave torch and BLAS as they
+    found them, whatever order they end in.
 
     Parameters
     ----------
@@ -257,17 +312,10 @@ def pass_threads(work, *, device="cpu"):
     if not on_cpu or getattr(_STATE, "active", False):
         yield None
         return
-    ceiling = torch.get_num_threads()
-    n = choose_threads(work, ceiling=ceiling)
-    blas = _blas_controller().select(user_api="blas")
-    blas_n = min([n, *(lib.num_threads for lib in blas.lib_controllers)])
+    n, ceiling = _PROCESS.begin(work, torch)
     _STATE.active = True
     try:
-        if n != ceiling:
-            torch.set_num_threads(n)
-        with blas.limit(limits=blas_n):
-            yield n
+        yield n
     finally:
-        if n != ceiling:
-            torch.set_num_threads(ceiling)
         _STATE.active = False
+        _PROCESS.end(n, ceiling, torch)

@@ -214,11 +214,14 @@ CASES = [
         r".*drop_overlapping_records=True",
     ),
     Case(members_among_non_members, ("--drop-overlapping-records",)),
-    # PLACEHOLDER for the lead (issue #25 item 4, another helper's ScaleMismatchWarning):
-    # make_pipeline(StandardScaler(), DOMIASAttack(synthetic, reference)) — the advantage
-    # was −0.010 against 0.220 without the scaler, with no warning. A Python-API case, not a
-    # CLI one: add it (here or as its own test beside this one) once the warning has landed;
-    # it must warn naming the columns, or give a leak — never a silent null.
+    # the same copy with its unit-written columns accepted as missing: the audit never saw
+    # those values, so the card cannot be green (it was, with every bound below 0.1)
+    Case(
+        copy_with_units,
+        ("--allow-unparsed", "age,bmi,glucose"),
+        colours=frozenset({"inconclusive"}),
+        printed=r"'age', 'bmi', 'glucose' in this release are mostly not numbers",
+    ),
 ]
 IDS = [case.build.__name__ + "".join(case.extra[:1]) for case in CASES]
 
@@ -266,3 +269,30 @@ def test_no_leaky_input_ends_green(case, tmp_path, monkeypatch, capsys):
     summary = pd.read_csv(out / "summary.csv")
     if "train_accuracy" in summary:  # a model card: audited with its own labels
         assert (summary["train_accuracy"] > 0.5).all(), summary["train_accuracy"]
+
+
+def test_a_scaler_in_front_of_constructor_data_warns(recwarn):
+    """``make_pipeline(StandardScaler(), DOMIASAttack(synthetic, reference))``: the scaler
+    transforms the records but not the release and the reference the attack holds, so the
+    attack compared two scales and read no leak (advantage −0.010 against 0.220 without the
+    scaler), silently. It must warn, naming the columns; ``preprocessor=`` is the idiom
+    that scales both alike and finds the leak again."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from sklearn_mace import DOMIASAttack, ScaleMismatchWarning
+
+    rng = np.random.default_rng(0)
+    scale = np.array([10.0, 1.0, 50.0, 200.0])
+    members = rng.normal(size=(400, 4)) * scale + 100
+    non_members = rng.normal(size=(400, 4)) * scale + 100
+    synthetic = members[rng.choice(400, 2000)] + rng.normal(size=(2000, 4)) * scale * 0.1
+    reference = rng.normal(size=(2000, 4)) * scale + 100
+    X = np.vstack([members, non_members])
+    m = np.r_[np.ones(400, dtype=int), np.zeros(400, dtype=int)]
+    plain = DOMIASAttack(synthetic, reference).fit(X, m).score(X, m)
+    with pytest.warns(ScaleMismatchWarning, match=r"column"):
+        make_pipeline(StandardScaler(), DOMIASAttack(synthetic, reference)).fit(X, m)
+    both = DOMIASAttack(synthetic, reference, preprocessor=StandardScaler()).fit(X, m)
+    assert plain > 0.2 and both.score(X, m) > 0.2
+    assert not [w for w in recwarn if issubclass(w.category, ScaleMismatchWarning)]

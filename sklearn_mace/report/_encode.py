@@ -961,15 +961,21 @@ def _check_unparsed(frames, plans, real, allow_unparsed):
     """Refuse a release whose cells of a column that parses as numbers in the real tables
     are mostly not numbers (more than ``STRAY_FRACTION`` of its values), unless the column
     is in ``allow_unparsed``: filled with the median, a release written ``"14.25 cm"`` would
-    look like no release at all (issue #25)."""
+    look like no release at all (issue #25). Returns the columns accepted so, per release
+    table: the audit never saw those values, so it cannot bound that release's leakage."""
+    accepted = {}
     for column, plan in plans.items():
-        if not _parses_numbers(plan) or column in allow_unparsed:
+        if not _parses_numbers(plan):
             continue
         for name in (n for n in frames if n not in real):
             values = frames[name][column].reset_index(drop=True)
             given, failed = _unparsed(values)
             count = int(failed.sum())
-            if count and count > STRAY_FRACTION * given:
+            if not count or count <= STRAY_FRACTION * given:
+                continue
+            if column in allow_unparsed:
+                accepted.setdefault(name, []).append(column)
+            else:
                 raise AuditInputError(
                     f"Column {column!r} holds numbers in the real tables ({', '.join(real)}) "
                     f"but {count} of the {given} values ({count / given:.1%}) of the {name} "
@@ -979,6 +985,7 @@ def _check_unparsed(frames, plans, real, allow_unparsed):
                     f"(--allow-unparsed {column}) to audit them as missing values (at most "
                     f"{STRAY_FRACTION:.0%} is accepted without it)."
                 )
+    return accepted
 
 
 def _table_notes(name, frame, plans, release):
@@ -1150,7 +1157,7 @@ def encode_tables(
             frames, columns, real, ids, max_categories, min_frequency, progress
         )
         _check_dropped_share(report, float(max_dropped_share))
-        _check_unparsed(frames, plans, real, allow_unparsed)
+        accepted = _check_unparsed(frames, plans, real, allow_unparsed)
         if not plans:
             raise AuditInputError(
                 "No usable column is left after encoding:\n"
@@ -1165,6 +1172,7 @@ def encode_tables(
         for name, array in arrays.items()
         if (found := collinear_columns(array, feature_names))
     }
+    column_report.attrs["accepted_unparsed"] = accepted  # release table -> columns
     column_report.attrs["table_notes"] = {
         name: notes
         for name in frames

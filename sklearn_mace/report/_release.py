@@ -363,6 +363,7 @@ def _result(prepared, results, notes, tables, other, options, claimed):
         inputs={
             "feature_names": prepared["feature_names"],
             "column_report": prepared["column_report"],
+            "unparsed_columns": prepared["unparsed"],
         },
         notes=notes + failure_notes(results, other),
         other_failures=other,

@@ -155,9 +155,9 @@ def prepare_release_inputs(members, non_members, synthetic, reference, *, option
     :func:`encode_tables`) and
     ``drop_overlapping_records`` (of :func:`check_overlapping_records`). Returns a dict:
     ``tables`` (raw), ``targets`` (:class:`Targets`), ``X_targets``, ``X_reference``,
-    ``target_keys``, ``synthetic`` (name -> encoded rows), ``synthetic_keys``,
-    ``feature_names``, ``column_report``, ``kept`` (audited raw columns), ``notes`` (the
-    data-quality notes first).
+    ``target_keys``, ``synthetic`` (name -> encoded rows), ``synthetic_keys``, ``unparsed``
+    (name -> columns accepted as mostly not numbers), ``feature_names``, ``column_report``,
+    ``kept`` (audited raw columns), ``notes`` (the data-quality notes first).
     """
     tables = {"members": members, "non-members": non_members}
     tables.update({f"synthetic '{k}'": v for k, v in synthetic.items()})
@@ -200,6 +200,10 @@ def prepare_release_inputs(members, non_members, synthetic, reference, *, option
         "target_keys": np.r_[keys["members"], keys["non-members"][row_non]],
         "synthetic": {k: arrays[f"synthetic '{k}'"] for k in synthetic},
         "synthetic_keys": {k: keys[f"synthetic '{k}'"] for k in synthetic},
+        "unparsed": {  # columns accepted as mostly not numbers, per release (allow_unparsed)
+            k: column_report.attrs["accepted_unparsed"].get(f"synthetic '{k}'", [])
+            for k in synthetic
+        },
         "feature_names": feature_names,
         "column_report": column_report,
         "kept": kept,

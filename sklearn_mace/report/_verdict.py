@@ -80,6 +80,13 @@ def disclosure(subject):
     return (k1, n1, k0, n0, p) if p <= _alpha(subject) else None
 
 
+def unparsed_columns(result, subject):
+    """A release's columns accepted as mostly not numbers (``allow_unparsed=``): the audit
+    never saw those values, so it cannot bound what they leak (a copy of the members written
+    ``"14.25 cm"`` and accepted so read as a leak-free release)."""
+    return list(result.inputs.get("unparsed_columns", {}).get(subject.name, []))
+
+
 def significant_tests(subject):
     """``(analysis, p)`` of the exact "no leak" tests that reject at ``α/K``."""
     return [(name, p) for name, p in subject.p_values if p <= _alpha(subject)]
@@ -104,6 +111,8 @@ def case(result, subject):
     if disclosure(subject) is not None:
         return "disclosure"
     if not getattr(p, "can_bound", True) or significant_tests(subject):
+        return "inconclusive"
+    if unparsed_columns(result, subject):
         return "inconclusive"
     return "bounded" if _bounded(result, subject) else "inconclusive"
 
@@ -192,6 +201,13 @@ def _inconclusive_texts(result, subject):
         "certifies how much"
         for name, p in significant_tests(subject)
     ]
+    unseen = unparsed_columns(result, subject)
+    if unseen:
+        texts.append(
+            f"the values of {', '.join(map(repr, unseen))} in this release are mostly not "
+            "numbers and were audited as missing (allow_unparsed), so what they hold is not "
+            "bounded"
+        )
     failed = len(subject.failures)
     if failed:
         texts.append(f"{failed} analysis(es) failed, so their leakage is not bounded")

@@ -233,8 +233,17 @@ class AlgorithmReport(AuditEngine):
         return {} if audit is None else {"certifying_run": audit.certify_mask_}
 
 
+def _runs(n_runs):
+    """The engine's "targets": ``n_runs`` runs with the target, then as many without any."""
+    return Targets.two_tables(
+        n_runs, n_runs, prior=0.5, names=("with the target", "without any target")
+    )
+
+
 def _on_terminal():
-    """Whether stderr, where the progress bars go, is a terminal."""
+    """Whether stderr, where the progress bars go, is a terminal: the runs' bar sits under
+    the recipes' bar, and nested bars move the cursor, which a log or a pipe shows as `[A`
+    escapes, so the inner one is drawn on a terminal only."""
     import sys
 
     return bool(getattr(sys.stderr, "isatty", lambda: False)())
@@ -470,9 +479,7 @@ def audit_algorithm(
     context = dict(epsilon=calibration, relation=stated.relation, domain=domain, n_train=n_train)
     context["group"] = 1 if stated.relation == relation else 2
     subjects = [_subject(key, **context) for key in recipes]
-    runs = Targets.two_tables(
-        n_runs, n_runs, prior=0.5, names=("with the target", "without any target")
-    )
+    runs = _runs(n_runs)
     engine = AlgorithmReport(
         runs,
         confidence=confidence,
@@ -487,9 +494,7 @@ def audit_algorithm(
             "n_runs": n_runs,
             "train_size": n_train,
             "claim": stated,
-            # the runs' bar sits under the recipes' bar: nested bars move the cursor, which a
-            # log or a pipe shows as `[A` escapes, so the inner one is drawn on a terminal only
-            "verbose": int(verbose and _on_terminal()),
+            "verbose": int(verbose and _on_terminal()),  # nested bars: see _on_terminal
         },
     )
     results = engine.run_with_progress(subjects, desc="recipes", verbose=verbose)

@@ -140,8 +140,8 @@ def check_overlapping_records(
     >>> try:
     ...     check_overlapping_records(tables, ["age"])
     ... except ValueError as exc:
-    ...     print(str(exc)[:72])
-    1 record(s) are among both the members and the non-members: members row
+    ...     print(str(exc).split(":")[0])
+    1 record(s) are among both the members and the non-members
     >>> import warnings
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore")

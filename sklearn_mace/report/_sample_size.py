@@ -94,7 +94,7 @@ def _rule(claim, n1, n0):
     c1, c0 = _certifying(claim, n1, n0)
     if (c1, c0) == (n1, n0):
         return "a rule fixed in advance, certified on every target"
-    return "a rule fixed on the other targets, certified only on these"
+    return "a rule fixed on part of the targets and certified on the rest, which the count is for"
 
 
 def _has(claim, n1, n0):

@@ -66,7 +66,7 @@ def verdict_line(result, subject):
     trivial = abs(2 * result.prior - 1)
     # names end in parentheses ("MACE Bayes rule (loss)"): they follow "from", never sit
     # inside another pair of parentheses
-    where = "" if eps_source is None else f" from {eps_source.name},"
+    where = "," if eps_source is None else f" from {eps_source.name},"
     same = adv_source is not None and adv_source is eps_source
     advantage = (
         f"no advantage above the trivial {fmt(trivial)} certified"

@@ -1,15 +1,17 @@
-"""Sphinx extension: audit the two embedded demos at build time for "How to read a card".
+"""Sphinx extension: audit the three embedded demos at build time for "How to read a card".
 
-When the HTML build starts, ``sklearn-mace audit`` and ``sklearn-mace audit-model`` run on
-their embedded demo data (about 10 s and 25 s on 2 cores) into ``generated/demo/``. The page
+When the HTML build starts, ``sklearn-mace audit``, ``sklearn-mace audit-model`` and
+``sklearn-mace audit-algorithm`` run on their embedded demo data (about 10 s, 25 s and 60 s
+on 2 busy cores) into ``generated/demo/``. The page
 ``guide/reading_cards.rst`` then shows
 
 * the real report, card and table, in an ``<iframe>`` (the report is copied into the built
   site as ``_demo/<audit>/report.html``);
 * the report's own figures (``generated/demo/<audit>/figures/*.png``);
 * the numbers it explains, as substitutions (``|release_eps|``, …) read from the audits'
-  ``summary.csv`` (``generated/demo_values.txt``), so the prose quotes the numbers the
-  card shows and cannot go stale.
+  ``summary.csv`` and input files (``generated/demo_values.txt``), so the prose quotes the
+  numbers the card shows and cannot go stale: every number of the page about a demo is one
+  of these substitutions.
 
 The audits rerun only when a file of ``sklearn_mace/`` is newer than their reports.
 """
@@ -24,7 +26,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DEMO = HERE / "generated" / "demo"
-AUDITS = {"release": "audit", "model": "audit-model"}
+AUDITS = {"release": "audit", "model": "audit-model", "algorithm": "audit-algorithm"}
 
 
 def _stale(report):
@@ -118,17 +120,121 @@ def _shared_values(prefix, rows):
     }
 
 
+def _exact_copy_heldout():
+    """The leaky release's exact-copy rule's own held-out advantage (comparisons.csv)."""
+    with open(DEMO / "release" / "comparisons.csv", newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            if row["analysis"].startswith("Exact copy"):
+                side = "a" if row["subject_a"] == "leaky" else "b"
+                return _fmt(row[f"heldout_advantage_{side}"], 3)
+    raise RuntimeError("the release demo's comparisons.csv has no exact-copy row")
+
+
+def _n_rows(folder, name):
+    """Data rows of an input file the demo wrote (``inputs/<name>.csv``)."""
+    with open(DEMO / folder / "inputs" / f"{name}.csv", newline="", encoding="utf-8") as handle:
+        return sum(1 for _ in csv.reader(handle)) - 1
+
+
+def _targets_values(prefix, folder, rows):
+    """Members, non-member targets, the prior, and the analyses of one subject."""
+    n1, n0 = _n_rows(folder, "members"), _n_rows(folder, "non_members")
+    first = rows[0]
+    own = [row for row in rows if row["subject"] == first["subject"]]
+    analyses = [row["analysis"] for row in own if row["role"] == "analysis"]
+    values = {
+        "members": n1,
+        "nonmembers": n0,
+        "targets": n1 + n0,
+        "prior": _fmt(n1 / (n1 + n0), 3),
+        "analyses": len(analyses),
+        "figure_points": len(own) - len(analyses),
+    }
+    return {f"{prefix}_{key}": value for key, value in values.items()}
+
+
+def _claim_relation(prefix, rows, subject):
+    """Whether the card's advantage comes from the claim of its ε (its words)."""
+    own = [row for row in rows if row["subject"] == subject and row["status"] == "ok"]
+    head = max(own, key=lambda row: float(row["epsilon_lower_bound"]))
+    adv = max(own, key=lambda row: float(row["advantage_lower_bound"]))
+    same = head["analysis"] == adv["analysis"]
+    return {f"{prefix}_adv_relation": "the same claim as ε" if same else "another claim"}
+
+
+def _model_values(rows):
+    values = {}
+    for subject in ("overfit", "regularised"):
+        row = next(row for row in rows if row["subject"] == subject)
+        values[f"{subject}_format"] = row["format"]
+        values[f"{subject}_train_accuracy"] = _fmt(row["train_accuracy"], 3)
+        values[f"{subject}_test_accuracy"] = _fmt(row["test_accuracy"], 3)
+    values["model_population"] = _n_rows("model", "population")
+    return values
+
+
+def _algorithm_values(rows):
+    """The algorithm card of each demo recipe: its ε, source, error bounds, runs, power."""
+    from sklearn_mace.metrics import detectable_epsilon
+
+    first = rows[0]
+    values = {
+        "algorithm_claimed": f"{float(first['claimed_epsilon']):g}",
+        "algorithm_runs": first["n_runs"],
+        "algorithm_certify": first["n_certify_runs"],
+        "algorithm_train_size": first["train_size"],
+        "algorithm_claims": first["n_claims"],
+        "algorithm_claim_level": f"{100 * float(first['claim_confidence']):.2f} %",
+    }
+    for prefix, name in (("correct", "dp-histogram"), ("wrong", "wrong-noise-histogram")):
+        own = [row for row in rows if row["recipe_name"] == name and row["status"] == "ok"]
+        head = max(own, key=lambda row: float(row["epsilon_lower_bound"]))
+        values |= {
+            f"{prefix}_recipe": head["recipe"],
+            f"{prefix}_eps": _fmt(head["epsilon_lower_bound"]),
+            f"{prefix}_eps_source": head["target"],
+            f"{prefix}_eps_fpr": _fmt(head["fpr_upper"], 3),
+            f"{prefix}_eps_fnr": _fmt(head["fnr_upper"], 3),
+            f"{prefix}_adv": _fmt(head["advantage_lower_bound"], 3),
+            f"{prefix}_true_eps": f"{float(head['true_epsilon']):g}",
+        }
+    n = int(first["n_certify_runs"])
+    detectable = detectable_epsilon(
+        n,
+        n,
+        at_least=float(first["claimed_epsilon"]),
+        delta=float(first["delta"]),
+        confidence=float(first["claim_confidence"]),
+        power=0.8,
+    )
+    values["algorithm_detectable"] = _fmt(detectable)
+    return values
+
+
 def write_values():
     """Write ``generated/demo_values.txt``: one substitution per number the page quotes."""
-    release, model = _rows("release"), _rows("model")
+    release, model, algorithm = _rows("release"), _rows("model"), _rows("algorithm")
     values = {
         **_shared_values("release", release),
+        **_targets_values("release", "release", release),
         **_subject_values("leaky", release, "leaky"),
         **_subject_values("safe", release, "safe"),
+        **_claim_relation("leaky", release, "leaky"),
         **_shared_values("model", model),
+        **_targets_values("model", "model", model),
         **_subject_values("overfit", model, "overfit"),
         **_subject_values("regularised", model, "regularised"),
+        **_claim_relation("overfit", model, "overfit"),
+        **_model_values(model),
+        **_algorithm_values(algorithm),
     }
+    values["release_reference"] = _n_rows("release", "reference")
+    values["exact_heldout"] = _exact_copy_heldout()
+    values["model_analyses_list"] = ", ".join(
+        f"**{row['analysis']}**"
+        for row in model
+        if row["subject"] == "overfit" and row["role"] == "analysis"
+    )
     leaky = next(row for row in release if row["subject"] == "leaky")
     counts = ("synthetic_rows", "member_targets", "nonmember_targets")
     copies = ("member_exact_copies", "nonmember_exact_copies")

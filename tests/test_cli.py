@@ -140,7 +140,10 @@ def test_summary_certifies_the_planted_leak_and_not_the_safe_release(audited):
     assert by.loc[("leaky", "DOMIAS (KDE, cross-validated bandwidth)"), "auc"] > 0.9
     printed = audited["printed"]
     assert "hold together at 95% (Bonferroni: 9 claims each at 99.44%)" in printed
-    assert "leaky: [leakage certified" in printed and "safe: [inconclusive: no leakage certified, and none bounded]" in printed
+    assert (
+        "leaky: [leakage certified" in printed
+        and "safe: [inconclusive: no leakage certified, and none bounded]" in printed
+    )
     assert "MACE Bayes rule" in printed and "GAN-leaks CAL" in printed
     assert f"{bayes['advantage_lower_bound']:.3f}" in printed
     assert "column 'record_id' dropped" in printed
@@ -399,3 +402,29 @@ def test_exactly_dependent_column_is_dropped_and_named(inputs, tmp_path, capsys)
         frame.assign(age_again=3 * frame["age"] + 1).to_csv(inputs[key], index=False)
     assert main(_args(inputs, tmp_path / "out")) == 0
     assert "column 'age_again' dropped: linear in 'age'" in capsys.readouterr().out
+
+
+def test_files_and_printed_lines_say_what_they_mean(audited):
+    # issue #27: each of these read wrongly before
+    summary = pd.read_csv(audited["out"] / "summary.csv")
+    bayes = summary[summary["analysis"] == MACE_BAYES.name]
+    # the Bayes rule "score > 0" is written 0, not the smallest float 5e-324
+    assert (bayes["threshold"] == 0.0).all()
+    assert not summary["threshold"].between(0, 1e-300, inclusive="neither").any()
+    printed = audited["printed"]
+    verdicts = [line for line in printed.splitlines() if line.startswith(("leaky: [", "safe: ["))]
+    assert len(verdicts) == 2
+    for line in verdicts:  # a name ending in ")" is never put inside another pair
+        assert ")) (" not in line and ") (substitute-one" not in line
+        assert "substitute-one (add/remove-one: " in line
+    # no reference given: the note says what the split does to the prior
+    assert (
+        "the members' share of the targets (the prior, unless one is given) is 40 of 70 = "
+        "0.571, not the 0.400" in printed
+    )
+    page = (audited["out"] / "report.html").read_text(encoding="utf-8")
+    # the safe release's rows sit on the trivial advantage: the floor is explained
+    assert "An advantage ≥ is never below the trivial |2p − 1|" in page
+    # 30 non-member targets: at 1 % and 0.1 % FPR no false positive is allowed
+    assert "With 30 non-members, 1 % and 0.1 % FPR mean zero false positives" in page
+    assert "<b>MACE best-ε threshold</b>: the same held-out scores" in page

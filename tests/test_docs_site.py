@@ -111,3 +111,45 @@ def test_the_decimal_option_names_its_values_in_the_help():
     text = commands.choices["audit"].format_help()
     assert "{,,.}" not in text
     assert "--decimal MARK" in text and "',' or '.'" in text
+
+
+READING = DOCS / "guide" / "reading_cards.rst"
+# the numbers "How to read a card" may type: the method's constants, never a demo's facts
+# (Thm 6, 95 % confidence, 80 % power, the 0.1 margin and FPR levels, the release-size
+# points 10/25/50 %, the safe mixture's 3 components, figure widths, the papers' years)
+CONSTANTS = {"0", "1", "2", "3", "5", "6", "10", "25", "50", "80", "90", "95", "100", "000"}
+CONSTANTS |= {"0.1", "2017", "2022", "2024"}
+
+
+def test_the_card_page_covers_the_three_audits_with_their_printed_summaries():
+    spec = importlib.util.spec_from_file_location("demo_cards", DOCS / "demo_cards.py")
+    demo_cards = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(demo_cards)
+    assert set(demo_cards.AUDITS) == {"release", "model", "algorithm"}
+    text = READING.read_text("utf-8")
+    for title in ("The release card", "The model card", "The algorithm card"):
+        assert f"\n{title}\n" in text
+    assert ":ref:`algorithm_cli`" in text
+    for audit in demo_cards.AUDITS:
+        block = f".. literalinclude:: /generated/demo/{audit}/printed.txt"
+        # the printed summaries are wider than the page: their block wraps (custom.css)
+        assert f"{block}\n   :language: text\n   :class: mace-printed\n" in text
+    css = (DOCS / "_static" / "custom.css").read_text("utf-8")
+    assert re.search(r"div\.mace-printed pre[^{]*\{[^}]*white-space: pre-wrap", css)
+
+
+def test_the_card_page_types_no_fact_of_the_demos():
+    # every number about a demo is a substitution read from its files at build time
+    # (docs/demo_cards.py), so the page cannot contradict the reports it embeds
+    prose = re.sub(
+        r"^\.\. (figure|raw|literalinclude)::.*$", "", READING.read_text("utf-8"), flags=re.M
+    )
+    prose = re.sub(r"^\s+:width: .*$", "", prose, flags=re.M)
+    typed = set(re.findall(r"(?<![\w|])\d+(?:\.\d+)?(?![\w|])", prose))
+    assert typed <= CONSTANTS, f"numbers typed into the page: {sorted(typed - CONSTANTS)}"
+    for name in ("RMIA", "LiRA", "shadow-model attack", "BTTA", "CBTTA"):
+        assert name in _model_section(prose)
+
+
+def _model_section(text):
+    return text[text.index("\nThe model card\n") : text.index("\nThe algorithm card\n")]

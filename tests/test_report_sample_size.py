@@ -54,6 +54,20 @@ def test_a_split_rule_needs_twice_the_planned_count_and_claimed_zero_plans_for_o
     assert "leaked ε = 1 " in line and "hence twice the planned count" in line
 
 
+def test_the_algorithm_audit_counts_the_runs_that_certify():
+    # its attack is fitted on half of the runs of each side and certified on the other
+    # half: the line compares the need with the certifying runs, as its card does (it said
+    # "this audit has 30 and 30" where the card says "15 runs per side certify")
+    from sklearn_mace.report._algorithm import audit_algorithm
+
+    result = audit_algorithm(["dp-histogram"], n_runs=30, verbose=False)
+    certify = int(result.summary["n_certify_runs"].iloc[0])
+    assert certify < 30
+    line = sample_size_line(result)
+    assert f"this audit certifies on {certify} and {certify} (of its 30 and 30)." in line
+    assert "certified on every target" not in line
+
+
 def test_no_line_when_every_analysis_failed(tmp_path):
     result = _audit([Analysis("fails", _boom_on("only"), threshold=BAYES_RULE)], ["only"])
     assert planning_analysis(result) is None and sample_size_line(result) == ""
@@ -87,3 +101,20 @@ def test_at_the_planned_size_the_engines_claim_certifies_as_often_as_planned(eps
         claim = audit_epsilon(members, others, confidence=level, threshold=1.0)
         certified += claim.epsilon_lower_bound > 0
     assert certified >= binom.ppf(0.001, 400, 0.8)
+
+
+def test_a_report_without_figure_points_does_not_mention_them(tmp_path):
+    # the model and algorithm reports have no figure points: "figure points included" was
+    # copied onto them from the release report
+    result = _audit([Analysis("Bayes rule", _shifted(2.0), threshold=BAYES_RULE)], ["a"])
+    page = write_report(result, tmp_path / "out")["report"].read_text(encoding="utf-8")
+    assert "figure point" not in page
+
+
+@pytest.mark.parametrize(
+    "value, shown", [(-1e-17, "0.000"), (-0.0, "0.000"), (-0.0004, "0.000"), (-0.0006, "-0.001")]
+)
+def test_a_number_that_rounds_to_zero_prints_unsigned(value, shown):
+    from sklearn_mace.report._format import fmt
+
+    assert fmt(value) == shown

@@ -38,7 +38,9 @@ def fmt(value, digits=3):
         return str(int(value))
     if np.isinf(value):
         return "∞"
-    return f"{value:.{digits}f}"
+    text = f"{value:.{digits}f}"
+    # a value that rounds to zero prints unsigned: a loss of -1e-17 is not "-0.000"
+    return text.lstrip("-") if float(text) == 0 else text
 
 
 def fmt_p(value):

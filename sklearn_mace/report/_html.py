@@ -188,8 +188,27 @@ CLAIM_HEADERS = {
 }
 
 
+def _has_figure_points(summary):
+    return bool((summary["role"] == "figure").any())
+
+
+def _trivial_floor_note(summary):
+    """Why an ``advantage ≥`` can exceed a rule's own advantage (it never goes below
+    ``|2p − 1|``), said only when some row sits on that floor."""
+    ok = summary[summary["status"] == "ok"]
+    if not (ok["advantage_lower_bound"] <= ok["trivial_advantage"] + 1e-12).any():
+        return ""
+    return (
+        " An advantage ≥ is never below the trivial |2p − 1|: it bounds the better of the "
+        "rule and always answering the likelier side, which any attacker can do. A row that "
+        "shows exactly the trivial value certifies nothing beyond it, and its rule alone may "
+        "do worse (a rule that flags no one at a prior above ½ has advantage −|2p − 1|, the "
+        "held-out advantage of comparisons.csv)."
+    )
+
+
 def claims_section(result, summary):
-    """Every certified claim: one row per analysis (figure points included)."""
+    """Every certified claim: one row per analysis, and per figure point if any."""
     trivial = fmt(abs(2 * result.prior - 1))
     headers = CLAIM_HEADERS | {"advantage_lower_bound": f"advantage ≥ (trivial {trivial})"}
     how = np.where(summary["status"] == "ok", summary["detail"], "failed: " + summary["reason"])
@@ -198,6 +217,7 @@ def claims_section(result, summary):
         '"split": the threshold was chosen on a random half of the targets and certified on the '
         'other half; "explicit": a rule fixed before seeing the data, certified on every target.'
     )
+    figures = ", figure points included," if _has_figure_points(summary) else ""
     return f"""<h2>Certified claims of every analysis</h2>
 {table(shown, text_columns=("subject", "analysis", "role", "threshold", "how"))}
 <p class="muted">One row per claim, each from one operating point: ε ≥ and advantage ≥ (at
@@ -205,8 +225,8 @@ prior p = {fmt(result.prior)}; the trivial |2p − 1| is {trivial}) are certifie
 from the analysis's held-out scores; advantage ≤ is the certified upper bound on the advantage
 of every threshold rule on those scores, either direction (the best one's advantage plus
 Hoeffding's deviation for one rule; summary.csv also gives the ε such an advantage
-implies). {thresholds} FPR ≤ and FNR ≤ are exact Clopper–Pearson upper bounds. Every row
-of a {result.presentation.noun}, figure points included, holds together at
+implies).{_trivial_floor_note(summary)} {thresholds} FPR ≤ and FNR ≤ are exact Clopper–Pearson
+upper bounds. Every row of a {result.presentation.noun}{figures} holds together at
 {result.confidence:.0%}. AUC and TPR at low FPR describe the scores (not certified). Written to
 summary.csv.</p>"""
 
@@ -272,9 +292,10 @@ def how_to_read(result):
     """The common explanation, then the kind's own items."""
     p = result.presentation
     trivial = fmt(abs(2 * result.prior - 1))
+    points = ", figure points" if _has_figure_points(result.summary) else ""
     items = [
         f'<li><b>Certified</b> ("at least"): every ε ≥ and advantage ≥ of a {p.noun} — table '
-        f"rows, the card's headline, figure points — holds together with probability "
+        f"rows, the card's headline{points} — holds together with probability "
         f"{result.confidence:.0%}: each is computed at 1 − α/K for the K certified numbers of "
         "that card (Bonferroni), assuming the members and non-member targets are independent "
         "draws from one population and that the audited object depends on the members "
@@ -312,10 +333,25 @@ def how_to_read(result):
         "that certifies leakage flags it; that rule's flags are members with a certified "
         "probability above the prior. A card that certifies no leakage names no record.</li>",
         "<li><b>AUC and TPR at 1 % / 0.1 % FPR</b> compare attacks; TPR at low FPR says how "
-        "many members an attacker identifies while almost never accusing a non-member.</li>",
+        "many members an attacker identifies while almost never accusing a non-member."
+        f"{low_fpr_note(result)}</li>",
     ]
     items = items if p.record_targets else []
     return f"<h2>How to read the numbers</h2>\n<ul>{''.join(items + p.how_to_read(result))}</ul>"
+
+
+def low_fpr_note(result):
+    """ " With N non-members, …": which FPR levels mean no false positive at all ("" when
+    there are enough non-members for both levels to allow one)."""
+    n0 = int(result.membership.size - result.membership.sum())
+    zero = [level for level, share in (("1 %", 0.01), ("0.1 %", 0.001)) if n0 * share < 1]
+    if not zero:
+        return ""
+    return (
+        f" With {n0} non-member{'s' if n0 != 1 else ''}, {' and '.join(zero)} FPR "
+        f"{'mean' if len(zero) > 1 else 'means'} zero false positives: the TPR there is the "
+        "share of members scored above every non-member."
+    )
 
 
 def _sample_size_paragraph(result):

@@ -89,15 +89,20 @@ def group_labels(group_by, members, non_members, max_categories):
     return labels
 
 
-def _split_reference(X_non, seed, notes):
+def _split_reference(X_non, seed, notes, n_members):
     """Half the hold-out rows (at random) as the reference; the other half stay targets."""
     check_sizes("non-members", len(X_non), 2 * MIN_TARGETS)
     perm = check_random_state(seed).permutation(len(X_non))
     ref_idx, row_non = np.sort(perm[: len(perm) // 2]), np.sort(perm[len(perm) // 2 :])
+    kept, whole = n_members / (n_members + len(row_non)), n_members / (n_members + len(perm))
     notes.append(
         f"No reference rows were given: {len(ref_idx)} of the {len(perm)} hold-out rows "
         "(chosen at random) serve as the population reference for DOMIAS and GAN-leaks "
-        f"CAL; the other {len(row_non)} are the non-member targets."
+        f"CAL; the other {len(row_non)} are the non-member targets. So the members' share "
+        f"of the targets (the prior, unless one is given) is {n_members} of "
+        f"{n_members + len(row_non)} = {kept:.3f}, not the {whole:.3f} of every hold-out row "
+        "a target, and its trivial advantage |2p − 1| grows accordingly; give reference "
+        "rows to keep every hold-out row a target."
     )
     return X_non[ref_idx], row_non
 
@@ -173,7 +178,7 @@ def prepare_release_inputs(members, non_members, synthetic, reference, *, option
     X_mem, X_non = arrays["members"], arrays["non-members"]
     row_non = np.arange(len(X_non))
     if reference is None:
-        arrays["reference"], row_non = _split_reference(X_non, seed, notes)
+        arrays["reference"], row_non = _split_reference(X_non, seed, notes, len(X_mem))
     _check_release_sizes(arrays, synthetic, len(feature_names), (len(X_mem), len(row_non)))
     # exact copies: raw rows compared on the columns the encoding keeps (not identifiers)
     kept = column_report.loc[column_report["features"] > 0, "column"].tolist()

@@ -49,6 +49,13 @@ CLAIM_COLUMNS = (
 BOUND_COLUMNS = ("advantage_upper_bound", "advantage_epsilon_upper_bound")
 
 
+def shown_threshold(threshold):
+    """A threshold as summary.csv writes it: the Bayes rule's "score > 0", which
+    :func:`~sklearn_mace.metrics.audit_epsilon` certifies as "score ≥ the smallest positive
+    float" (5e-324), is written 0, what it means; every other threshold as it is."""
+    return 0.0 if threshold == np.nextafter(0.0, 1.0) else float(threshold)
+
+
 def _named(items, name):
     """The item called ``name``; ``KeyError`` when there is none."""
     found = [item for item in items if item.name == name]
@@ -154,7 +161,7 @@ class AnalysisResult:
                 advantage_lower_bound=c.advantage_lower_bound,
                 trivial_advantage=abs(2 * c.prior - 1),
                 threshold_strategy=c.strategy,
-                threshold=c.threshold,
+                threshold=shown_threshold(c.threshold),
                 fpr=c.fpr,
                 fnr=c.fnr,
                 fpr_upper=c.fpr_upper,

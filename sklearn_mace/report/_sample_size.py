@@ -68,18 +68,38 @@ def sample_size_line(result):
     factor, how = (2, "at least ") if split else (1, "about ")
     ones, zeros = result.presentation.target_nouns
     need = f"{how}{factor * plan.n_members} {ones} and {factor * plan.n_nonmembers} {zeros}"
-    rule = (
-        "its threshold is chosen on half of the targets and certified on the other half, "
-        "hence twice the planned count"
-        if split
-        else "a rule fixed in advance, certified on every target"
-    )
     return (
         f"Sample size: to certify ε > 0 with {100 * POWER:.0f} % power if a "
         f"{result.presentation.noun} leaked ε = {epsilon:g} "
         f"({result.presentation.relation_name(result)}, δ = "
         f"{result.delta:g}), {analysis.name} at its claim's level "
-        f"({100 * subject.claim_confidence:.2f} %) would need {need} ({rule}; the attack "
-        "assumed to err like randomized response at that ε, so this is a minimum); this "
-        f"audit has {n1} and {n0}."
+        f"({100 * subject.claim_confidence:.2f} %) would need {need} "
+        f"({_rule(analysis.claim, n1, n0)}; the attack assumed to err like randomized response "
+        f"at that ε, so this is a minimum); {_has(analysis.claim, n1, n0)}."
     )
+
+
+def _certifying(claim, n1, n0):
+    """The targets of each side a fixed rule's claim is certified on (all, or fewer when
+    the rule was fitted on the others, as the algorithm audit's attack is)."""
+    return min(claim.n_members, n1), min(claim.n_nonmembers, n0)
+
+
+def _rule(claim, n1, n0):
+    if claim.strategy == "split":
+        return (
+            "its threshold is chosen on half of the targets and certified on the other half, "
+            "hence twice the planned count"
+        )
+    c1, c0 = _certifying(claim, n1, n0)
+    if (c1, c0) == (n1, n0):
+        return "a rule fixed in advance, certified on every target"
+    return "a rule fixed on part of the targets and certified on the rest, which the count is for"
+
+
+def _has(claim, n1, n0):
+    """How many targets this audit has, or certifies on, to compare with the need."""
+    c1, c0 = _certifying(claim, n1, n0)
+    if claim.strategy == "split" or (c1, c0) == (n1, n0):
+        return f"this audit has {n1} and {n0}"
+    return f"this audit certifies on {c1} and {c0} (of its {n1} and {n0})"

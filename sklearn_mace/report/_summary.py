@@ -64,23 +64,27 @@ def verdict_line(result, subject):
     eps, eps_source = subject.epsilon_lower_bound, subject.epsilon_source
     adv_source = subject.advantage_source
     trivial = abs(2 * result.prior - 1)
-    where = "" if eps_source is None else f" ({eps_source.name})"
+    # names end in parentheses ("MACE Bayes rule (loss)"): they follow "from", never sit
+    # inside another pair of parentheses
+    where = "," if eps_source is None else f" from {eps_source.name},"
+    same = adv_source is not None and adv_source is eps_source
     advantage = (
-        f"no advantage above the trivial {trivial:.3f} certified"
+        f"no advantage above the trivial {fmt(trivial)} certified"
         if adv_source is None
-        else f"advantage at least {adv_source.claim.advantage_lower_bound:.3f} at prior "
-        f"{result.prior:.3g} (trivial {trivial:.3f}; {adv_source.name})"
+        else f"advantage at least {fmt(adv_source.claim.advantage_lower_bound)} at prior "
+        f"{result.prior:.3g}, trivial {fmt(trivial)}, from "
+        + ("the same claim" if same else adv_source.name)
     )
     line = (
-        f"{subject.name}: [{result.headline(subject)}] — ε at least {eps:.2f}{where} "
-        f"(substitute-one; add/remove-one: {eps / 2:.2f}), {advantage}"
+        f"{subject.name}: [{result.headline(subject)}] — ε at least {fmt(eps, 2)}{where} "
+        f"substitute-one (add/remove-one: {fmt(eps / 2, 2)}); {advantage}"
     )
     ranking = subject.ranking_result()
     e = {} if ranking is None else ranking.scores.estimates
     if "advantage_estimate" in e:
         line += (
-            f"; estimate U_N {e['advantage_estimate']:.3f} [{e['advantage_estimate_low']:.3f}, "
-            f"{e['advantage_estimate_high']:.3f}] (sampling spread only), p = "
+            f"; estimate U_N {fmt(e['advantage_estimate'])} [{fmt(e['advantage_estimate_low'])}, "
+            f"{fmt(e['advantage_estimate_high'])}] (sampling spread only), p = "
             f"{fmt_p(e['p_value'])} for no leak (uncorrected)"
         )
     return line

@@ -209,3 +209,10 @@ def test_label_only_must_be_a_bool(workspace):
             label_only="yes",
             verbose=False,
         )
+
+
+def test_the_model_demo_refuses_label_only(tmp_path, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["audit-model", "--out", str(tmp_path / "o"), "--label-only"])
+    assert info.value.code == 2
+    assert "--label-only need input files" in capsys.readouterr().err

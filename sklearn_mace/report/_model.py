@@ -16,6 +16,11 @@ confidence, the correctness flag and the predicted label and confidence
 * with a ``population`` table and a training recipe, one set of reference models trained
   once (a shared step) and read by the shadow-model attack, LiRA and RMIA.
 
+A model that gives labels only (an ONNX graph without a probability output), or any model
+with ``label_only=True``, is queried through ``predict`` alone: its one analysis is the
+label-only attack (``LABEL_ONLY_ANALYSES``, Choquette-Choo et al. 2021), K = 1, and a note
+names what was skipped.
+
 Every analysis goes through the engine (``_engine.py``): held-out scores certified with
 :func:`~sklearn_mace.metrics.audit_epsilon`, one Bonferroni correction over the model's
 claims, failures isolated (exit code 3), seeds drawn up front.
@@ -206,7 +211,7 @@ def _subject(
 ):
     """One model as a subject: its queries, accuracies and which analyses it gets; a model
     no better than the majority class on its members stops here (unless ``force``)."""
-    if label_only or model.label_only:
+    if label_only or getattr(model, "label_only", False):
         return _label_only_subject(
             name,
             model,

@@ -10,7 +10,9 @@ Three formats, one interface (:class:`AuditedModel`: ``log_proba(frame)`` and ``
   float output identifiable as the probabilities (a name containing "prob", or the
   probability output of an ONNX-ML classifier operator); otherwise the model is refused with
   its outputs listed (name, type, shape). A tensor holds probabilities or raw logits (a torch
-  export), told apart by whether every row is a probability vector.
+  export), told apart by whether every row is a probability vector. A graph with one label
+  output and no float or ZipMap output at all gives labels only (``label_only``): it is
+  queried through :meth:`AuditedModel.predict`, for the label-only attack.
 * **Classes** come from the model, never assumed ``0 .. k-1``: the ZipMap's keys, or the
   ``classlabels_*`` attribute of the classifier (or ZipMap) node the probability output is
   computed from, or those the caller states (``classes=``); a graph naming none gets the

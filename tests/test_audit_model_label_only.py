@@ -7,6 +7,7 @@ through the engine like every analysis, and a note names what was skipped.
 
 import contextlib
 import io
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -16,7 +17,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 
 from sklearn_mace.cli import main
-from sklearn_mace.report import AuditInputError, audit_model, load_model
+from sklearn_mace.report import AuditInputError, AuditInputWarning, audit_model, load_model
 from sklearn_mace.report._model import LABEL_ONLY_ANALYSES, MACE_BAYES
 from sklearn_mace.report._verdict import verdict
 
@@ -216,3 +217,70 @@ def test_the_model_demo_refuses_label_only(tmp_path, capsys):
         main(["audit-model", "--out", str(tmp_path / "o"), "--label-only"])
     assert info.value.code == 2
     assert "--label-only need input files" in capsys.readouterr().err
+
+
+def test_a_classifier_without_predict_proba_is_audited_from_its_labels(workspace):
+    from sklearn.svm import LinearSVC
+
+    X, y = _xy(workspace["members"])
+    svm = LinearSVC(C=0.1, max_iter=2000).fit(X / 16, y)
+    assert not hasattr(svm, "predict_proba")
+    members, non_members = workspace["members"], workspace["non_members"]
+    scaled = [
+        f.assign(**{c: f[c] / 16 for c in f.columns if c != LABEL}) for f in (members, non_members)
+    ]
+    result = audit_model({"svm": svm}, *scaled, label=LABEL, verbose=False)
+    assert result.summary["analysis"].tolist() == [LABEL_ONLY]
+    assert result.summary["status"].tolist() == ["ok"]
+    assert any("it has no predict_proba" in note for note in result.notes)
+
+
+# ----------------------------------------------------------------------------- null cards
+def _null_card(seed, n_features, tail):
+    """A tree trained on rows other than the targets: members and non-members are alike to
+    it, so the truth is zero. Heavy-tailed (Student-t 1.5) or skewed (log-normal) inputs."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    rng = np.random.default_rng(seed)
+    n = 3 * 150
+    X = (
+        rng.standard_t(1.5, (n, n_features))
+        if tail == "t"
+        else rng.lognormal(0, 1, (n, n_features))
+    )
+    y = (X[:, 0] + rng.logistic(size=n) > np.median(X[:, 0])).astype(int)
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(n_features)]).assign(**{LABEL: y})
+    tree = DecisionTreeClassifier(random_state=seed).fit(X[300:], y[300:])
+    with warnings.catch_warnings():  # force_low_accuracy's note, expected here
+        warnings.simplefilter("ignore", AuditInputWarning)
+        result = _null_audit(tree, frame, seed)
+    return verdict(result, result.subjects[0]) == "leak"
+
+
+def _null_audit(tree, frame, seed):
+    return audit_model(
+        {"tree": tree},
+        frame.iloc[:150],
+        frame.iloc[150:300],
+        label=LABEL,
+        label_only=True,
+        random_state=seed,
+        force_low_accuracy=True,  # a null model need not beat the majority on the targets
+        verbose=False,
+    )
+
+
+def _null_reds(n_cards):
+    settings = [(d, tail) for d in (2, 8) for tail in ("t", "lognormal")]
+    return sum(_null_card(seed, *settings[seed % len(settings)]) for seed in range(n_cards))
+
+
+def test_null_cards_are_rarely_red():
+    # at most α = 0.05 of null cards are red; 5 of 24 has chance 0.007 under that rate
+    assert _null_reds(24) <= 4
+
+
+@pytest.mark.slow
+def test_null_cards_are_red_at_most_alpha_of_the_time():
+    # 200 cards at α = 0.05 (measured: 0 of the first 100): more than 17 red has chance 0.013
+    assert _null_reds(200) <= 17

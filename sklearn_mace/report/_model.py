@@ -290,12 +290,12 @@ def _label_only_subject(name, model, *, targets, features, label, m, notes, forc
 
 def _label_only_note(name, model, asked, population):
     """Which analyses a label-only audit skips, and why."""
-    why = (
-        "audited from its predicted labels only (label_only=True, --label-only)"
-        if asked
-        else "gives its predicted labels only (its ONNX graph has a label output and no "
-        "probability output)"
-    )
+    why = "gives its predicted labels only (its ONNX graph has a label output and no "
+    why += "probability output)"
+    if asked:
+        why = "audited from its predicted labels only (label_only=True, --label-only)"
+    elif model.session is None:
+        why = "gives its predicted labels only (it has no predict_proba)"
     shadow = ", ".join(a.name for a in POPULATION_ANALYSES)
     return (
         f"'{name}' {why}: its one claim is the label-only attack's (Choquette-Choo et al. "

@@ -12,7 +12,8 @@ Three formats, one interface (:class:`AuditedModel`: ``log_proba(frame)`` and ``
   its outputs listed (name, type, shape). A tensor holds probabilities or raw logits (a torch
   export), told apart by whether every row is a probability vector. A graph with one label
   output and no float or ZipMap output at all gives labels only (``label_only``): it is
-  queried through :meth:`AuditedModel.predict`, for the label-only attack.
+  queried through :meth:`AuditedModel.predict`, for the label-only attack; so is a
+  scikit-learn classifier without ``predict_proba`` (``LinearSVC``).
 * **Classes** come from the model, never assumed ``0 .. k-1``: the ZipMap's keys, or the
   ``classlabels_*`` attribute of the classifier (or ZipMap) node the probability output is
   computed from, or those the caller states (``classes=``); a graph naming none gets the
@@ -413,10 +414,12 @@ class AuditedModel:
         self.label_only = False
         if estimator is not None:
             _check_classifier(estimator, path)
-            if not hasattr(estimator, "predict_proba") or not hasattr(estimator, "classes_"):
+            # a classifier with predict and no predict_proba (LinearSVC) gives labels only
+            self.label_only = not hasattr(estimator, "predict_proba")
+            if not hasattr(estimator, "classes_") or not hasattr(estimator, "predict"):
                 raise AuditInputError(
                     f"The model in '{path}' is a {type(estimator).__name__}, not a fitted "
-                    "classifier with predict_proba and classes_."
+                    "classifier with predict (or predict_proba) and classes_."
                 )
             self.classes_ = np.asarray(estimator.classes_)
             names = getattr(estimator, "feature_names_in_", None)

@@ -416,7 +416,7 @@ def audit_model(
     >>> from sklearn.datasets import load_iris
     >>> from sklearn.tree import DecisionTreeClassifier
     >>> from sklearn_mace.report import audit_model
-    >>> table = load_iris(as_frame=True).frame.sample(frac=1, random_state=0)
+    >>> table = load_iris(as_frame=True).frame.drop_duplicates().sample(frac=1, random_state=0)
     >>> members, non_members = table.iloc[:75], table.iloc[75:]
     >>> tree = DecisionTreeClassifier(random_state=0).fit(
     ...     members.drop(columns="target"), members["target"])

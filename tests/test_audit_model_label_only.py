@@ -284,3 +284,18 @@ def test_null_cards_are_rarely_red():
 def test_null_cards_are_red_at_most_alpha_of_the_time():
     # 200 cards at α = 0.05 (measured: 0 of the first 100): more than 17 red has chance 0.013
     assert _null_reds(200) <= 17
+
+
+def test_with_a_population_the_shadow_attacks_are_skipped_and_said_so(workspace):
+    result = audit_model(
+        {"forest": workspace["forest"]},
+        workspace["members"],
+        workspace["non_members"],
+        label=LABEL,
+        population=workspace["others"],
+        label_only=True,
+        verbose=False,
+    )
+    assert result.summary["analysis"].tolist() == [LABEL_ONLY]  # no reference model trained
+    (note,) = [n for n in result.notes if "label_only=True" in n]
+    assert "LiRA" in note and "RMIA" in note and "CBTTA and MACE" in note

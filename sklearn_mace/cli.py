@@ -435,6 +435,13 @@ def _model_output_options(group):
         "rate (default: exit 2, 'the model does not predict these labels')",
     )
     group.add_argument(
+        "--label-only",
+        action="store_true",
+        help="query the models for their predicted labels only: the label-only attack "
+        "(Choquette-Choo et al. 2021) is then each model's one claim (an ONNX model with a "
+        "label output and no probability output is audited so anyway)",
+    )
+    group.add_argument(
         "--max-skops-size",
         metavar="SIZE",
         type=_byte_size,
@@ -725,6 +732,7 @@ def _run_model_demo(args):
     defaults = {**CLAIM_DEFAULTS, **TABLE_DEFAULTS, "shadow_estimator": None, "columns": None}
     defaults.update(drop_unmatched_labels=False, allow_missing=False, reference_models=16)
     defaults.update(probability_output=None, classes=None, force_low_accuracy=False)
+    defaults["label_only"] = False
     defaults["max_skops_size"] = None
     _demo_options_refused(args, defaults | {"trust_pickle": False}, "audit-model")
     _checked_out(args, MODEL_OUT, folders=DEMO_FOLDERS, files=(*OWN_FILES, *DEMO_FILES))
@@ -798,6 +806,7 @@ def run_audit_model(args):
             drop_unmatched_labels=args.drop_unmatched_labels,
             allow_missing=args.allow_missing,
             force_low_accuracy=args.force_low_accuracy,
+            label_only=args.label_only,
             **_claim_kwargs(args),
         )
         result.notes[:0] = _reading_notes(tables)

@@ -16,6 +16,11 @@ confidence, the correctness flag and the predicted label and confidence
 * with a ``population`` table and a training recipe, one set of reference models trained
   once (a shared step) and read by the shadow-model attack, LiRA and RMIA.
 
+A model that gives labels only (an ONNX graph without a probability output), or any model
+with ``label_only=True``, is queried through ``predict`` alone: its one analysis is the
+label-only attack (``LABEL_ONLY_ANALYSES``, Choquette-Choo et al. 2021), K = 1, and a note
+names what was skipped.
+
 Every analysis goes through the engine (``_engine.py``): held-out scores certified with
 :func:`~sklearn_mace.metrics.audit_epsilon`, one Bonferroni correction over the model's
 claims, failures isolated (exit code 3), seeds drawn up front.
@@ -34,6 +39,7 @@ from ._model_attacks import (
     REFERENCE_MODELS,
     btta_scores,
     cbtta_scores,
+    label_only_scores,
     lira_scores,
     reference_models,
     rmia_offline_scores,
@@ -54,6 +60,7 @@ from ._verdict import check_margin
 
 __all__ = [
     "ANALYSES",
+    "LABEL_ONLY_ANALYSES",
     "ONE_MODEL_ANALYSES",
     "POPULATION_ANALYSES",
     "REFERENCE_STEP",
@@ -83,7 +90,15 @@ POPULATION_ANALYSES = [
 ]
 #: with one reference model (on the population alone): RMIA offline instead of the three
 ONE_MODEL_ANALYSES = [Analysis(RMIA_OFFLINE_NAME, rmia_offline_scores, needs=(REFERENCE,))]
+#: the analyses of a model that gives labels only (or audited with label_only=True)
+LABEL_ONLY_ANALYSES = [Analysis("Label-only attack (Choquette-Choo)", label_only_scores)]
 RECORD_QUERIES = ("loss", "true_label_confidence", "correct")
+LABEL_ONLY_READING = (
+    "<li>The <b>label-only attack</b> (Choquette-Choo et al. 2021) reads only the predicted "
+    "labels: a record scores 1 when the model labels it right, plus the share of noisy copies "
+    "of it still labelled right — training records lie farther from the decision "
+    "boundary.</li>"
+)
 
 
 class ModelAudit(AuditEngine):
@@ -99,7 +114,9 @@ class ModelAudit(AuditEngine):
 
     def shared_steps(self, subject):
         """MACE fitted on the per-record loss; the reference models when a population and a
-        recipe exist (trained once, read by every shadow attack)."""
+        recipe exist (trained once, read by every shadow attack). None for labels only."""
+        if subject.inputs["label_only"]:
+            return []
         steps = [mace_fit_step(MACE_FIT, "loss")]
         if subject.inputs["population_analyses"]:
             steps.append(REFERENCE_STEP)
@@ -107,7 +124,10 @@ class ModelAudit(AuditEngine):
 
     def analyses(self, subject):
         """``ANALYSES``, and the shadow attacks when a population and a recipe exist (RMIA
-        offline alone with one reference model)."""
+        offline alone with one reference model); the label-only attack alone for a model
+        that gives labels only."""
+        if subject.inputs["label_only"]:
+            return list(LABEL_ONLY_ANALYSES)
         names = subject.inputs["population_analyses"]
         optional = [*POPULATION_ANALYSES, *ONE_MODEL_ANALYSES]
         return [*ANALYSES, *(a for a in optional if a.name in names)]
@@ -126,8 +146,17 @@ class ModelAudit(AuditEngine):
         """Each target's label and what the model says of it (loss, confidence, correct)."""
         queries = subject.inputs["queries"]
         columns = {subject.inputs["label"]: self.inputs["labels"]}
+        if subject.inputs["label_only"]:
+            return columns | {c: queries[c].to_numpy() for c in ("predicted_label", "correct")}
         columns.update({c: queries[c].to_numpy() for c in RECORD_QUERIES})
         return columns
+
+    def run_subject(self, subject, progress):
+        """The engine's run; a label-only model's records are ranked by its one attack."""
+        result = super().run_subject(subject, progress)
+        if subject.inputs["label_only"]:
+            result.ranking = LABEL_ONLY_ANALYSES[0].name
+        return result
 
 
 def _population_analyses(name, model, recipe, population, index, n_models, notes):
@@ -166,10 +195,35 @@ def _population_analyses(name, model, recipe, population, index, n_models, notes
 
 
 def _subject(
-    name, model, *, targets, features, label, population, recipes, m, n_models, notes, force
+    name,
+    model,
+    *,
+    targets,
+    features,
+    label,
+    population,
+    recipes,
+    m,
+    n_models,
+    notes,
+    force,
+    label_only=False,
 ):
     """One model as a subject: its queries, accuracies and which analyses it gets; a model
     no better than the majority class on its members stops here (unless ``force``)."""
+    if label_only or getattr(model, "label_only", False):
+        return _label_only_subject(
+            name,
+            model,
+            targets=targets,
+            features=features,
+            label=label,
+            m=m,
+            notes=notes,
+            force=force,
+            population=population,
+            asked=label_only,
+        )
     inputs = model.input_columns(features)
     labels = targets[label].to_numpy()
     queries, index = model_queries(model, targets[inputs], labels)
@@ -201,7 +255,55 @@ def _subject(
             "recipe": recipe,
             "population_index": pop_index,
             "population_analyses": shadow,
+            "label_only": False,
         },
+    )
+
+
+def _label_only_subject(name, model, *, targets, features, label, m, notes, force, **why):
+    """A model queried for its predicted labels only: the label-only attack is its one
+    analysis (so ``K = 1``), and a note says which analyses were skipped and why."""
+    inputs = model.input_columns(features)
+    labels = targets[label].to_numpy()
+    index = label_index(model.classes_, labels)
+    predicted = label_index(model.classes_, model.predict(targets[inputs]))
+    correct = ((predicted == index) & (index >= 0)).astype(float)
+    low = check_train_accuracy(name, correct[m == 1], labels[m == 1], force=force)
+    notes.extend([low] if low else [])
+    notes.append(_label_only_note(name, model, why["asked"], why["population"] is not None))
+    queries = pd.DataFrame({"predicted_label": predicted.astype(float), "correct": correct})
+    return Subject(
+        name,
+        {
+            "model": model,
+            "columns": inputs,
+            "label": label,
+            "queries": queries,
+            "index": index,
+            "accuracy": (float(correct[m == 1].mean()), float(correct[m == 0].mean())),
+            "recipe": None,
+            "population_analyses": (),
+            "label_only": True,
+        },
+    )
+
+
+def _label_only_note(name, model, asked, population):
+    """Which analyses a label-only audit skips, and why."""
+    why = "gives its predicted labels only (its ONNX graph has a label output and no "
+    why += "probability output)"
+    if asked:
+        why = "audited from its predicted labels only (label_only=True, --label-only)"
+    elif model.session is None:
+        why = "gives its predicted labels only (it has no predict_proba)"
+    shadow = ", ".join(a.name for a in POPULATION_ANALYSES)
+    return (
+        f"'{name}' {why}: its one claim is the label-only attack's (Choquette-Choo et al. "
+        "2021; how often the predicted label survives noise). Skipped: CBTTA and MACE, which "
+        "need the model's confidences or losses"
+        + (f"; {shadow}, which need its probabilities" if population else "")
+        + "; BTTA, whose correctness flag is the first term of the label-only score (a "
+        "second claim on it would only widen the correction)."
     )
 
 
@@ -226,6 +328,7 @@ def audit_model(
     drop_unmatched_labels=False,
     allow_missing=False,
     force_low_accuracy=False,
+    label_only=False,
     verbose=True,
 ):
     """Audit one or more trained classifiers for membership leakage.
@@ -295,6 +398,11 @@ def audit_model(
         ("the model does not predict these labels — wrong output, label coding or column
         order?"): its card would be green because it was queried wrongly
         (:func:`~sklearn_mace.report._model_queries.check_train_accuracy`).
+    label_only : bool, default=False
+        Query every model for its predicted labels only: its one claim is then
+        :class:`~sklearn_mace.attacks.LabelOnlyAttack`'s (Choquette-Choo et al. 2021), and a
+        note names the analyses skipped. A model that gives labels only (an ONNX graph with
+        a label output and no probability output) is audited so whatever this says.
     verbose : bool, default=True
         A progress bar on stderr.
 
@@ -322,6 +430,8 @@ def audit_model(
     True
     """
     check_options(confidence=confidence, prior=prior, delta=delta, claimed_epsilon=claimed_epsilon)
+    if not isinstance(label_only, (bool, np.bool_)):
+        raise ValueError(f"label_only must be True or False; got {label_only!r}.")
     claimed = (float(claimed_epsilon), check_margin(bounded_margin))
     _check_reference_models(n_reference_models)
     models = as_audited_models(models)
@@ -336,6 +446,7 @@ def audit_model(
     context = dict(targets=targets_frame, label=label, population=population, notes=notes)
     context.update(m=targets.membership, recipes=dict(shadow_estimators or {}))
     context.update(n_models=int(n_reference_models), force=bool(force_low_accuracy))
+    context.update(label_only=bool(label_only))
     subjects = [
         _subject(name, model, **context, features=model_columns[name])
         for name, model in models.items()
@@ -375,7 +486,8 @@ def _reference_notes(subjects, population):
     """Each model's shared reference models: how many, which split, what cost; without a
     population, which analyses did not run and what runs them (:func:`_no_population_note`)."""
     if population is None:
-        return [_no_population_note(subjects)]
+        full = [s for s in subjects if not s.inputs["label_only"]]
+        return [_no_population_note(full)] if full else []
     return [
         f"'{subject.name}': {subject.shared[REFERENCE].describe()}."
         for subject in subjects
@@ -407,8 +519,6 @@ def _no_population_note(subjects):
 
 
 def _result(results, engine, tables, features, label, notes, claimed):
-    from ._model_view import ModelPresentation
-
     return AuditResult(
         kind="model",
         subjects=results,
@@ -420,5 +530,38 @@ def _result(results, engine, tables, features, label, notes, claimed):
         n_rows={name: len(frame) for name, frame in tables.items()},
         inputs={"label": label, "feature_names": features},
         notes=notes + failure_notes(results),
-        presentation=ModelPresentation(),
+        presentation=_presentation(results),
     )
+
+
+def _presentation(results):
+    """The model report's presentation; with label-only models, one that draws no loss
+    histogram for them and exposes their predicted label instead of a loss."""
+    from ._figures import figure_file
+    from ._model_view import ModelPresentation, loss_figure
+
+    labels_only = {r.name for r in results if "loss" not in r.record_columns}
+    if not labels_only:
+        return ModelPresentation()
+
+    class LabelOnlyPresentation(ModelPresentation):
+        exposed_columns = (
+            ("predicted_label", "correct")
+            if len(labels_only) == len(results)
+            else ModelPresentation.exposed_columns
+        )
+
+        def figures(self, result):
+            return {
+                figure_file("loss", result, s): (
+                    loss_figure(result, s),
+                    f"Distribution of the per-record loss of model '{s.name}' (log scale).",
+                )
+                for s in result.subjects
+                if s.name not in labels_only
+            }
+
+        def how_to_read(self, result):
+            return [*super().how_to_read(result), LABEL_ONLY_READING]
+
+    return LabelOnlyPresentation()

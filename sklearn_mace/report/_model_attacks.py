@@ -9,7 +9,11 @@
   shadow-model attack (Shokri et al. 2017), LiRA (Carlini et al. 2022,
   :class:`~sklearn_mace.attacks.LiRAAttack`) and RMIA (Zarifzadeh et al. 2024,
   :class:`~sklearn_mace.attacks.RMIAAttack`). With one reference model (``K = 1``) it is
-  trained on a random half of the population alone and only RMIA runs, offline.
+  trained on a random half of the population alone and only RMIA runs, offline;
+* for a model that gives labels only, the label-only attack (Choquette-Choo et al. 2021,
+  :class:`~sklearn_mace.attacks.LabelOnlyAttack`): how often the predicted label survives
+  noise. Its score of a record comes from the model's labels alone, never from a membership
+  label, so it is held out by construction.
 """
 
 import time
@@ -22,7 +26,14 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_predict
 from sklearn.neural_network import MLPClassifier
 
-from ..attacks import BTTAttack, LiRAAttack, RMIAAttack, ShadowModelAttack, ShadowModels
+from ..attacks import (
+    BTTAttack,
+    LabelOnlyAttack,
+    LiRAAttack,
+    RMIAAttack,
+    ShadowModelAttack,
+    ShadowModels,
+)
 from ..attacks._reference import MIN_POPULATION
 from ._engine import Scores
 from ._model_io import IndexedClassifier
@@ -32,6 +43,7 @@ __all__ = [
     "ReferenceSet",
     "btta_scores",
     "cbtta_scores",
+    "label_only_scores",
     "lira_scores",
     "reference_models",
     "rmia_offline_scores",
@@ -255,3 +267,24 @@ def rmia_offline_scores(engine, subject, seed):
         f"a = {attack.offline_a}, gamma = 1"
     )
     return Scores(score=score, detail=detail)
+
+
+def label_only_scores(engine, subject, seed):
+    """Choquette-Choo et al.'s label-only attack (ICML 2021, §4 gap and §5 boundary
+    distance by random noise): ``1[f(x) = y]`` plus the fraction of noisy copies of ``x``
+    (0.25, 0.5 and 1 standard deviation of each input column, 16 copies each) still labelled
+    ``y``. Only ``predict`` is called; the membership labels set the attack's cut
+    (``offset_``) and nothing else, and the cut is not used: ``score_samples`` is the same
+    whatever the membership labels, so every score is held out by construction."""
+    columns = subject.inputs["columns"]
+    frame = engine.inputs["targets"]
+    records = np.column_stack([frame[columns].to_numpy(dtype=float), subject.inputs["index"]])
+    target = IndexedClassifier(subject.inputs["model"], columns)
+    attack = LabelOnlyAttack(target, random_state=seed)
+    attack.fit(records, engine.targets.membership)
+    levels = ", ".join(f"{s:g}" for s in attack.noise)
+    detail = (
+        f"labels only: {attack.n_queries} noisy copies per record at {levels} standard "
+        f"deviations ({len(records) * (1 + attack.n_queries * len(attack.noise))} queries)"
+    )
+    return Scores(score=attack.score_samples(records), detail=detail)

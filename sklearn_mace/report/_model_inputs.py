@@ -357,6 +357,11 @@ def label_indices(labels, classes):
 def _classes(model, frame, labels):
     """The model's classes; an ONNX model names them (or has them fixed from the labels,
     :meth:`AuditedModel.resolve_classes`) only once it has run, here on one record."""
+    if getattr(model, "label_only", False):  # labels only: compared by value, any order
+        if model.classes_ is None:
+            n_labels = len({k for k in map(label_key, np.asarray(labels, dtype=object)) if k})
+            model.resolve_classes(n_labels, labels)
+        return model.classes_
     if model.classes_ is None or model.session is not None:
         log_proba = model.log_proba(frame.iloc[:1])
         model.resolve_classes(log_proba.shape[1], labels)

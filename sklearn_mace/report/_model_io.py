@@ -10,7 +10,10 @@ Three formats, one interface (:class:`AuditedModel`: ``log_proba(frame)`` and ``
   float output identifiable as the probabilities (a name containing "prob", or the
   probability output of an ONNX-ML classifier operator); otherwise the model is refused with
   its outputs listed (name, type, shape). A tensor holds probabilities or raw logits (a torch
-  export), told apart by whether every row is a probability vector.
+  export), told apart by whether every row is a probability vector. A graph with one label
+  output and no float or ZipMap output at all gives labels only (``label_only``): it is
+  queried through :meth:`AuditedModel.predict`, for the label-only attack; so is a
+  scikit-learn classifier without ``predict_proba`` (``LinearSVC``).
 * **Classes** come from the model, never assumed ``0 .. k-1``: the ZipMap's keys, or the
   ``classlabels_*`` attribute of the classifier (or ZipMap) node the probability output is
   computed from, or those the caller states (``classes=``); a graph naming none gets the
@@ -47,7 +50,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin, is_classifier, is_regressor
 
 from ._io import AuditInputError, AuditInputWarning
-from ._model_inputs import label_key
+from ._model_inputs import label_indices, label_key
 from ._skops_policy import check_estimator_writes, check_skops_archive, check_skops_types
 
 __all__ = [
@@ -406,12 +409,17 @@ class AuditedModel:
         self.classes_, self.feature_names_in_, self.n_features_in_ = None, None, None
         self.classes_source = "the model's classes_"  # where classes_ came from, for notes
         self._output_kind = None  # ONNX: "zipmap", "proba" or "logits", fixed on first use
+        # True when the model gives its predicted labels only (an ONNX graph with a label
+        # output and no probability output): only the label-only attack can query it
+        self.label_only = False
         if estimator is not None:
             _check_classifier(estimator, path)
-            if not hasattr(estimator, "predict_proba") or not hasattr(estimator, "classes_"):
+            # a classifier with predict and no predict_proba (LinearSVC) gives labels only
+            self.label_only = not hasattr(estimator, "predict_proba")
+            if not hasattr(estimator, "classes_") or not hasattr(estimator, "predict"):
                 raise AuditInputError(
                     f"The model in '{path}' is a {type(estimator).__name__}, not a fitted "
-                    "classifier with predict_proba and classes_."
+                    "classifier with predict (or predict_proba) and classes_."
                 )
             self.classes_ = np.asarray(estimator.classes_)
             names = getattr(estimator, "feature_names_in_", None)
@@ -438,13 +446,20 @@ class AuditedModel:
             width = shape[-1] if len(shape) == 2 else None
             self.n_features_in_ = width if isinstance(width, int) else None
         outputs = self.session.get_outputs()
-        chosen = probability_output(outputs, graph=graph, wanted=wanted, path=self.path)
-        self._proba_output = chosen.name
-        self._set_onnx_classes(onnx_class_labels(graph, chosen.name), classes)
         labels = [
             o for o in outputs if o.type.startswith("tensor(int") or o.type == "tensor(string)"
         ]
         self._label_output = labels[0].name if labels else None
+        scores = [
+            o for o in outputs if o.type.startswith("seq(map(") or o.type in ONNX_FLOAT_TENSORS
+        ]
+        if wanted is None and not scores and len(labels) == 1:  # labels only: LabelOnlyAttack
+            self.label_only, self._proba_output = True, None
+            self._set_onnx_classes(onnx_class_labels(graph, labels[0].name), classes)
+            return
+        chosen = probability_output(outputs, graph=graph, wanted=wanted, path=self.path)
+        self._proba_output = chosen.name
+        self._set_onnx_classes(onnx_class_labels(graph, chosen.name), classes)
 
     def _set_onnx_classes(self, named, given):
         """``classes_`` from the graph's class labels or the caller's ``classes``."""
@@ -560,6 +575,35 @@ class AuditedModel:
         # probabilities in [0, 1]: a float32 export's 1.0000001 would give a negative loss
         return np.clip(logp, _LOG_FLOOR, 0.0)
 
+    def predict(self, frame):
+        """The predicted label of each record (an ONNX model's label output, or the
+        estimator's ``predict``): all the label-only attack reads.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            The model's input columns.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+        """
+        if self.session is not None:
+            if self._label_output is None:
+                return self.classes_[np.argmax(self.log_proba(frame), axis=1)]
+            try:
+                out = self.session.run([self._label_output], self._onnx_feed(frame))[0]
+            except Exception as exc:  # onnxruntime raises its own exception types
+                raise AuditInputError(f"The ONNX model '{self.path}' failed to run: {exc}") from exc
+            return np.asarray(out).ravel()
+        X = frame if self.feature_names_in_ is not None else self._array(frame)
+        try:
+            return np.asarray(self.estimator.predict(X)).ravel()
+        except (ValueError, TypeError, RuntimeError) as exc:
+            raise AuditInputError(
+                f"The model '{self.name}' cannot label the records: {exc}"
+            ) from exc
+
     def _array(self, frame):
         """The records as an array, in the dtype of a torch module's parameters (a skorch
         net's float32 weights refuse float64 inputs)."""
@@ -668,6 +712,13 @@ class IndexedClassifier(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X):
         frame = pd.DataFrame(np.asarray(X), columns=self.columns)
         return np.exp(self.model.log_proba(frame))
+
+    def predict(self, X):
+        """The index of each predicted label among the model's classes (-1: none of them),
+        from the model's labels alone (what :class:`~sklearn_mace.attacks.LabelOnlyAttack`
+        queries)."""
+        frame = pd.DataFrame(np.asarray(X), columns=self.columns)
+        return label_indices(self.model.predict(frame), self.model.classes_)
 
 
 def load_model(

@@ -257,7 +257,7 @@ def test_disclosure_risks_are_reported_for_every_release(halfcopy):
     written = pd.read_csv(paths["disclosure"])
     assert len(written) == len(disclosure) == 16
     page = paths["report"].read_text(encoding="utf-8")
-    assert "Beyond membership: attribute inference and linkability" in page
+    assert "Beyond membership: attribute inference, linkability and singling out" in page
 
 
 def test_perfect_copy_is_maximally_leaky_and_a_holdout_copy_is_named():

@@ -193,9 +193,9 @@ def test_the_report_and_the_summary_show_the_comparisons(tmp_path):
     page = paths["report"].read_text(encoding="utf-8")
     assert "Comparisons of the subjects" in page
     assert "&#x27;release 2&#x27; leaks less than &#x27;release 1&#x27;" in page
-    assert "These 1 tests are a family of their own" in page
+    assert "This test is a family of its own" in page  # one test: singular
     printed = io.StringIO()
     print_summary(result, paths, file=printed)
     text = printed.getvalue()
-    assert "comparisons: 1 paired tests of held-out advantages" in text
+    assert "comparisons: 1 paired test of held-out advantages" in text
     assert "'release 2' leaks less than 'release 1' (Bayes rule" in text

@@ -184,16 +184,20 @@ def comparisons_section(result, comparisons):
     not_compared = (
         f" Not compared (an analysis failed): {html.escape('; '.join(skipped))}." if skipped else ""
     )
+    records = "target records" if getattr(result.presentation, "record_targets", True) else "runs"
+    tests = "This test is a family of its own" if k == 1 else f"These {k} tests are a family"
+    tests += "" if k == 1 else " of their own"
+    intervals = "The interval holds" if k == 1 else f"The {k} intervals hold together"
     return f"""<h2>Comparisons of the {noun}s</h2>
 {table(shown, text_columns=tuple(c for c in shown.columns if not c.startswith("advantage")))}
-<p class="muted">Every {noun} is scored on the same target records, so two of them are
-compared record by record: for each analysis whose certified rule is fixed in advance, the
+<p class="muted">Every {noun} is scored on the same {records}, so two of them are
+compared one by one: for each analysis whose certified rule is fixed in advance, the
 difference of the held-out advantages at prior {fmt(result.prior)} of the two rules the cards
 certify (McNemar's exact test, weighted; its p-value assumes that, under "no difference", the
-two rules have the same TPR and TNR). These {k} tests are a family of their own, apart from
+two rules have the same TPR and TNR). {tests}, apart from
 the cards' claims: p (Holm) is adjusted over all of them, and a {noun} is said to leak less
 only where p (Holm) ≤ {1 - result.confidence:.2g} (familywise {result.confidence:.0%}); "no
-difference shown" is not a proof that they leak alike. The {k} intervals hold together at
+difference shown" is not a proof that they leak alike. {intervals} at
 {result.confidence:.0%} (each at {level:.2%}, Bonferroni). This compares the two audited
 rules, not the {noun}s' optimal advantages, which no audit bounds from above. Analyses whose
 threshold is chosen on a random half of the targets are not compared (each {noun}'s half is
@@ -206,7 +210,8 @@ def comparison_lines(result, comparisons):
         return []
     found = comparisons[comparisons["reading"] != "no difference shown"]
     lines = [
-        f"comparisons: {len(comparisons)} paired tests of held-out advantages (Holm, "
+        f"comparisons: {len(comparisons)} paired test{'' if len(comparisons) == 1 else 's'} "
+        "of held-out advantages (Holm, "
         f"familywise {result.confidence:.0%}): {len(found)} difference(s) shown "
         "(comparisons.csv)"
     ]

@@ -227,14 +227,7 @@ def _subject(
     inputs = model.input_columns(features)
     labels = targets[label].to_numpy()
     queries, index = model_queries(model, targets[inputs], labels)
-    if np.any(index < 0):
-        notes.append(
-            f"'{name}': {np.sum(index < 0)} true labels are not among the model's classes; "
-            "they count as misclassified with the lowest probability the model gives."
-        )
-    correct = queries["correct"].to_numpy()
-    low = check_train_accuracy(name, correct[m == 1], labels[m == 1], force=force)
-    notes.extend([low] if low else [])
+    correct = _checked_accuracy(name, queries, index, labels, m, notes=notes, force=force)
     recipe = recipes.get(name, recipes.get(""))
     recipe = model.estimator if recipe is None else recipe
     pop_index = None
@@ -258,6 +251,20 @@ def _subject(
             "label_only": False,
         },
     )
+
+
+def _checked_accuracy(name, queries, index, labels, m, *, notes, force):
+    """Which targets the model labels right; a note on true labels it lacks, and the
+    train-accuracy gate (a model no better than the majority class on its members)."""
+    if np.any(index < 0):
+        notes.append(
+            f"'{name}': {np.sum(index < 0)} true labels are not among the model's classes; "
+            "they count as misclassified with the lowest probability the model gives."
+        )
+    correct = queries["correct"].to_numpy()
+    low = check_train_accuracy(name, correct[m == 1], labels[m == 1], force=force)
+    notes.extend([low] if low else [])
+    return correct
 
 
 def _label_only_subject(name, model, *, targets, features, label, m, notes, force, **why):
@@ -430,10 +437,8 @@ def audit_model(
     True
     """
     check_options(confidence=confidence, prior=prior, delta=delta, claimed_epsilon=claimed_epsilon)
-    if not isinstance(label_only, (bool, np.bool_)):
-        raise ValueError(f"label_only must be True or False; got {label_only!r}.")
     claimed = (float(claimed_epsilon), check_margin(bounded_margin))
-    _check_reference_models(n_reference_models)
+    _check_reference_models(n_reference_models, label_only)
     models = as_audited_models(models)
     tables, features = check_model_tables(members, non_members, population, label, columns)
     options = dict(drop_unmatched=drop_unmatched_labels, allow_missing=allow_missing)
@@ -469,7 +474,10 @@ def audit_model(
     return _result(results, engine, tables, features, label, notes, claimed)
 
 
-def _check_reference_models(n_reference_models):
+def _check_reference_models(n_reference_models, label_only):
+    """``n_reference_models`` and ``label_only``, or a ``ValueError`` naming them."""
+    if not isinstance(label_only, (bool, np.bool_)):
+        raise ValueError(f"label_only must be True or False; got {label_only!r}.")
     if (
         isinstance(n_reference_models, bool)
         or not isinstance(n_reference_models, numbers.Integral)

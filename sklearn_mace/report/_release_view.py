@@ -193,11 +193,13 @@ def _disclosure_section(result, disclosure):
             "risk": "risk [interval]",
         }
     )
-    return f"""<h2>Beyond membership: attribute inference and linkability</h2>
+    return f"""<h2>Beyond membership: attribute inference, linkability and singling out</h2>
 {table(shown, text_columns=("release", "analysis", "target", "risk [interval]"))}
 <p class="muted">Attribute inference: an attacker who knows a member's other columns guesses
-the target column from its nearest release row (numbers within 5 %); linkability: the two
-halves of a member's columns are linked when their nearest release rows coincide. Both are
+the target column from its nearest release row (numbers within 5 %; the pooled row attacks
+one random column per record); linkability: the two halves of a member's columns are linked
+when their sets of nearest release rows (ties kept) share a row; singling out: predicates
+built from the release that isolate one of its rows, tried on members and controls. All are
 compared with the same attack on control records (population rows the generator never saw;
 at most {MAX_DISCLOSURE_RECORDS} of each, drawn at random):
 risk = (attack − control) / (1 − control), as in anonymeter (Giomi et al. 2023), with an

@@ -931,7 +931,14 @@ def _algorithm_options(sub):
         default=ALGORITHM_OUT,
         help=f"output folder (default: {ALGORITHM_OUT}); nothing is written elsewhere",
     )
-    sub.add_argument("--random-state", type=_random_state, default=0, help=RANDOM_STATE_HELP)
+    sub.add_argument(
+        "--random-state",
+        type=_random_state,
+        default=0,
+        help="the base of every random choice (targets, runs' data and seeds, the attack's "
+        "split of the runs): the same inputs and --random-state give the same report "
+        "(default: 0)",
+    )
     sub.add_argument("--quiet", action="store_true", help=QUIET_HELP)
 
 

@@ -34,6 +34,10 @@ RANDOM_STATE_HELP = (
     "the base of every random choice (reference split, folds, seeds): the same inputs and "
     "--random-state give the same report (default: 0)"
 )
+ALGORITHM_RANDOM_STATE_HELP = (
+    "the base of every random choice (targets, the runs' data and seeds, the attack's split "
+    "of the runs): the same inputs and --random-state give the same report (default: 0)"
+)
 QUIET_HELP = (
     "no progress bars, and no count of the warnings of NumPy, scikit-learn and other code on "
     "the terminal (they are listed in the report's notes either way)"
@@ -932,12 +936,7 @@ def _algorithm_options(sub):
         help=f"output folder (default: {ALGORITHM_OUT}); nothing is written elsewhere",
     )
     sub.add_argument(
-        "--random-state",
-        type=_random_state,
-        default=0,
-        help="the base of every random choice (targets, runs' data and seeds, the attack's "
-        "split of the runs): the same inputs and --random-state give the same report "
-        "(default: 0)",
+        "--random-state", type=_random_state, default=0, help=ALGORITHM_RANDOM_STATE_HELP
     )
     sub.add_argument("--quiet", action="store_true", help=QUIET_HELP)
 

@@ -46,17 +46,22 @@ lint: $(STAMP)
 # fewer shadow models, smaller grids), so that CI's docs build fits its budget (about 10 min on
 # 2 cores); `make docs-full` runs them at full size, `make docs-noplot` does not run them.
 SPHINXBUILD := $(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
+# every page loads its scripts and stylesheets from the site, never from the network
+CHECK_OFFLINE := $(BIN)/python docs/check_offline.py docs/_build/html
 docs: $(STAMP)
 	SKLEARN_MACE_EXAMPLES_QUICK=1 PYTHONPATH=$(CURDIR) $(SPHINXBUILD)
+	$(CHECK_OFFLINE)
 
 # sphinx-gallery reruns an example only when its source changed: docs-full drops the
 # reduced runs' outputs first
 docs-full: $(STAMP)
 	rm -rf docs/auto_examples
 	SKLEARN_MACE_EXAMPLES_QUICK=0 PYTHONPATH=$(CURDIR) $(SPHINXBUILD)
+	$(CHECK_OFFLINE)
 
 docs-noplot: $(STAMP)
 	SKLEARN_MACE_DOCS_PLOT_GALLERY=0 PYTHONPATH=$(CURDIR) $(SPHINXBUILD)
+	$(CHECK_OFFLINE)
 
 clean:
 	rm -rf $(VENV) mace-output *.egg-info docs/_build docs/auto_examples docs/generated

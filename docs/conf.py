@@ -79,7 +79,8 @@ sphinx_gallery_conf = {
     "abort_on_example_error": False,
     "only_warn_on_example_error": False,
     "show_memory": False,
-    "write_computation_times": True,
+    # the execution-times page loads jQuery and DataTables from CDNs: the site stays offline
+    "write_computation_times": False,
 }
 
 # -- HTML ------------------------------------------------------------------------------------

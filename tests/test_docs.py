@@ -223,7 +223,10 @@ def test_the_readme_links_the_card_page():
 
 # --- formulas offline (issue #27): MathJax is served by the site, never by a CDN ------------
 
-_REMOTE = re.compile(r"""<(?:script|link)\b[^>]*\b(?:src|href)\s*=\s*["']((?:https?:)?//[^"']*)""")
+_CHECK = importlib.util.spec_from_file_location("check_offline", DOCS / "check_offline.py")
+check_offline = importlib.util.module_from_spec(_CHECK)
+_CHECK.loader.exec_module(check_offline)  # the check `make docs` runs on the whole site
+_REMOTE = check_offline.REMOTE
 _FORMULA_PAGE = r"""Formulas
 ========
 
@@ -270,14 +273,22 @@ def test_built_pages_reference_no_remote_script(tmp_path):
     assert build_main(["-q", "-W", "-b", "html", str(source), str(out)]) == 0
     pages = sorted(out.rglob("*.html"))
     assert pages
-    remote = {page.name: _REMOTE.findall(page.read_text("utf-8")) for page in pages}
-    assert not any(remote.values()), remote
+    assert check_offline.remote_references(out) == {}
+    assert check_offline.main([str(out)]) == 0
     index = (out / "index.html").read_text("utf-8")
     assert 'src="_static/mathjax/tex-chtml.js' in index  # MathJax itself, from the site
     assert (out / "_static" / "mathjax" / "tex-chtml.js").is_file()
     # its CommonHTML fonts sit where tex-chtml.js looks for them, beside it
     assert list((out / "_static" / "mathjax" / "output" / "chtml" / "fonts").rglob("*.woff"))
     assert r"\mathrm{Adv}_p" in index  # the TeX is there for MathJax to typeset
+
+
+def test_the_site_check_fails_on_a_page_that_loads_from_the_network(tmp_path, capsys):
+    page = '<script src="https://code.jquery.com/jquery-3.7.0.js"></script>'
+    (tmp_path / "sg_execution_times.html").write_text(page, encoding="utf-8")
+    assert check_offline.main([str(tmp_path)]) == 1
+    assert "code.jquery.com" in capsys.readouterr().err
+    assert check_offline.main([str(tmp_path / "nothing")]) == 1  # no page: not a pass
 
 
 def test_remote_pattern_finds_cdn_scripts():

@@ -593,7 +593,9 @@ def _checked_out(args, default, **layout):
     """--out, checked before any work: writable, holding no input file and no link."""
     from .report._output import check_output_dir
 
-    return check_output_dir(args.out or default, inputs=_input_files(args), **layout)
+    return check_output_dir(
+        args.out or default, option="--out", inputs=_input_files(args), **layout
+    )
 
 
 def _audited(args, compute):

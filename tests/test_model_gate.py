@@ -160,6 +160,10 @@ def test_the_cli_exits_2_listing_the_outputs_and_audits_the_named_one(two_output
     # embedding taken in their place gave train accuracy 0.07 and a green card)
     assert (summary["train_accuracy"] == 1.0).all() and (summary["test_accuracy"] < 0.8).all()
     assert summary["epsilon_lower_bound"].max() > 0.0, summary
+    # where the classes came from is said, in summary.csv and on the card
+    assert (summary["classes_from"] == "the class labels of the ONNX graph").all()
+    page = (tmp_path / "b" / "report.html").read_text(encoding="utf-8")
+    assert "classes from the class labels of the ONNX graph" in page
 
 
 # ------------------------------------------------------------------ 2. classes from the model

@@ -557,8 +557,8 @@ def audit_algorithm_one_run(
     n_train = DEMO_TRAIN_SIZE if population is None else int(round(0.5 * (len(X) - n_canaries)))
     if not 10 <= n_canaries <= len(X) - 2:
         raise AuditInputError(
-            f"--canaries {n_canaries} must be between 10 and the population's size minus 2 "
-            f"({len(X) - 2})."
+            f"n_canaries={n_canaries} (--canaries) must be between 10 and the population's "
+            f"size minus 2 ({len(X) - 2})."
         )
     calibration = stated.epsilons[0] if stated.kind in ("pure", "approximate") else claimed_epsilon
     rows = []

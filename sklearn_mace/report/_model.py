@@ -133,13 +133,14 @@ class ModelAudit(AuditEngine):
         return [*ANALYSES, *(a for a in optional if a.name in names)]
 
     def describe(self, subject, results):
-        """The model's format, file and accuracies."""
+        """The model's format, file, accuracies and where its classes came from."""
         model, (train, test) = subject.inputs["model"], subject.inputs["accuracy"]
         return {
             "format": model.format,
             "path": str(model.path),
             "train_accuracy": train,
             "test_accuracy": test,
+            "classes_from": getattr(model, "classes_source", None) or "",
         }
 
     def record_columns(self, subject, results):

@@ -38,11 +38,13 @@ class ModelPresentation(Presentation):
     exposed_columns = ("loss", "true_label_confidence")
 
     def facts_line(self, result, subject):
-        """The model's format and its train and test accuracy."""
+        """The model's format, its train and test accuracy, and where its classes came from."""
         f = subject.facts
+        source = f.get("classes_from")
         return (
             f" · {html.escape(str(f['format']))} · train accuracy {fmt(f['train_accuracy'])}, "
             f"test {fmt(f['test_accuracy'])}"
+            + (f" · classes from {html.escape(str(source))}" if source else "")
         )
 
     def subtitle(self, result):

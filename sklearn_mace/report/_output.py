@@ -179,15 +179,15 @@ def _check_existing(out, option, folders, files):
             )
 
 
-def check_output_dir(out, *, option="--out", inputs=(), folders=(FIGURES,), files=OWN_FILES):
+def check_output_dir(out, *, option="out", inputs=(), folders=(FIGURES,), files=OWN_FILES):
     """Check, before any work, that the report can be written to the folder ``out``.
 
     Parameters
     ----------
     out : str or Path
         The report folder; created (with its parents) if it does not exist.
-    option : str, default="--out"
-        How the folder was given, for the error message (``"out"`` from Python).
+    option : str, default="out"
+        How the folder was given, for the error message (the CLI passes ``"--out"``).
     inputs : iterable of (str, path)
         The input files, as (role, path): none may lie in ``out``.
     folders : tuple of str, default=("figures",)

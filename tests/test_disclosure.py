@@ -9,6 +9,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn_mace.disclosure import (
     AttributeInferenceRisk,
     LinkabilityRisk,
+    SinglingOutRisk,
     disclosure_summary,
 )
 from sklearn_mace.disclosure._linkability import random_link_rate
@@ -17,7 +18,14 @@ from sklearn_mace.disclosure._rates import clopper_pearson, residual_risk
 
 
 @parametrize_with_checks(
-    [AttributeInferenceRisk(), AttributeInferenceRisk(secrets=0, n_neighbors=3), LinkabilityRisk()]
+    [
+        AttributeInferenceRisk(),
+        AttributeInferenceRisk(secrets=0, n_neighbors=3),
+        LinkabilityRisk(),
+        # the default, multivariate mode; the univariate mode refuses check_estimators_dtypes'
+        # 20 rows of three integer values (no value singles out a row), which is right
+        SinglingOutRisk(),
+    ]
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)

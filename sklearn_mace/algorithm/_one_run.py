@@ -32,7 +32,7 @@ from ._runs import featurize, seeded, train_output
 __all__ = []
 
 #: Guesses as fractions of the scored canaries (half "in" at the top, half "out" at the
-#: bottom); every count is tested, at α divided by their number (Bonferroni).
+#: bottom); every count is tested by every bound, at α divided by their number (Bonferroni).
 GUESS_FRACTIONS = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 
 
@@ -46,7 +46,9 @@ def claim_inverse(claim):
 
 
 def guess_table(scores, included, *, claim, delta, alpha, seed):
-    """One row per guess count: the counts and every bound at ``alpha / len(fractions)``.
+    """One row per guess count: the counts and every bound, each at ``alpha`` divided by
+    the number of guess counts times the number of bounds (3, or 4 with a claim), so that
+    all of them hold together at ``1 − alpha``.
 
     Returns a dict of arrays: ``n_guesses``, ``n_correct``, ``steinke_epsilon``,
     ``fdp_epsilon`` ((ε, δ) curve), ``fdp_mu`` (Gaussian curves), ``claim_statistic``
@@ -54,7 +56,9 @@ def guess_table(scores, included, *, claim, delta, alpha, seed):
     """
     n = scores.size
     counts = sorted({max(1, int(round(f * n / 2))) for f in GUESS_FRACTIONS})
-    level = alpha / len(counts)
+    # every bound printed together holds together: Steinke's ε, the f-DP ε and μ, and the
+    # claim's test, each over every guess count (Bonferroni over all of them)
+    level = alpha / (len(counts) * (3 if claim is None else 4))
     rows = {k: [] for k in ("n_guesses", "n_correct", "steinke_epsilon", "fdp_epsilon")}
     rows.update(fdp_mu=[], claim_statistic=[])
     for k in counts:

@@ -31,7 +31,7 @@ import numpy as np
 CHILD = (
     "import sys\n"
     "from sklearn_mace.report import AuditInputError\n"
-    "from sklearn_mace.report._model_io import load_model\n"
+    "from sklearn_mace.report._kinds.model._io import load_model\n"
     "try:\n"
     "    load_model(sys.argv[1])\n"
     "    print('loaded')\n"

@@ -656,7 +656,7 @@ TABLE_DEFAULTS = {"decimal": None, "thousands": None, "id_columns": None, "keep_
 
 def _run_demo(args):
     """The synthetic-data demo: ``audit`` without inputs, or ``demo``."""
-    from ._demo import DEMO_FILES, DEMO_FOLDERS, run_demo
+    from .report._kinds.release._demo import DEMO_FILES, DEMO_FOLDERS, run_demo
     from .report._output import OWN_FILES
 
     if args.command == "audit":
@@ -684,7 +684,7 @@ def _claim_kwargs(args):
 
 def run_audit(args):
     """``sklearn-mace audit``: read, audit, write the report, print the summary."""
-    from .report import AuditInputError, audit
+    from .report import AuditInputError, audit_release
 
     given = {"--members": args.members, "--non-members": args.non_members}
     given["--synthetic"] = args.synthetic
@@ -707,7 +707,7 @@ def run_audit(args):
         # a release may equal the members (a perfect copy, audited as such), not the real
         # tables
         tables = _read_inputs(files, ("members", "non-members", "reference"), args)
-        result = audit(
+        result = audit_release(
             tables["members"],
             tables["non-members"],
             {name: tables[f"synthetic '{name}'"] for name, _ in args.synthetic},
@@ -732,7 +732,7 @@ def run_audit(args):
 
 
 def _run_model_demo(args):
-    from ._model_demo import DEMO_FILES, DEMO_FOLDERS, run_model_demo
+    from .report._kinds.model._demo import DEMO_FILES, DEMO_FOLDERS, run_model_demo
     from .report._output import OWN_FILES
 
     defaults = {**CLAIM_DEFAULTS, **TABLE_DEFAULTS, "shadow_estimator": None, "columns": None}
@@ -757,7 +757,7 @@ def _is_onnx(path):
 
 def _load_models(args):
     from .report import AuditInputError, load_model
-    from .report._model_io import load_estimator
+    from .report._kinds.model._io import load_estimator
 
     onnx = dict(probability_output=args.probability_output, classes=args.classes)
     if any(v is not None for v in onnx.values()) and not any(_is_onnx(p) for _, p in args.model):
@@ -874,7 +874,7 @@ def _add_audit_algorithm_parser(commands):
 
 
 def _claim_spec(text):
-    from .report._algorithm import parse_claim
+    from .report._kinds.algorithm._audit import parse_claim
 
     try:
         return parse_claim(text)
@@ -974,7 +974,7 @@ def _positive_count(flag, low=1):
 def run_audit_algorithm(args):
     """``sklearn-mace audit-algorithm``: shadow runs of each recipe, the card, the summary."""
     from .report import AuditInputError
-    from .report._algorithm import audit_algorithm, available_recipes, make_claim
+    from .report._kinds.algorithm._audit import audit_algorithm, available_recipes, make_claim
 
     recipes = args.recipe or ["dp-histogram", "wrong-noise-histogram"]
     missing = [r for r in recipes if r not in available_recipes()]
@@ -1031,7 +1031,7 @@ def _run_one_run(args, recipes, population, claim, out):
     from types import SimpleNamespace
 
     from .report import AuditInputError
-    from .report._algorithm import audit_algorithm_one_run
+    from .report._kinds.algorithm._audit import audit_algorithm_one_run
     from .report._output import staged_output, write_csv
 
     if args.neighbour != "add-remove":

@@ -43,16 +43,14 @@ ALLOWED = {
     "algorithm": {"_validation", "metrics", "queries", "utils"},
     "report": _MODELS
     | {"attacks", "estimation", "experiment", "datasets", "generative", "disclosure", "algorithm"},
-    "_demo": {"report", "datasets", "utils"},
-    "_model_demo": {"report", "datasets", "utils"},
-    "cli": {"report", "_demo", "_model_demo"},
+    "cli": {"report"},
     "__main__": {"cli"},
     "": {"_lazy", "_version"},
 }
 # every part may import these (the lazy-export helper of the ``__init__`` files, the version)
 ANYONE = {"_lazy", "_version"}
 # parts that may reach these only from inside functions (never at import time)
-LAZY_ONLY = {"cli": {"report", "_demo", "_model_demo"}}
+LAZY_ONLY = {"cli": {"report"}}
 
 
 def _module_name(path):

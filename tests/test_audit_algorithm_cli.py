@@ -10,8 +10,13 @@ import pytest
 from sklearn.base import BaseEstimator
 
 from sklearn_mace.cli import main
-from sklearn_mace.report._algorithm import RECIPES, RUNS, audit_algorithm, available_recipes
 from sklearn_mace.report._engine import keyed_seed
+from sklearn_mace.report._kinds.algorithm._audit import (
+    RECIPES,
+    RUNS,
+    audit_algorithm,
+    available_recipes,
+)
 
 REQUIRED = ["recipe", "target", "claimed_epsilon", "epsilon_lower_bound", "contradicted"]
 
@@ -140,7 +145,7 @@ class BrokenRecipe(BaseEstimator):
 
 
 def test_a_failed_recipe_gives_a_partial_report_and_exit_3(tmp_path, monkeypatch):
-    from sklearn_mace.report import _algorithm
+    from sklearn_mace.report._kinds.algorithm import _audit as _algorithm
 
     real = _algorithm.make_recipe
 

@@ -18,7 +18,13 @@ from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 from sklearn_mace.cli import main
 from sklearn_mace.report import AuditInputError, audit_model, load_model
-from sklearn_mace.report._model import LIRA_NAME, MACE_BAYES, MACE_BEST, RMIA_NAME, SHADOW_NAME
+from sklearn_mace.report._kinds.model._audit import (
+    LIRA_NAME,
+    MACE_BAYES,
+    MACE_BEST,
+    RMIA_NAME,
+    SHADOW_NAME,
+)
 
 onnxruntime = pytest.importorskip("onnxruntime")
 sio = pytest.importorskip("skops.io")
@@ -365,7 +371,7 @@ def _check_demo(out, printed):
 
 def test_reduced_demo_contrasts_the_two_models(tmp_path):
     """The demo's code path on 150 members, 150 hold-out and 300 population rows."""
-    from sklearn_mace._model_demo import run_model_demo
+    from sklearn_mace.report._kinds.model._demo import run_model_demo
 
     # a user's own figure and file: the staged writer replaces only what its manifest lists
     # (issue #25: the user's PNGs in figures/ were deleted) and leaves these alone

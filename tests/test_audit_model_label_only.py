@@ -18,7 +18,7 @@ from sklearn.linear_model import LogisticRegression
 
 from sklearn_mace.cli import main
 from sklearn_mace.report import AuditInputError, AuditInputWarning, audit_model, load_model
-from sklearn_mace.report._model import LABEL_ONLY_ANALYSES, MACE_BAYES
+from sklearn_mace.report._kinds.model._audit import LABEL_ONLY_ANALYSES, MACE_BAYES
 from sklearn_mace.report._verdict import verdict
 
 onnx = pytest.importorskip("onnx")

@@ -13,7 +13,12 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn_mace.attacks import ShadowModels
 from sklearn_mace.cli import main
 from sklearn_mace.report import audit_model
-from sklearn_mace.report._model import LIRA_NAME, RMIA_NAME, RMIA_OFFLINE_NAME, SHADOW_NAME
+from sklearn_mace.report._kinds.model._audit import (
+    LIRA_NAME,
+    RMIA_NAME,
+    RMIA_OFFLINE_NAME,
+    SHADOW_NAME,
+)
 
 sio = pytest.importorskip("skops.io")
 pytest.importorskip("matplotlib")

@@ -13,8 +13,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_mace.datasets import make_planted_leak
 from sklearn_mace.queries import GANLeaksQuery, LOGANQuery, MonteCarloQuery
-from sklearn_mace.report import _release
 from sklearn_mace.report._engine import Subject
+from sklearn_mace.report._kinds.release import _audit as _release
 from tests._query_models import synthetic_of_width, with_check_width
 
 

@@ -26,7 +26,7 @@ from sklearn.datasets import load_digits
 from sklearn.ensemble import RandomForestClassifier
 
 from sklearn_mace.cli import main
-from sklearn_mace.report import _release as release_module
+from sklearn_mace.report._kinds.release import _audit as release_module
 from tests.audit_data import audit_tables
 
 sio = pytest.importorskip("skops.io")

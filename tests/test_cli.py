@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 from sklearn_mace.cli import main
-from sklearn_mace.report import AuditInputError, audit, encode_tables
-from sklearn_mace.report._release import EXACT_NAME, MACE_BAYES, MACE_BEST
+from sklearn_mace.report import AuditInputError, audit_release, encode_tables
+from sklearn_mace.report._kinds.release._audit import EXACT_NAME, MACE_BAYES, MACE_BEST
 from tests.audit_data import audit_tables
 
 RELEASES = ("leaky", "safe")
@@ -191,7 +191,9 @@ def test_records_rank_members_first_by_heldout_posterior(audited):
 def test_same_random_state_same_claims():
     members, non_members, releases = audit_tables()
     first, second = (
-        audit(members, non_members, {"safe": releases["safe"]}, random_state=3, verbose=False)
+        audit_release(
+            members, non_members, {"safe": releases["safe"]}, random_state=3, verbose=False
+        )
         for _ in range(2)
     )
     pd.testing.assert_frame_equal(first.summary, second.summary)
@@ -203,9 +205,11 @@ def test_releases_audited_in_parallel_give_the_serial_report():
     from joblib import parallel_config
 
     members, non_members, releases = audit_tables()
-    serial = audit(members, non_members, releases, random_state=5, verbose=False)
+    serial = audit_release(members, non_members, releases, random_state=5, verbose=False)
     with parallel_config(backend="threading"):
-        parallel = audit(members, non_members, releases, random_state=5, n_jobs=2, verbose=False)
+        parallel = audit_release(
+            members, non_members, releases, random_state=5, n_jobs=2, verbose=False
+        )
     pd.testing.assert_frame_equal(serial.summary, parallel.summary)
     pd.testing.assert_frame_equal(serial.records, parallel.records)
 
@@ -328,7 +332,7 @@ def test_audit_rejects_bad_options_before_any_work(kwargs, match):
     # fail only when the figures were drawn, after summary.csv and records.csv were written
     members, non_members, releases = audit_tables()
     with pytest.raises(ValueError, match=match):
-        audit(members, non_members, releases, verbose=False, **kwargs)
+        audit_release(members, non_members, releases, verbose=False, **kwargs)
 
 
 # ----------------------------------------------------------------------------- encoding

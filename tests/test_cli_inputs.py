@@ -12,7 +12,7 @@ from sklearn_mace.cli import main
 from sklearn_mace.report import (
     AuditInputError,
     _output,
-    audit,
+    audit_release,
     encode_tables,
     read_table,
     write_report,
@@ -334,7 +334,7 @@ def test_out_in_a_read_only_folder_is_refused_before_any_work(
 @pytest.fixture(scope="module")
 def result():
     members, non_members, releases = audit_tables()
-    return audit(members, non_members, {"leaky": releases["leaky"]}, verbose=False)
+    return audit_release(members, non_members, {"leaky": releases["leaky"]}, verbose=False)
 
 
 def test_read_only_figures_folder_is_refused_and_the_old_report_kept(result, tmp_path, monkeypatch):

@@ -18,8 +18,8 @@ from sklearn_mace.cli import main
 from sklearn_mace.report import (
     AuditInputError,
     _encode,
-    audit,
     audit_model,
+    audit_release,
     encode_tables,
     read_table,
 )
@@ -90,12 +90,12 @@ def test_a_copy_with_units_is_an_input_error_naming_column_release_share_example
     assert not (tmp_path / "out").exists()  # nothing written
     # the library names its parameter
     with pytest.raises(AuditInputError, match=r"allow_unparsed=\['age'\]"):
-        audit(members, non_members, {"copy": copy}, disclosure=False, verbose=False)
+        audit_release(members, non_members, {"copy": copy}, disclosure=False, verbose=False)
 
 
 def test_the_same_copy_with_plain_numbers_is_red_and_allowed_units_are_noted(tmp_path, capsys):
     members, non_members, _ = audit_tables()
-    result = audit(members, non_members, {"copy": members}, disclosure=False, verbose=False)
+    result = audit_release(members, non_members, {"copy": members}, disclosure=False, verbose=False)
     assert result.verdict(result.subjects[0]) == "leak"  # the plain copy: leakage certified
     # accepted on purpose: the cells count as missing, and the notes say so with examples
     paths = _write(
@@ -160,7 +160,7 @@ def test_overlapping_records_are_an_input_error_naming_the_rows(tmp_path, capsys
     assert "--drop-overlapping-records" in err
     # the library names its parameter; dropping leaves them out of both, with a warning
     with pytest.raises(AuditInputError, match="drop_overlapping_records=True"):
-        audit(members, non_members, releases["leaky"], disclosure=False, verbose=False)
+        audit_release(members, non_members, releases["leaky"], disclosure=False, verbose=False)
     assert main(_argv(paths, tmp_path / "out", "--drop-overlapping-records")) == 0
     printed = capsys.readouterr().out
     assert "3 members and 3 non-member rows were left out of the audit" in printed, printed

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from sklearn_mace._demo import make_demo_tables
 from sklearn_mace.report import encode_tables
+from sklearn_mace.report._kinds.release._demo import make_demo_tables
 from sklearn_mace.utils._neighbors import nearest_sq_distances
 
 
@@ -29,7 +29,7 @@ def test_demo_tables_plant_the_contrast():
 
 @pytest.mark.slow
 def test_full_demo_certifies_the_leaky_release_only(tmp_path, capsys):
-    from sklearn_mace._demo import run_demo
+    from sklearn_mace.report._kinds.release._demo import run_demo
 
     result = run_demo(out=tmp_path / "demo", verbose=False)
     summary = result.summary

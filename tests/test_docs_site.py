@@ -30,7 +30,7 @@ PAGE = DOCS / "guide" / "algorithm_cli.rst"
 def algorithm_run(tmp_path_factory):
     """A small real run of the algorithm audit (20 runs per side), its stderr and files."""
     from sklearn_mace.report import write_report
-    from sklearn_mace.report._algorithm import audit_algorithm
+    from sklearn_mace.report._kinds.algorithm._audit import audit_algorithm
 
     stderr = io.StringIO()  # not a terminal, as a log or a pipe
     with contextlib.redirect_stderr(stderr):

@@ -14,10 +14,10 @@ from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_mace import LabelOnlyAttack
-from sklearn_mace._model_demo import LABEL, demo_recipes, make_model_demo_tables
 from sklearn_mace.attacks import RecordViews
 from sklearn_mace.attacks._label_only import linear_robustness
 from sklearn_mace.metrics import audit_epsilon
+from sklearn_mace.report._kinds.model._demo import LABEL, demo_recipes, make_model_demo_tables
 from sklearn_mace.utils._testing import expected_failed_checks
 
 

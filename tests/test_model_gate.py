@@ -24,10 +24,10 @@ from sklearn.linear_model import LogisticRegression
 from sklearn_mace.cli import main
 from sklearn_mace.report import AuditInputError, audit_model
 from sklearn_mace.report._io import AuditInputWarning
-from sklearn_mace.report._model_inputs import prepare_model_records
-from sklearn_mace.report._model_io import load_model
-from sklearn_mace.report._model_queries import check_train_accuracy, majority_rate
-from sklearn_mace.report._skops_policy import SKOPS_RATIO_FLOOR, check_skops_archive
+from sklearn_mace.report._kinds.model._inputs import prepare_model_records
+from sklearn_mace.report._kinds.model._io import load_model
+from sklearn_mace.report._kinds.model._queries import check_train_accuracy, majority_rate
+from sklearn_mace.report._kinds.model._skops_policy import SKOPS_RATIO_FLOOR, check_skops_archive
 
 sio = pytest.importorskip("skops.io")
 skl2onnx = pytest.importorskip("skl2onnx")
@@ -367,7 +367,7 @@ BOMB_CHILD = textwrap.dedent(
     import re, sys, time
     from pathlib import Path
     from sklearn_mace.report import AuditInputError
-    from sklearn_mace.report._model_io import load_model
+    from sklearn_mace.report._kinds.model._io import load_model
     start, refused = time.perf_counter(), False
     try:
         load_model(sys.argv[1])

@@ -34,13 +34,13 @@ from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardSc
 
 from sklearn_mace.report import AuditInputError
 from sklearn_mace.report._io import AuditInputWarning
-from sklearn_mace.report._model_inputs import (
+from sklearn_mace.report._kinds.model._inputs import (
     check_finite_features,
     label_key,
     match_labels,
     model_input_columns,
 )
-from sklearn_mace.report._model_io import load_estimator, load_model
+from sklearn_mace.report._kinds.model._io import load_estimator, load_model
 
 sio = pytest.importorskip("skops.io")
 skl2onnx = pytest.importorskip("skl2onnx")
@@ -183,7 +183,7 @@ CHILD = textwrap.dedent(
     """
     import sys
     import pandas as pd
-    from sklearn_mace.report._model_io import load_model
+    from sklearn_mace.report._kinds.model._io import load_model
 
     model = load_model(sys.argv[1])
     print(model.log_proba(pd.read_csv(sys.argv[2])).shape)

@@ -12,10 +12,12 @@ from scipy.stats import beta, binom
 
 from sklearn_mace.cli import main
 from sklearn_mace.metrics import audit_epsilon
-from sklearn_mace.report import _release, _release_inputs, audit, write_report
+from sklearn_mace.report import audit_release, write_report
 from sklearn_mace.report._figures import roc_figure, same_scores
-from sklearn_mace.report._release import EXACT_NAME, MACE_BAYES, MACE_BEST
-from sklearn_mace.report._release_inputs import row_keys
+from sklearn_mace.report._kinds.release import _audit as _release
+from sklearn_mace.report._kinds.release import _inputs as _release_inputs
+from sklearn_mace.report._kinds.release._audit import EXACT_NAME, MACE_BAYES, MACE_BEST
+from sklearn_mace.report._kinds.release._inputs import row_keys
 from tests.audit_data import audit_tables, population
 
 MC = "MC (Hilprecht)"
@@ -83,9 +85,9 @@ def test_one_failing_analysis_gives_a_partial_report_and_exit_3(tmp_path, monkey
 
 def test_failures_keep_the_correction_and_the_other_numbers(monkeypatch):
     members, non_members, releases = audit_tables()
-    complete = audit(members, non_members, releases, disclosure=False, verbose=False)
+    complete = audit_release(members, non_members, releases, disclosure=False, verbose=False)
     monkeypatch.setattr(_release, "ANALYSES", _failing(MC, "boom"))
-    result = audit(members, non_members, releases, disclosure=False, verbose=False)
+    result = audit_release(members, non_members, releases, disclosure=False, verbose=False)
     assert result.partial and not complete.partial and complete.failures.empty
     assert result.failures.to_dict("records") == [
         {"subject": "leaky", "analysis": MC, "reason": "RuntimeError: boom"},
@@ -109,7 +111,7 @@ def test_mace_failing_still_writes_a_report(tmp_path, monkeypatch):
         _release, "mace_fit_step", lambda name, key, needs: _release.SharedStep(name, broken)
     )
     members, non_members, releases = audit_tables()
-    result = audit(members, non_members, releases, disclosure=False, verbose=False)
+    result = audit_release(members, non_members, releases, disclosure=False, verbose=False)
     leaky = result.subject("leaky")
     reasons = dict(leaky.failures)
     assert set(reasons) == {MACE_BAYES.name, MACE_BEST.name}
@@ -128,7 +130,7 @@ def test_mace_failing_still_writes_a_report(tmp_path, monkeypatch):
 def test_input_errors_still_stop_the_run():
     members, non_members, releases = audit_tables()
     with pytest.raises(_release_inputs.AuditInputError, match="Too few rows"):
-        audit(members.head(5), non_members, releases, verbose=False)
+        audit_release(members.head(5), non_members, releases, verbose=False)
 
 
 # ----------------------------------------------------------------------------- copies
@@ -206,7 +208,7 @@ def halfcopy(tmp_path_factory):
         mp.setattr(_release, "SIZE_FRACTIONS", ())
         mp.setattr(_release_inputs, "MAX_DISCLOSURE_RECORDS", 2000)  # every record: tight rates
         members, non_members, reference, releases = _halfcopy()
-        result = audit(members, non_members, releases, reference, verbose=False)
+        result = audit_release(members, non_members, releases, reference, verbose=False)
         out = tmp_path_factory.mktemp("halfcopy") / "out"
         paths = write_report(result, out)
     return result, paths
@@ -266,7 +268,9 @@ def test_perfect_copy_is_maximally_leaky_and_a_holdout_copy_is_named():
     # as well (a leak about the hold-out rows); the audit says which side was copied.
     members, non_members, reference, _ = _halfcopy(n=300)
     releases = {"copy": members.copy(), "holdout": non_members.copy()}
-    result = audit(members, non_members, releases, reference, disclosure=False, verbose=False)
+    result = audit_release(
+        members, non_members, releases, reference, disclosure=False, verbose=False
+    )
     copy, holdout = result.subjects
     assert not result.partial
     # 300 of 300 members copied, 0 of 300 non-members: each Clopper-Pearson bound at
@@ -283,7 +287,7 @@ def test_perfect_copy_is_maximally_leaky_and_a_holdout_copy_is_named():
 def test_disclosure_attacks_at_most_the_cap_of_records(monkeypatch):
     monkeypatch.setattr(_release_inputs, "MAX_DISCLOSURE_RECORDS", 25)
     members, non_members, releases = audit_tables(n_members=30, n_non_members=60)
-    result = audit(members, non_members, releases, verbose=False)
+    result = audit_release(members, non_members, releases, verbose=False)
     disclosure = result.tables["disclosure"]
     records = disclosure[disclosure["analysis"] != "singling out"]  # those count predicates
     assert set(records["n_targets"]) == {25}
@@ -293,14 +297,14 @@ def test_disclosure_attacks_at_most_the_cap_of_records(monkeypatch):
 
 def test_disclosure_can_be_switched_off_and_its_failure_is_partial(monkeypatch):
     members, non_members, releases = audit_tables(n_members=30, n_non_members=60)
-    result = audit(members, non_members, releases, disclosure=False, verbose=False)
+    result = audit_release(members, non_members, releases, disclosure=False, verbose=False)
     assert "disclosure" not in result.tables and not result.partial
 
     def broken(*args, **kwargs):
         raise ValueError("planted failure")
 
     monkeypatch.setattr("sklearn_mace.disclosure.disclosure_summary", broken)
-    result = audit(members, non_members, releases, verbose=False)
+    result = audit_release(members, non_members, releases, verbose=False)
     assert result.partial and "disclosure" not in result.tables
     assert "planted failure" in result.failures["reason"].iloc[-1]
 

@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from sklearn_mace.report import audit, write_report
+from sklearn_mace.report import audit_release, write_report
 from tests.audit_data import audit_tables
 
 BROWSER = next(
@@ -68,7 +68,7 @@ def open_in_chromium(report, tmp_path):
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     members, non_members, releases = audit_tables(seed=1)
-    result = audit(members, non_members, releases, verbose=False)
+    result = audit_release(members, non_members, releases, verbose=False)
     out = tmp_path_factory.mktemp("browser") / "out"
     return write_report(result, out)["report"], result
 

@@ -35,7 +35,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from sklearn_mace.report import audit, audit_model
+from sklearn_mace.report import audit_model, audit_release
 from tests.audit_data import audit_tables
 
 ALPHA = 0.05
@@ -72,7 +72,7 @@ def release_card_claims(kind, seeds):
     flags = []
     for seed in seeds:
         members, non_members, release = _release_tables(seed, kind)
-        result = audit(
+        result = audit_release(
             members,
             non_members,
             {"independent": release},
@@ -177,7 +177,7 @@ def test_leaky_releases_always_claim():
     # non-members almost perfectly (the default suite checks seed 0 in test_cli.py)
     for seed in range(100, 110):
         members, non_members, releases = audit_tables(seed=seed)
-        result = audit(
+        result = audit_release(
             members,
             non_members,
             {"leaky": releases["leaky"]},

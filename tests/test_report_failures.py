@@ -19,7 +19,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from sklearn_mace.cli import main
-from sklearn_mace.report import _model, _release
+from sklearn_mace.report._kinds.model import _audit as _model
+from sklearn_mace.report._kinds.release import _audit as _release
 from tests.audit_data import audit_tables, population
 
 

@@ -14,7 +14,7 @@ import pytest
 from joblib import Parallel, delayed
 
 from sklearn_mace.cli import main
-from sklearn_mace.report import AuditInputError, audit, write_report
+from sklearn_mace.report import AuditInputError, audit_release, write_report
 from sklearn_mace.report._figures import figure_file
 from sklearn_mace.report._output import MANIFEST, OWN_FILES, escape_cell, write_csv
 from sklearn_mace.report._warnings import catching_warnings
@@ -69,7 +69,7 @@ def _snapshot(folder):
 @pytest.fixture(scope="module")
 def result():
     members, non_members, releases = audit_tables()
-    return audit(
+    return audit_release(
         members, non_members, {"leaky": releases["leaky"]}, disclosure=False, verbose=False
     )
 
@@ -186,7 +186,7 @@ def test_demo_out_with_inputs_as_a_file_is_an_input_error(tmp_path, capsys):
 
 
 def _small_model_demo(monkeypatch):
-    import sklearn_mace._model_demo as model_demo
+    import sklearn_mace.report._kinds.model._demo as model_demo
 
     full = model_demo.make_model_demo_tables
     monkeypatch.setattr(
@@ -358,7 +358,7 @@ def test_drawing_warnings_join_the_notes(tmp_path, capfd, monkeypatch):
 ISOLATED_MODEL_DEMO = """
 import os, sys
 os.dup2(os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT), 2)  # the workers' stderr too
-import sklearn_mace._model_demo as demo
+import sklearn_mace.report._kinds.model._demo as demo
 full = demo.make_model_demo_tables
 demo.make_model_demo_tables = lambda random_state, sizes: full(random_state, (120, 120, 240))
 from sklearn_mace.cli import main

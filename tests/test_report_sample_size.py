@@ -58,7 +58,7 @@ def test_the_algorithm_audit_counts_the_runs_that_certify():
     # its attack is fitted on half of the runs of each side and certified on the other
     # half: the line compares the need with the certifying runs, as its card does (it said
     # "this audit has 30 and 30" where the card says "15 runs per side certify")
-    from sklearn_mace.report._algorithm import audit_algorithm
+    from sklearn_mace.report._kinds.algorithm._audit import audit_algorithm
 
     result = audit_algorithm(["dp-histogram"], n_runs=30, verbose=False)
     certify = int(result.summary["n_certify_runs"].iloc[0])

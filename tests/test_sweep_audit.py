@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 import sklearn_mace
 from sklearn_mace.cli import build_parser, main
 from sklearn_mace.disclosure import ControlCopyWarning
-from sklearn_mace.report import audit
-from sklearn_mace.report._release_inputs import run_disclosure
+from sklearn_mace.report import audit_release
+from sklearn_mace.report._kinds.release._inputs import run_disclosure
 from tests.audit_data import adult_like, audit_tables
 from tests.test_model_loading import _run_isolated, _tree
 from tests.test_table_inputs import _with_ids
@@ -219,9 +219,9 @@ def test_each_release_reads_the_same_numbers_alone_and_together():
     options = dict(disclosure=False, verbose=False, random_state=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        together = audit(members, non_members, releases, **options).summary
+        together = audit_release(members, non_members, releases, **options).summary
         for name, release in releases.items():
-            alone = audit(members, non_members, {name: release}, **options).summary
+            alone = audit_release(members, non_members, {name: release}, **options).summary
             mine = together[together["subject"] == name].reset_index(drop=True)
             pd.testing.assert_frame_equal(alone, mine, obj=name)
     assert together["subject"].nunique() == 6
@@ -299,7 +299,7 @@ def test_ctrl_c_ends_with_one_line_and_130_leaving_the_previous_report(
 def test_third_party_warnings_go_to_the_notes_not_the_terminal(tmp_path, capsys, monkeypatch):
     members, non_members, releases = audit_tables()
     paths = _write(tmp_path, {"members": members, "non-members": non_members, **releases})
-    import sklearn_mace.report._release as release_module
+    import sklearn_mace.report._kinds.release._audit as release_module
 
     original = release_module.prepare_release_inputs
 

@@ -266,7 +266,7 @@ def test_ctrl_c_ends_with_one_line_and_130(files, tmp_path, capsys, monkeypatch)
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("sklearn_mace.report._model_io.AuditedModel.log_proba", interrupted)
+    monkeypatch.setattr("sklearn_mace.report._kinds.model._io.AuditedModel.log_proba", interrupted)
     code, text = _run(capsys, folder, tmp_path / "out")
     assert code == 130
     assert [line for line in text.splitlines() if line.strip()] == [

@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sklearn_mace.report import AuditResult, audit
-from sklearn_mace.report import _release as release_module
-from sklearn_mace.report._algorithm_view import AlgorithmPresentation, power_text
+from sklearn_mace.report import AuditResult, audit_release
 from sklearn_mace.report._engine import Analysis, AuditEngine, Scores, Subject, Targets
 from sklearn_mace.report._html import card
+from sklearn_mace.report._kinds.algorithm._view import AlgorithmPresentation, power_text
+from sklearn_mace.report._kinds.release import _audit as release_module
 from sklearn_mace.report._present import Presentation
 from sklearn_mace.report._summary import print_summary
 from sklearn_mace.report._verdict import check_margin, disclosure, explanation
@@ -226,7 +226,9 @@ def test_a_planted_verbatim_copy_is_red(monkeypatch):
     members, non_members = _population(rng, 200), _population(rng, 186)
     copied = rng.choice(200, 20, replace=False)
     release = pd.concat([members.iloc[copied], _population(rng, 980)], ignore_index=True)
-    result = audit(members, non_members, {"copies": release}, disclosure=False, verbose=False)
+    result = audit_release(
+        members, non_members, {"copies": release}, disclosure=False, verbose=False
+    )
     (subject,) = result.subjects
     assert subject.facts["member_exact_copies"] == 20
     assert subject.facts["nonmember_exact_copies"] == 0

@@ -1,7 +1,7 @@
 """The audits — of synthetic releases and of trained models — and their reports.
 
 Both audits run through one engine (``_engine.py``) under one set of claim rules
-(``docs/design.md``, "The report layer"): :func:`audit` and :func:`audit_model` return an
+(``docs/design.md``, "The report layer"): :func:`audit_release` and :func:`audit_model` return an
 :class:`AuditResult`, and :func:`write_report` writes either to a folder (HTML, CSV, PNG).
 """
 
@@ -12,9 +12,10 @@ __getattr__, __dir__, __all__ = attach(
     {
         "._encode": ["encode_tables"],
         "._io": ["AuditInputError", "AuditInputWarning", "read_table"],
-        "._model": ["audit_model"],
-        "._model_io": ["load_model"],
-        "._release": ["audit"],
+        "._kinds.algorithm._audit": ["audit_algorithm"],
+        "._kinds.model._audit": ["audit_model"],
+        "._kinds.model._io": ["load_model"],
+        "._kinds.release._audit": ["audit_release"],
         "._results": ["AnalysisResult", "AuditResult", "SubjectResult"],
         "._writer": ["write_report"],
     },

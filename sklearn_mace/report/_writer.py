@@ -38,7 +38,7 @@ def write_report(result, out, *, title=None):
     Parameters
     ----------
     result : AuditResult
-        What :func:`audit` or :func:`audit_model` returned.
+        What :func:`audit_release` or :func:`audit_model` returned.
     out : str or Path
         The output folder (created if needed).
     title : str, default=None
@@ -63,11 +63,11 @@ def write_report(result, out, *, title=None):
 
     >>> import tempfile
     >>> import numpy as np, pandas as pd
-    >>> from sklearn_mace.report import audit, write_report
+    >>> from sklearn_mace.report import audit_release, write_report
     >>> rng = np.random.default_rng(0)
     >>> members = pd.DataFrame({"x": rng.normal(size=30), "y": rng.normal(size=30)})
     >>> non_members = pd.DataFrame({"x": rng.normal(size=30), "y": rng.normal(size=30)})
-    >>> result = audit(members, non_members, members, verbose=False)  # doctest: +SKIP
+    >>> result = audit_release(members, non_members, members, verbose=False)  # doctest: +SKIP
     >>> with tempfile.TemporaryDirectory() as out:  # doctest: +SKIP
     ...     paths = write_report(result, out)
     ...     print(paths["report"].name, paths["summary"].name)

@@ -21,12 +21,12 @@ Three formats, one interface (:class:`AuditedModel`: ``log_proba(frame)`` and ``
   a warning), and is refused otherwise (:meth:`AuditedModel.resolve_classes`).
 * **skops** (``.skops``): the declared sizes of the zip archive are checked first, against a
   cap and the file's size, before anything is inflated
-  (:func:`~sklearn_mace.report._skops_policy.check_skops_archive`: a zip bomb is refused);
-  then ``skops.io.load`` with an explicit list of trusted types — those
+  (:func:`~._skops_policy.check_skops_archive`: a zip bomb is refused); then
+  ``skops.io.load`` with an explicit list of trusted types — those
   :func:`skops.io.get_untrusted_types` reports, each checked against an allow-list of *exact*
-  scikit-learn, NumPy and SciPy class names (:mod:`~sklearn_mace.report._skops_policy`; no
-  module prefix, no function unless listed); anything else is refused with its name. The
-  shadow-model recipe goes through the same check (:func:`load_estimator`).
+  scikit-learn, NumPy and SciPy class names (:mod:`._skops_policy`; no module prefix, no
+  function unless listed); anything else is refused with its name. The shadow-model recipe
+  goes through the same check (:func:`load_estimator`).
 * **pickle / joblib** (``.pkl``, ``.pickle``, ``.joblib``): loading one runs code stored in
   the file, so it is refused unless ``trust_pickle=True`` (``--trust-pickle``).
 
@@ -49,8 +49,8 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin, is_classifier, is_regressor
 
-from ._io import AuditInputError, AuditInputWarning
-from ._model_inputs import label_indices, label_key
+from ..._io import AuditInputError, AuditInputWarning
+from ._inputs import label_indices, label_key
 from ._skops_policy import check_estimator_writes, check_skops_archive, check_skops_types
 
 __all__ = [
@@ -144,7 +144,7 @@ def load_estimator(path, *, trust_pickle=False, trusted_types=(), max_skops_byte
 
     The model to audit and a shadow-model recipe (``--shadow-estimator``) load through this
     one function: the same skops allow-list
-    (:func:`~sklearn_mace.report._skops_policy.check_skops_types`), the same refusal of
+    (:func:`~sklearn_mace.report._kinds.model._skops_policy.check_skops_types`), the same refusal of
     regressors and of estimators that cache to disk when fitted.
 
     Parameters
@@ -156,8 +156,8 @@ def load_estimator(path, *, trust_pickle=False, trusted_types=(), max_skops_byte
         Further exact type or function names to trust in a skops file.
     max_skops_bytes : int, default=None
         The most a skops file may inflate to (see
-        :func:`~sklearn_mace.report._skops_policy.check_skops_archive`; default: 2 GiB and
-        100 times the file's size).
+        :func:`~._skops_policy.check_skops_archive`; default:
+        2 GiB and 100 times the file's size).
 
     Returns
     -------
@@ -748,7 +748,7 @@ def load_model(
         Accept pickle and joblib files.
     trusted_types : sequence of str, default=()
         Further exact type or function names to trust in a skops file (see
-        :func:`~sklearn_mace.report._skops_policy.check_skops_types`).
+        :func:`~sklearn_mace.report._kinds.model._skops_policy.check_skops_types`).
     probability_output : str, default=None
         ONNX: the name of the output holding the class probabilities (or logits). Needed
         when the graph has several float outputs and none is identifiable as the
@@ -760,7 +760,7 @@ def load_model(
     max_skops_bytes : int, default=None
         skops: the most the file may inflate to, in bytes (default: 2 GiB, and 100 times
         the file's size beyond 64 MiB; see
-        :func:`~sklearn_mace.report._skops_policy.check_skops_archive`).
+        :func:`~._skops_policy.check_skops_archive`).
 
     Returns
     -------

@@ -24,9 +24,9 @@ release's nine certified numbers, failures isolated, seeds drawn up front.
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..queries import DOMIASQuery, GANLeaksQuery, MonteCarloQuery, NearestSyntheticDistance
-from ._analyses import fit_mace, mace_analyses, mace_fit_step, mace_scores, query_scores
-from ._engine import (
+from ....queries import DOMIASQuery, GANLeaksQuery, MonteCarloQuery, NearestSyntheticDistance
+from ..._analyses import fit_mace, mace_analyses, mace_fit_step, mace_scores, query_scores
+from ..._engine import (
     BAYES_RULE,
     Analysis,
     AuditEngine,
@@ -36,8 +36,10 @@ from ._engine import (
     base_seed,
     keyed_seed,
 )
-from ._io import AuditInputError
-from ._release_inputs import (
+from ..._io import AuditInputError
+from ..._results import AuditResult, failure_notes
+from ..._verdict import check_margin
+from ._inputs import (
     EXACT_NAME,
     check_max_categories,
     check_options,
@@ -46,10 +48,8 @@ from ._release_inputs import (
     prepare_release_inputs,
     run_disclosure,
 )
-from ._results import AuditResult, failure_notes
-from ._verdict import check_margin
 
-__all__ = ["ANALYSES", "ReleaseAudit", "audit"]
+__all__ = ["ANALYSES", "ReleaseAudit", "audit_release"]
 
 QUERY = "nearest-synthetic distance"
 DISTANCE = "nearest-synthetic distances"
@@ -197,7 +197,7 @@ def _run(prepared, synthetic, *, options, disclosure, verbose):
     return results, notes, tables, other
 
 
-def audit(
+def audit_release(
     members,
     non_members,
     synthetic,
@@ -298,13 +298,13 @@ def audit(
     30 members cannot bound a fresh draw's leakage (inconclusive, not green):
 
     >>> import numpy as np, pandas as pd
-    >>> from sklearn_mace.report import audit
+    >>> from sklearn_mace.report import audit_release
     >>> rng = np.random.default_rng(0)
     >>> def table(n):
     ...     return pd.DataFrame({"age": rng.integers(20, 70, n).astype(float),
     ...                          "income": rng.normal(50, 10, n).round(1)})
     >>> members, non_members = table(30), table(30)
-    >>> result = audit(members, non_members, {"copy": members, "fresh": table(30)},
+    >>> result = audit_release(members, non_members, {"copy": members, "fresh": table(30)},
     ...                disclosure=False, verbose=False)
     >>> [(r.name, result.verdict(r)) for r in result.subjects]
     [('copy', 'leak'), ('fresh', 'inconclusive')]
@@ -349,7 +349,7 @@ def audit(
 
 
 def _result(prepared, results, notes, tables, other, options, claimed):
-    from ._release_view import ReleasePresentation
+    from ._view import ReleasePresentation
 
     return AuditResult(
         kind="release",

@@ -75,7 +75,7 @@ def make_demo_tables(random_state=0):
 
 def write_demo_inputs(folder, random_state=0):
     """Write the demo's tables as CSV under ``folder``; returns them as DataFrames."""
-    from .report._output import write_csv
+    from ..._output import write_csv
 
     members, non_members, reference, releases = make_demo_tables(random_state)
     folder.mkdir(parents=True, exist_ok=True)
@@ -98,10 +98,10 @@ def run_demo(out="mace-output/demo", random_state=0, verbose=True):
     """
     from pathlib import Path
 
-    from .report import audit
-    from .report._output import relocate, staged_output
-    from .report._warnings import catching_warnings
-    from .report._writer import print_report, write_report_files
+    from ... import audit_release
+    from ..._output import relocate, staged_output
+    from ..._warnings import catching_warnings
+    from ..._writer import print_report, write_report_files
 
     out = Path(out)
     with staged_output(out, option="out", folders=DEMO_FOLDERS, files=DEMO_FILES) as stage:
@@ -113,7 +113,7 @@ def run_demo(out="mace-output/demo", random_state=0, verbose=True):
             "safer (3-component mixture) synthetic release"
         )
         with catching_warnings() as caught:
-            result = audit(
+            result = audit_release(
                 members,
                 non_members,
                 releases,

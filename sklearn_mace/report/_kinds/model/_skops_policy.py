@@ -46,7 +46,7 @@ import importlib
 import os
 import zipfile
 
-from ._io import AuditInputError
+from ..._io import AuditInputError
 
 __all__ = [
     "MAX_SKOPS_BYTES",
@@ -163,7 +163,7 @@ def trusted_types():
 
     Examples
     --------
-    >>> from sklearn_mace.report._skops_policy import trusted_types
+    >>> from sklearn_mace.report._kinds.model._skops_policy import trusted_types
     >>> "sklearn.tree._tree.Tree" in trusted_types()
     True
     >>> any(name.startswith("numpy.testing") for name in trusted_types())
@@ -206,7 +206,7 @@ def check_skops_types(untrusted, *, path, trusted=()):
 
     Examples
     --------
-    >>> from sklearn_mace.report._skops_policy import check_skops_types
+    >>> from sklearn_mace.report._kinds.model._skops_policy import check_skops_types
     >>> check_skops_types(["sklearn.tree._tree.Tree"], path="forest.skops")
     ['sklearn.tree._tree.Tree']
     >>> check_skops_types(["posix.system"], path="x.skops")  # doctest: +ELLIPSIS
@@ -329,7 +329,7 @@ def check_skops_archive(path, *, max_bytes=None):
     --------
     >>> import tempfile, zipfile
     >>> from pathlib import Path
-    >>> from sklearn_mace.report._skops_policy import check_skops_archive
+    >>> from sklearn_mace.report._kinds.model._skops_policy import check_skops_archive
     >>> folder = tempfile.TemporaryDirectory()
     >>> path = Path(folder.name) / "tiny.skops"
     >>> with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:

@@ -93,10 +93,10 @@ def run_model_demo(
     ``sizes`` (members, hold-out, population rows) exists so that the tests can run a smaller
     copy of the demo; the command line always uses the default.
     """
-    from .report import AuditInputError
-    from .report._model_io import MODELS_EXTRA
-    from .report._output import relocate, staged_output
-    from .report._writer import print_report, write_report_files
+    from ... import AuditInputError
+    from ..._output import relocate, staged_output
+    from ..._writer import print_report, write_report_files
+    from ._io import MODELS_EXTRA
 
     try:
         import skl2onnx  # noqa: F401
@@ -126,10 +126,10 @@ def run_model_demo(
 def _audit_demo_models(stage, n_jobs, random_state, verbose, sizes):
     """Write the tables and models under ``stage``, load the models back and audit them;
     returns the result and its warnings (see ``report._warnings``)."""
-    from .report import audit_model, load_model
-    from .report._model_io import load_estimator
-    from .report._output import write_csv
-    from .report._warnings import catching_warnings
+    from ... import audit_model, load_model
+    from ..._output import write_csv
+    from ..._warnings import catching_warnings
+    from ._io import load_estimator
 
     members, non_members, population = make_model_demo_tables(random_state, sizes)
     (stage / "inputs").mkdir(parents=True, exist_ok=True)

@@ -22,10 +22,10 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from ..metrics import audit_epsilon
-from ._engine import Analysis, AuditEngine, Scores, SharedStep, Subject, Targets, base_seed
-from ._io import AuditInputError
-from ._results import AuditResult, failure_notes
+from ....metrics import audit_epsilon
+from ..._engine import Analysis, AuditEngine, Scores, SharedStep, Subject, Targets, base_seed
+from ..._io import AuditInputError
+from ..._results import AuditResult, failure_notes
 
 __all__ = ["RECIPES", "AlgorithmReport", "audit_algorithm", "available_recipes"]
 
@@ -63,7 +63,7 @@ def available_recipes():
 
 def make_recipe(name, *, epsilon, relation, domain):
     """An unfitted built-in recipe; the histograms claim ``epsilon`` under ``relation``."""
-    from .. import algorithm
+    from .... import algorithm
 
     if name in HISTOGRAMS:
         Recipe = (
@@ -130,7 +130,7 @@ class TargetAnalysis(Analysis):
 
 def shadow_runs(engine, subject, seed):
     """The shared step: the recipe's :class:`~sklearn_mace.algorithm.AlgorithmAudit`."""
-    from ..algorithm import AlgorithmAudit
+    from ....algorithm import AlgorithmAudit
 
     settings = engine.inputs
     return AlgorithmAudit(
@@ -252,7 +252,7 @@ def _on_terminal():
 def _metrics(membership, score):
     from sklearn.metrics import roc_auc_score
 
-    from ..metrics import tpr_at_fpr
+    from ....metrics import tpr_at_fpr
 
     return {
         "auc": float(roc_auc_score(membership, score)),
@@ -272,7 +272,7 @@ class AlgorithmResult(AuditResult):
         point below the claimed curve; empty for a failed target), ``claim`` (in words, on
         the audited relation), ``mu_lower_bound``, then the common columns of
         ``summary.csv``."""
-        from ..metrics._fdp import mu_from_error_bounds
+        from ....metrics._fdp import mu_from_error_bounds
 
         frame = super().summary
         ok = frame["status"] == "ok"
@@ -298,7 +298,7 @@ class AlgorithmResult(AuditResult):
 
 def _targets_and_names(X, targets, demo_targets):
     """The target records and their names: the demo's, or the most vulnerable records."""
-    from ..algorithm import select_vulnerable_records
+    from ....algorithm import select_vulnerable_records
 
     if targets is None and demo_targets is not None:
         return demo_targets
@@ -313,7 +313,7 @@ def _targets_and_names(X, targets, demo_targets):
 
 
 def _subject(key, *, epsilon, relation, domain, n_train, group=1):
-    from ..algorithm import ReleaseFeatures
+    from ....algorithm import ReleaseFeatures
 
     recipe = make_recipe(key, epsilon=epsilon, relation=relation, domain=domain)
     histogram = key in HISTOGRAMS
@@ -340,7 +340,7 @@ def _subject(key, *, epsilon, relation, domain, n_train, group=1):
 def _population(population, recipes, random_state):
     """``(X, domain, demo_targets, n_rows)``: the embedded demo's population and targets, or
     the user's population encoded (a histogram recipe needs it categorical)."""
-    from ..algorithm._demo import DEMO_CATEGORIES, demo_population
+    from ....algorithm._demo import DEMO_CATEGORIES, demo_population
 
     if population is None:
         X, demo_X, demo_names = demo_population(random_state)
@@ -383,7 +383,7 @@ def parse_claim(text):
 def make_claim(parsed, relation):
     """The :class:`~sklearn_mace.algorithm.PrivacyClaim` of :func:`parse_claim`'s output;
     ``relation`` when the text named none."""
-    from ..algorithm import PrivacyClaim
+    from ....algorithm import PrivacyClaim
 
     kind, numbers, named = parsed
     build = {"pure": PrivacyClaim.pure, "approx": PrivacyClaim.approximate}
@@ -394,7 +394,7 @@ def make_claim(parsed, relation):
 def _claims(claim, claimed_epsilon, delta, relation):
     """``(stated, audited, delta)``: the claim as stated (``claimed_epsilon`` and ``delta``
     when no ``claim``), on the audited relation, and the δ of the certified ε."""
-    from ..algorithm import PrivacyClaim
+    from ....algorithm import PrivacyClaim
 
     if claim is None:
         claim = PrivacyClaim.approximate(
@@ -468,8 +468,15 @@ def audit_algorithm(
     -------
     result : AuditResult
         One subject per recipe; :func:`write_report` writes it.
+
+    Examples
+    --------
+    >>> from sklearn_mace.report import audit_algorithm
+    >>> result = audit_algorithm(["dp-histogram"], n_runs=40, verbose=False)
+    >>> result.summary[["target", "contradicted"]].to_dict("list")
+    {'target': ['most common record', 'empty-cell canary'], 'contradicted': [False, False]}
     """
-    from ..algorithm._demo import DEMO_TRAIN_SIZE
+    from ....algorithm._demo import DEMO_TRAIN_SIZE
 
     stated, audited, delta = _claims(claim, claimed_epsilon, delta, relation)
     X, domain, demo_targets, n_rows = _population(population, recipes, random_state)
@@ -498,7 +505,7 @@ def audit_algorithm(
         },
     )
     results = engine.run_with_progress(subjects, desc="recipes", verbose=verbose)
-    from ._algorithm_view import AlgorithmPresentation
+    from ._view import AlgorithmPresentation
 
     return AlgorithmResult(
         kind="recipe",
@@ -549,8 +556,8 @@ def audit_algorithm_one_run(
         One row per recipe: ``recipe`` then the one-run columns of
         :meth:`~sklearn_mace.algorithm.AlgorithmAudit.summary`.
     """
-    from ..algorithm import AlgorithmAudit
-    from ..algorithm._demo import DEMO_TRAIN_SIZE
+    from ....algorithm import AlgorithmAudit
+    from ....algorithm._demo import DEMO_TRAIN_SIZE
 
     stated, _, delta = _claims(claim, claimed_epsilon, delta, "add_remove")
     X, domain, _, _ = _population(population, recipes, random_state)

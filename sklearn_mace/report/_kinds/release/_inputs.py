@@ -22,11 +22,11 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import check_random_state
 
-from .._validation import check_prior
-from ._encode import MAX_COLUMNS, encode_tables
-from ._engine import Targets
-from ._io import AuditInputError, AuditInputWarning
-from ._quality import check_overlapping_records, row_keys, table_notes
+from ...._validation import check_prior
+from ..._encode import MAX_COLUMNS, encode_tables
+from ..._engine import Targets
+from ..._io import AuditInputError, AuditInputWarning
+from ..._quality import check_overlapping_records, row_keys, table_notes
 
 __all__ = ["check_options", "copy_counts", "prepare_release_inputs", "row_keys"]
 
@@ -301,7 +301,7 @@ def run_disclosure(tables, synthetic, kept, *, confidence, seed, notes):
     missing values have no distance in the mixed metric and are left out (named in a note).
     These are estimates with per-row intervals, not part of the certified claims.
     """
-    from ..disclosure import disclosure_summary
+    from ....disclosure import disclosure_summary
 
     rng = check_random_state(seed)
     columns, targets, control = _disclosure_pools(tables, kept, rng, notes)

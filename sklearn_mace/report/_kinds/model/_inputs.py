@@ -32,9 +32,9 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from ._encode import find_row_id_columns
-from ._io import AuditInputError, AuditInputWarning
-from ._quality import check_overlapping_records
+from ..._encode import find_row_id_columns
+from ..._io import AuditInputError, AuditInputWarning
+from ..._quality import check_overlapping_records
 
 __all__ = [
     "LabelMatch",
@@ -64,7 +64,7 @@ def label_key(value):
 
     Examples
     --------
-    >>> from sklearn_mace.report._model_inputs import label_key
+    >>> from sklearn_mace.report._kinds.model._inputs import label_key
     >>> {label_key(v) for v in (1, 1.0, "1", " 1.0 ", True, "True")}
     {('number', 1.0)}
     >>> label_key("cat"), label_key(float("nan")), label_key("")
@@ -139,7 +139,7 @@ def match_labels(labels, classes, *, column="label", drop_unmatched=False):
 
     Examples
     --------
-    >>> from sklearn_mace.report._model_inputs import match_labels
+    >>> from sklearn_mace.report._kinds.model._inputs import match_labels
     >>> match_labels([1.0, 0.0, "1"], [0, 1]).index.tolist()
     [1, 0, 1]
     >>> match_labels([1, 2, 2], [0, 1], column="target")  # doctest: +ELLIPSIS
@@ -214,7 +214,7 @@ def check_finite_features(tables, columns, *, allow_missing=False):
     Examples
     --------
     >>> import numpy as np, pandas as pd
-    >>> from sklearn_mace.report._model_inputs import check_finite_features
+    >>> from sklearn_mace.report._kinds.model._inputs import check_finite_features
     >>> check_finite_features({"members": pd.DataFrame({"x": [1.0, np.inf]})}, ["x"])
     ... # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -344,7 +344,7 @@ def label_indices(labels, classes):
 
     Examples
     --------
-    >>> from sklearn_mace.report._model_inputs import label_indices
+    >>> from sklearn_mace.report._kinds.model._inputs import label_indices
     >>> label_indices([1.0, "0", 7, None], [0, 1]).tolist()
     [1, 0, -1, -1]
     """

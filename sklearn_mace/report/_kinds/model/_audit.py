@@ -31,9 +31,12 @@ import numbers
 import numpy as np
 import pandas as pd
 
-from ._analyses import mace_analyses, mace_fit_step
-from ._engine import Analysis, AuditEngine, SharedStep, Subject, Targets, base_seed
-from ._model_attacks import (
+from ..._analyses import mace_analyses, mace_fit_step
+from ..._engine import Analysis, AuditEngine, SharedStep, Subject, Targets, base_seed
+from ..._results import AuditResult, failure_notes
+from ..._verdict import check_margin
+from ..release._inputs import check_options
+from ._attacks import (
     LIRA_MIN_MODELS,
     REFERENCE,
     REFERENCE_MODELS,
@@ -46,17 +49,14 @@ from ._model_attacks import (
     rmia_scores,
     shadow_scores,
 )
-from ._model_inputs import prepare_model_records
-from ._model_queries import (
+from ._inputs import prepare_model_records
+from ._queries import (
     as_audited_models,
     check_model_tables,
     check_train_accuracy,
     label_index,
     model_queries,
 )
-from ._release_inputs import check_options
-from ._results import AuditResult, failure_notes
-from ._verdict import check_margin
 
 __all__ = [
     "ANALYSES",
@@ -392,7 +392,7 @@ def audit_model(
     id_columns : "auto" or list of str, default="auto"
         Row-id columns left out of the inputs of a model that does not name its inputs:
         ``"auto"`` those that look like one (with a warning), a list exactly those, ``[]``
-        none (:func:`~sklearn_mace.report._model_inputs.model_input_columns`).
+        none (:func:`~sklearn_mace.report._kinds.model._inputs.model_input_columns`).
     drop_unmatched_labels : bool, default=False
         Leave out the records whose label is missing or not a class of a model (with a
         note); by default they are an input error naming the values and the rows. Labels
@@ -405,7 +405,7 @@ def audit_model(
         rate (with a note). By default such a model stops the audit with an input error
         ("the model does not predict these labels — wrong output, label coding or column
         order?"): its card would be green because it was queried wrongly
-        (:func:`~sklearn_mace.report._model_queries.check_train_accuracy`).
+        (:func:`~sklearn_mace.report._kinds.model._queries.check_train_accuracy`).
     label_only : bool, default=False
         Query every model for its predicted labels only: its one claim is then
         :class:`~sklearn_mace.attacks.LabelOnlyAttack`'s (Choquette-Choo et al. 2021), and a
@@ -546,8 +546,8 @@ def _result(results, engine, tables, features, label, notes, claimed):
 def _presentation(results):
     """The model report's presentation; with label-only models, one that draws no loss
     histogram for them and exposes their predicted label instead of a loss."""
-    from ._figures import figure_file
-    from ._model_view import ModelPresentation, loss_figure
+    from ..._figures import figure_file
+    from ._view import ModelPresentation, loss_figure
 
     labels_only = {r.name for r in results if "loss" not in r.record_columns}
     if not labels_only:

@@ -10,10 +10,10 @@ engine's "records" are shadow runs.
 import numpy as np
 import pandas as pd
 
-from ..metrics import MembershipRocDisplay, detectable_epsilon
-from ._figures import figure, figure_file, legend_below, note
-from ._format import fmt, table
-from ._present import Presentation
+from ....metrics import MembershipRocDisplay, detectable_epsilon
+from ..._figures import figure, figure_file, legend_below, note
+from ..._format import fmt, table
+from ..._present import Presentation
 
 __all__ = ["AlgorithmPresentation", "power_text"]
 

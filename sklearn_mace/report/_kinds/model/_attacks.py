@@ -26,7 +26,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_predict
 from sklearn.neural_network import MLPClassifier
 
-from ..attacks import (
+from ....attacks import (
     BTTAttack,
     LabelOnlyAttack,
     LiRAAttack,
@@ -34,9 +34,9 @@ from ..attacks import (
     ShadowModelAttack,
     ShadowModels,
 )
-from ..attacks._reference import MIN_POPULATION
-from ._engine import Scores
-from ._model_io import IndexedClassifier
+from ....attacks._reference import MIN_POPULATION
+from ..._engine import Scores
+from ._io import IndexedClassifier
 
 __all__ = [
     "REFERENCE",

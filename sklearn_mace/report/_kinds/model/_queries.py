@@ -13,9 +13,9 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from ._io import AuditInputError, AuditInputWarning
-from ._model_inputs import label_indices, label_key
-from ._model_io import AuditedModel
+from ..._io import AuditInputError, AuditInputWarning
+from ._inputs import label_indices, label_key
+from ._io import AuditedModel
 
 __all__ = [
     "as_audited_models",
@@ -87,7 +87,7 @@ def check_model_tables(members, non_members, population, label, columns):
 
 def label_index(classes, labels):
     """Index of each label among ``classes``, matched by value (``1``, ``1.0``, ``"1"`` and
-    ``True`` are one class; :func:`~sklearn_mace.report._model_inputs.label_key`); -1 when
+    ``True`` are one class; :func:`~sklearn_mace.report._kinds.model._inputs.label_key`); -1 when
     it is not one."""
     return label_indices(labels, classes)
 
@@ -150,7 +150,7 @@ def majority_rate(labels):
 
     Examples
     --------
-    >>> from sklearn_mace.report._model_queries import majority_rate
+    >>> from sklearn_mace.report._kinds.model._queries import majority_rate
     >>> majority_rate([1, 1.0, "1", 2])
     0.75
     """
@@ -193,7 +193,7 @@ def check_train_accuracy(name, correct, labels, *, force=False):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_mace.report._model_queries import check_train_accuracy
+    >>> from sklearn_mace.report._kinds.model._queries import check_train_accuracy
     >>> labels = [0, 0, 1, 1]  # majority-class rate 0.5
     >>> check_train_accuracy("m", np.array([1.0, 1.0, 1.0, 0.0]), labels) is None
     True

@@ -4,9 +4,9 @@ import html
 
 import numpy as np
 
-from ._figures import figure, figure_file
-from ._format import fmt
-from ._present import Presentation
+from ..._figures import figure, figure_file
+from ..._format import fmt
+from ..._present import Presentation
 
 __all__ = ["ModelPresentation"]
 

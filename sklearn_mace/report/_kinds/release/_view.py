@@ -5,12 +5,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..metrics import AdvantageDisplay
-from ._figures import figure, legend_below, note
-from ._format import fmt, table
-from ._output import write_csv
-from ._present import Presentation
-from ._release_inputs import EXACT_NAME, MAX_DISCLOSURE_RECORDS, NEAR_COPY_DISTANCE
+from ....metrics import AdvantageDisplay
+from ..._figures import figure, legend_below, note
+from ..._format import fmt, table
+from ..._output import write_csv
+from ..._present import Presentation
+from ._inputs import EXACT_NAME, MAX_DISCLOSURE_RECORDS, NEAR_COPY_DISTANCE
 
 __all__ = ["ReleasePresentation"]
 

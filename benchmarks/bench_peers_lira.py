@@ -83,7 +83,11 @@ def scores_of(model, k, seed):
     target = clone(recipe).fit(targets[member, :-1], targets[member, -1])
     pool = np.vstack([targets, population])
     reference = ShadowModels(
-        recipe, n_shadow=k, split="balanced", outputs=("true_label", "proba"), random_state=seed
+        recipe,
+        n_reference_models=k,
+        split="balanced",
+        outputs=("true_label", "proba"),
+        random_state=seed,
     ).fit(pool[:, :-1], pool[:, -1])
     scores = {}
     for online in (True, False):

@@ -108,7 +108,7 @@ def audit_cost(n_models, seed=0):
         start = time.perf_counter()
         ShadowModels(
             clone(recipe),
-            n_shadow=n_models,
+            n_reference_models=n_models,
             split="balanced",
             outputs=("true_label", "proba"),
             random_state=seed,
@@ -169,7 +169,7 @@ def attack_scores(setting, n_models, seed):
     start = time.perf_counter()
     offline = ShadowModels(  # the population design: no target trains a reference model
         recipe,
-        n_shadow=n_models,
+        n_reference_models=n_models,
         split="random" if n_models == 1 else "balanced",
         outputs=("true_label", "proba"),
         random_state=seed,
@@ -181,7 +181,7 @@ def attack_scores(setting, n_models, seed):
     pool = np.vstack([T, P])
     reference = ShadowModels(
         recipe,
-        n_shadow=n_models,
+        n_reference_models=n_models,
         split="balanced",
         outputs=("true_label", "proba"),
         random_state=seed,

@@ -69,12 +69,12 @@ def _per_task_overhead(n_tasks=64, n_jobs=None):
     return 1e3 * elapsed / n_tasks
 
 
-def timing_table(X, y, n_shadow, repeats):
+def timing_table(X, y, n_models, repeats):
     template = HistGradientBoostingClassifier(max_iter=50)
 
     def shadows(n_jobs=None):
         model = ShadowModels(
-            template, n_shadow=n_shadow, split="balanced", n_jobs=n_jobs, random_state=0
+            template, n_reference_models=n_models, split="balanced", n_jobs=n_jobs, random_state=0
         )
         return model.fit(X, y).queries_
 
@@ -131,7 +131,7 @@ def timing_table(X, y, n_shadow, repeats):
 
     base = float(np.median(times["serial (n_jobs=1)"]))
     print(
-        f"\n## {n_shadow} shadow models, HistGradientBoostingClassifier(max_iter=50), "
+        f"\n## {n_models} shadow models, HistGradientBoostingClassifier(max_iter=50), "
         f"digits ({len(y)} records, each shadow on a random half)"
     )
     print(
@@ -148,14 +148,14 @@ def timing_table(X, y, n_shadow, repeats):
         median = float(np.median(times[name]))
         print(
             f"| {name} | {cold[name]:.1f} | {median:.1f} | {min(times[name]):.1f} | "
-            f"{base / median:.2f}x | {median / n_shadow:.2f} | "
+            f"{base / median:.2f}x | {median / n_models:.2f} | "
             f"{overhead[name]:.2f} |"
         )
     dask_extra = np.median(times["Dask, 2 workers x 1 thread"]) - np.median(
         times["n_jobs=2 (loky)"]
     )
     print(
-        f"\nDask minus loky (warm medians), per shadow task: {dask_extra / n_shadow:+.3f} s; "
+        f"\nDask minus loky (warm medians), per shadow task: {dask_extra / n_models:+.3f} s; "
         f"ideal 2-core time {base / 2:.1f} s."
     )
 
@@ -195,14 +195,14 @@ def lira_tables(X, y, n_targets, shadow_counts, n_jobs):
     print("| shadows | variant | TPR @ 0.1 % FPR | TPR @ 1 % FPR | AUC | fit (s) |")
     print("|---|---|---|---|---|---|")
     first_target, first_member = targets[0]
-    for n_shadow in shadow_counts:
+    for n_models in shadow_counts:
         for name, params in variants.items():
             attack = LiRAAttack(
                 first_target,
                 template,
-                n_shadow=n_shadow,
+                n_reference_models=n_models,
                 n_jobs=n_jobs,
-                random_state=n_shadow,
+                random_state=n_models,
                 **params,
             )
             elapsed, _ = _timed(lambda: attack.fit(records, first_member))  # noqa: B023
@@ -212,21 +212,21 @@ def lira_tables(X, y, n_targets, shadow_counts, n_jobs):
                 scored.append((attack.score_samples(records), member))
             tpr_001, tpr_01, auc = _pooled(scored)
             print(
-                f"| {n_shadow} | {name} | {tpr_001:.3f} | {tpr_01:.3f} | {auc:.3f} | "
+                f"| {n_models} | {name} | {tpr_001:.3f} | {tpr_01:.3f} | {auc:.3f} | "
                 f"{elapsed:.1f} |"
             )
     return template, records, targets
 
 
-def baseline_table(X, y, template, records, targets, n_shadow, n_jobs):
-    print(f"\n## Other attacks on the same targets ({n_shadow} shadows where they use any)\n")
+def baseline_table(X, y, template, records, targets, n_models, n_jobs):
+    print(f"\n## Other attacks on the same targets ({n_models} shadows where they use any)\n")
     rows = {}
     scored = [(logit_confidence(t, records), m) for t, m in targets]
     rows["global threshold on the logit confidence (no shadows)"] = _pooled(scored)
 
     sma_shadows = ShadowModels(
         template,
-        n_shadow=n_shadow,
+        n_reference_models=n_models,
         split="balanced",
         outputs=("true_label", "proba"),
         n_jobs=n_jobs,
@@ -234,7 +234,7 @@ def baseline_table(X, y, template, records, targets, n_shadow, n_jobs):
     ).fit(X, y)
     sma = ShadowModelAttack(random_state=0).fit(sma_shadows.queries_, sma_shadows.membership_)
     btta_shadows = ShadowModels(
-        template, n_shadow=n_shadow, split="balanced", n_jobs=n_jobs, random_state=1
+        template, n_reference_models=n_models, split="balanced", n_jobs=n_jobs, random_state=1
     ).fit(X, y)
     btta = BTTAttack().fit(btta_shadows.queries_, btta_shadows.membership_)
     cbtta = BTTAttack(partition="true_label_confidence").fit(
@@ -258,10 +258,10 @@ def baseline_table(X, y, template, records, targets, n_shadow, n_jobs):
     attack = LiRAAttack(
         targets[0][0],
         template,
-        n_shadow=n_shadow,
+        n_reference_models=n_models,
         n_jobs=n_jobs,
         fix_variance=True,
-        random_state=n_shadow,
+        random_state=n_models,
     )
     attack.fit(records, targets[0][1])
     scored = []
@@ -289,7 +289,7 @@ def main():
     X, y = load_digits(return_X_y=True)
     X = X / 16.0
     if not args.skip_timing:
-        timing_table(X, y, n_shadow=4 if args.quick else 16, repeats=1 if args.quick else 3)
+        timing_table(X, y, n_models=4 if args.quick else 16, repeats=1 if args.quick else 3)
     if args.skip_lira:
         return
     counts = (4, 8) if args.quick else (4, 8, 16, 32)

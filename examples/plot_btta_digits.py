@@ -85,7 +85,7 @@ m_target = np.r_[np.ones(members.size, int), np.zeros(non_members.size, int)]
 # Two shadow forests, each trained like the target on 300 records of the disjoint pool.
 shadows = ShadowModels(
     RandomForestClassifier(n_estimators=50, random_state=SEED),
-    n_shadow=2,
+    n_reference_models=2,
     train_size=300,
     outputs=outputs,
     random_state=SEED,

@@ -72,7 +72,7 @@ def test_cli_trains_one_set_of_reference_models_read_by_three_attacks(files, mon
     original = ShadowModels.fit
 
     def counting_fit(self, X, y):
-        fits.append((self.n_shadow, self.split, len(X)))
+        fits.append((self.n_reference_models, self.split, len(X)))
         return original(self, X, y)
 
     monkeypatch.setattr(ShadowModels, "fit", counting_fit)
@@ -160,7 +160,7 @@ def test_cli_one_reference_model_runs_rmia_offline_only(files, monkeypatch):
     original = ShadowModels.fit
 
     def counting_fit(self, X, y):
-        fits.append((self.n_shadow, self.split, len(X)))
+        fits.append((self.n_reference_models, self.split, len(X)))
         return original(self, X, y)
 
     monkeypatch.setattr(ShadowModels, "fit", counting_fit)

@@ -103,11 +103,11 @@ def lira_records(rng):
 
 
 def _lira(**params):
-    return LiRAAttack(_lira_case()[0], n_shadow=4, random_state=0, **params)
+    return LiRAAttack(_lira_case()[0], n_reference_models=4, random_state=0, **params)
 
 
 def _rmia(**params):
-    return RMIAAttack(_lira_case()[0], n_reference=2, random_state=0, **params)
+    return RMIAAttack(_lira_case()[0], n_reference_models=2, random_state=0, **params)
 
 
 def _label_only(**params):

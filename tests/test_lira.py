@@ -34,9 +34,13 @@ def _any_width_target():
 @parametrize_with_checks(
     [
         # DummyClassifier shadows: the checks put random floats where the class label goes
-        LiRAAttack(_any_width_target(), DummyClassifier(), n_shadow=4, random_state=0),
+        LiRAAttack(_any_width_target(), DummyClassifier(), n_reference_models=4, random_state=0),
         LiRAAttack(
-            _any_width_target(), DummyClassifier(), n_shadow=4, online=False, random_state=0
+            _any_width_target(),
+            DummyClassifier(),
+            n_reference_models=4,
+            online=False,
+            random_state=0,
         ),
     ],
     expected_failed_checks=expected_failed_checks,
@@ -115,7 +119,12 @@ def test_lira_reaches_the_neyman_pearson_tpr(planted, online):
     records, member, target = planted
     template = PlantedModel(target.difficulty)  # random_state None: ShadowModels seeds it
     attack = LiRAAttack(
-        target, template, n_shadow=N_SHADOW, online=online, fix_variance=True, random_state=0
+        target,
+        template,
+        n_reference_models=N_SHADOW,
+        online=online,
+        fix_variance=True,
+        random_state=0,
     ).fit(records, member)
     assert tpr_at_fpr(member, target.logit(records), fpr=FPR) < 0.1  # a global threshold
     tpr, oracle = _mean_tprs(attack, records, target.difficulty, N_TARGETS, FPR, seed=10)
@@ -141,7 +150,7 @@ def test_lira_reaches_the_neyman_pearson_tpr_at_a_tenth_of_a_percent():
         attack = LiRAAttack(
             target,
             PlantedModel(target.difficulty),
-            n_shadow=64,
+            n_reference_models=64,
             online=online,
             fix_variance=True,
             random_state=0,
@@ -164,9 +173,9 @@ def test_scores_match_a_direct_computation(small_planted):
     # reference: per record, the Gaussians fitted by hand from the shadows' own outputs
     records, member, target = small_planted
     template = PlantedModel(target.difficulty)
-    attack = LiRAAttack(target, template, n_shadow=8, fix_variance=False, random_state=0)
+    attack = LiRAAttack(target, template, n_reference_models=8, fix_variance=False, random_state=0)
     attack.fit(records, member)
-    shadows = attack.shadows_
+    shadows = attack.reference_models_
     trained = shadows.membership_.reshape(8, -1).astype(bool)
     phi = np.stack([model.logit(records) for model in shadows.estimators_])
     assert (trained.sum(axis=0) == 4).all()  # balanced halves: each record IN for 4 of 8
@@ -195,11 +204,11 @@ def test_records_outside_the_pool_are_scored_against_every_shadow(small_planted)
     template = PlantedModel(target.difficulty)
     seen = np.arange(len(records)) < 300
     attack = LiRAAttack(
-        target, template, n_shadow=8, online=False, fix_variance=False, random_state=0
+        target, template, n_reference_models=8, online=False, fix_variance=False, random_state=0
     )
     attack.fit(records[seen], member[seen])
     unseen = records[~seen]
-    phi = np.stack([model.logit(unseen) for model in attack.shadows_.estimators_])
+    phi = np.stack([model.logit(unseen) for model in attack.reference_models_.estimators_])
     expected = -norm.logsf(target.logit(unseen), phi.mean(0), phi.std(0, ddof=1))
     np.testing.assert_allclose(attack.score_samples(unseen), expected, rtol=1e-9)
     # online: the IN mean is the OUT mean plus the pool's average shift, IN variance global
@@ -215,13 +224,13 @@ def test_records_outside_the_pool_are_scored_against_every_shadow(small_planted)
 def test_decision_contract(small_planted):
     records, member, target = small_planted
     template = PlantedModel(target.difficulty)
-    online = LiRAAttack(target, template, n_shadow=8, prior=0.2, random_state=0)
+    online = LiRAAttack(target, template, n_reference_models=8, prior=0.2, random_state=0)
     online.fit(records, member)
     decision = online.decision_function(records)
     assert online.offset_ == pytest.approx(np.log(0.8 / 0.2))
     np.testing.assert_array_equal(online.predict(records), decision > 0)
     np.testing.assert_allclose(online.predict_proba(records)[:, 1], expit(decision))
-    offline = LiRAAttack(target, template, n_shadow=8, online=False, random_state=0)
+    offline = LiRAAttack(target, template, n_reference_models=8, online=False, random_state=0)
     offline.fit(records, np.where(member, "yes", "no"))  # classes_[1] = "yes", the member
     assert not hasattr(offline, "predict_proba")
     scores = offline.score_samples(records)
@@ -252,10 +261,10 @@ def test_population_records_join_the_pool(small_planted):
     # records from the population equal those of an attack fitted on everything as X
     records, member, target = small_planted
     template = PlantedModel(target.difficulty)
-    split = LiRAAttack(target, template, n_shadow=8, random_state=0)
+    split = LiRAAttack(target, template, n_reference_models=8, random_state=0)
     split.fit(records[:100], member[:100], population=records[100:])
-    whole = LiRAAttack(target, template, n_shadow=8, random_state=0).fit(records, member)
-    assert split.shadows_.membership_.size == 8 * len(records)
+    whole = LiRAAttack(target, template, n_reference_models=8, random_state=0).fit(records, member)
+    assert split.reference_models_.membership_.size == 8 * len(records)
     np.testing.assert_allclose(split.score_samples(records), whole.score_samples(records))
 
 
@@ -267,5 +276,5 @@ def test_bad_input(small_planted):
         LiRAAttack(target).fit(records, member, population=np.ones((5, 3)))
     with pytest.raises(ValueError, match="at least 32 pool records"):
         LiRAAttack(target).fit(records[:20], member[:20])
-    with pytest.raises(InvalidParameterError, match="n_shadow"):
-        LiRAAttack(target, n_shadow=2).fit(records, member)
+    with pytest.raises(InvalidParameterError, match="n_reference_models"):
+        LiRAAttack(target, n_reference_models=2).fit(records, member)

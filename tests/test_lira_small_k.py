@@ -39,10 +39,10 @@ def _mean_tpr(attack, records, difficulty, seed):
 def test_auto_fixes_the_variance_below_64_models(planted):
     records, member, target = planted
     template = PlantedModel(target.difficulty)
-    attack = LiRAAttack(target, template, n_shadow=4, random_state=0).fit(records, member)
+    attack = LiRAAttack(target, template, n_reference_models=4, random_state=0).fit(records, member)
     assert attack.fix_variance == "auto" and attack.fix_variance_ is True
     assert FIXED_VARIANCE_BELOW == 64
-    forced = LiRAAttack(target, template, n_shadow=4, fix_variance=False, random_state=0)
+    forced = LiRAAttack(target, template, n_reference_models=4, fix_variance=False, random_state=0)
     assert forced.fit(records, member).fix_variance_ is False
 
 
@@ -54,7 +54,7 @@ def test_auto_keeps_per_record_variances_from_64_models():
     member = np.arange(128) < 64
     target = DecisionTreeClassifier(max_depth=1).fit(X[member], records[member, -1])
     shadows = ShadowModels(
-        DecisionTreeClassifier(max_depth=1), n_shadow=64, split="balanced", random_state=0
+        DecisionTreeClassifier(max_depth=1), n_reference_models=64, split="balanced", random_state=0
     ).fit(X, records[:, -1])
     auto = LiRAAttack(target, reference_models=shadows).fit(records, member)
     per_record = LiRAAttack(target, reference_models=shadows, fix_variance=False)
@@ -68,13 +68,15 @@ def test_fixed_variance_is_the_pooled_within_record_variance(planted):
     # truth: noise^2 = 1 on both sides. 4 models: 2 values per record and side, 1 degree of
     # freedom each, 4 000 in all: standard error of the pooled variance sqrt(2/4000) = 0.022
     records, member, target = planted
-    attack = LiRAAttack(target, PlantedModel(target.difficulty), n_shadow=4, random_state=0)
+    attack = LiRAAttack(
+        target, PlantedModel(target.difficulty), n_reference_models=4, random_state=0
+    )
     attack.fit(records, member)
     assert attack.var_in_ == pytest.approx(1.0, abs=0.1)
     assert attack.var_out_ == pytest.approx(1.0, abs=0.1)
     # the same number by hand from the shadows' phi
-    phi = np.stack([logit_confidence(m, records) for m in attack.shadows_.estimators_])
-    inside = attack.shadows_.membership_.reshape(4, -1).astype(bool)
+    phi = np.stack([logit_confidence(m, records) for m in attack.reference_models_.estimators_])
+    inside = attack.reference_models_.membership_.reshape(4, -1).astype(bool)
     deviations = [phi[inside[:, i], i] - phi[inside[:, i], i].mean() for i in range(len(records))]
     by_hand = sum(float(d @ d) for d in deviations) / sum(len(d) - 1 for d in deviations)
     assert attack.var_in_ == pytest.approx(by_hand, rel=1e-10)
@@ -91,7 +93,7 @@ def test_offline_at_four_models_reaches_the_closed_form_with_the_fixed_variance(
     attack = LiRAAttack(
         target,
         PlantedModel(target.difficulty),
-        n_shadow=4,
+        n_reference_models=4,
         online=False,
         fix_variance=fix_variance,
         random_state=0,
@@ -110,7 +112,7 @@ def test_two_reference_models_use_the_variance_of_all_values(planted):
     # difficulties' spread^2 + noise^2 = 9 + 1 = 10 on both sides (4 000 values, about 2 %).
     records, member, target = planted
     pool_shadows = ShadowModels(
-        PlantedModel(target.difficulty), n_shadow=2, split="balanced", random_state=0
+        PlantedModel(target.difficulty), n_reference_models=2, split="balanced", random_state=0
     ).fit(records[:, :-1], records[:, -1])
     attack = LiRAAttack(target, reference_models=pool_shadows).fit(records, member)
     assert attack.fix_variance_ is True
@@ -144,12 +146,12 @@ def test_scores_match_a_direct_computation(fix_variance):
     attack = LiRAAttack(
         target,
         PlantedModel(target.difficulty),
-        n_shadow=8,
+        n_reference_models=8,
         fix_variance=fix_variance,
         random_state=0,
     ).fit(records, member)
-    trained = attack.shadows_.membership_.reshape(8, -1).astype(bool)
-    phi = np.stack([model.logit(records) for model in attack.shadows_.estimators_])
+    trained = attack.reference_models_.membership_.reshape(8, -1).astype(bool)
+    phi = np.stack([model.logit(records) for model in attack.reference_models_.estimators_])
     var_in, var_out = _pooled(phi, trained), _pooled(phi, ~trained)
     phi_target = target.logit(records)
     expected = []
@@ -185,6 +187,6 @@ def test_lira_reads_a_forest_at_its_resolution():
     records = np.column_stack([X, y])
     member = np.arange(400) < 200
     forest = RandomForestClassifier(20, random_state=0).fit(X[member], y[member])
-    attack = LiRAAttack(forest, n_shadow=4, random_state=0).fit(records, member)
+    attack = LiRAAttack(forest, n_reference_models=4, random_state=0).fit(records, member)
     assert attack.phi_bound_ == pytest.approx(np.log(2 * 20 - 1))
     assert np.isfinite(attack.score_samples(records)).all()

@@ -28,7 +28,7 @@ def _shadows(n_jobs):
     # random_state=None in the template: every shadow's seed comes from ShadowModels
     return ShadowModels(
         ExtraTreesClassifier(n_estimators=5),
-        n_shadow=4,
+        n_reference_models=4,
         split="balanced",
         n_jobs=n_jobs,
         random_state=0,
@@ -49,7 +49,7 @@ def serial(data):
     records = np.column_stack([X, y])
     target = ExtraTreesClassifier(n_estimators=5, random_state=0).fit(X[member], y[member])
     shadows = _shadows(n_jobs=None).fit(X, y)
-    lira = LiRAAttack(target, n_shadow=4, random_state=0).fit(records, member)
+    lira = LiRAAttack(target, n_reference_models=4, random_state=0).fit(records, member)
     return shadows, lira, records
 
 
@@ -80,7 +80,7 @@ def _skorch_shadows(X, y, n_jobs):
         train_split=None,
         verbose=0,
     )
-    return ShadowModels(net, n_shadow=2, n_jobs=n_jobs, random_state=0).fit(X, y)
+    return ShadowModels(net, n_reference_models=2, n_jobs=n_jobs, random_state=0).fit(X, y)
 
 
 def test_skorch_shadows_are_seeded_without_touching_the_callers_generator(data):
@@ -107,7 +107,7 @@ def test_skorch_shadows_do_not_depend_on_n_jobs(data):
 def test_lira_does_not_depend_on_n_jobs(data, serial):
     _, _, member = data
     _, lira, records = serial
-    parallel = LiRAAttack(lira.target, n_shadow=4, n_jobs=2, random_state=0)
+    parallel = LiRAAttack(lira.target, n_reference_models=4, n_jobs=2, random_state=0)
     parallel.fit(records, member)
     np.testing.assert_array_equal(parallel.score_samples(records), lira.score_samples(records))
 
@@ -148,7 +148,9 @@ def test_shadow_models_on_a_dask_cluster_equal_the_serial_run(data, serial, dask
     shadows, lira, records = serial
     with parallel_config(backend="dask"):
         on_dask = _shadows(n_jobs=None).fit(X, y)
-        lira_on_dask = LiRAAttack(lira.target, n_shadow=4, random_state=0).fit(records, member)
+        lira_on_dask = LiRAAttack(lira.target, n_reference_models=4, random_state=0).fit(
+            records, member
+        )
     _assert_same_shadows(shadows, on_dask, X)
     np.testing.assert_array_equal(lira_on_dask.score_samples(records), lira.score_samples(records))
     # two worker processes, running this checkout's code (not another installed copy)

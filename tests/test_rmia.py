@@ -28,9 +28,13 @@ def _any_width_target():
 @parametrize_with_checks(
     [
         # DummyClassifier reference models: the checks put random floats in the label column
-        RMIAAttack(_any_width_target(), DummyClassifier(), n_reference=2, random_state=0),
+        RMIAAttack(_any_width_target(), DummyClassifier(), n_reference_models=2, random_state=0),
         RMIAAttack(
-            _any_width_target(), DummyClassifier(), n_reference=2, online=False, random_state=0
+            _any_width_target(),
+            DummyClassifier(),
+            n_reference_models=2,
+            online=False,
+            random_state=0,
         ),
     ],
     expected_failed_checks=expected_failed_checks,
@@ -58,11 +62,11 @@ def test_scores_match_a_direct_computation(small_planted, online):
     records, member, target = small_planted
     X, population = records[:300], records[300:]
     attack = RMIAAttack(
-        target, PlantedModel(target.difficulty), n_reference=4, online=online, random_state=0
+        target, PlantedModel(target.difficulty), n_reference_models=4, online=online, random_state=0
     ).fit(X, member[:300], population=population)
     pool = records
-    trained = attack.shadows_.membership_.reshape(4, -1).astype(bool)
-    p = np.stack([_p_true(model, pool) for model in attack.shadows_.estimators_])
+    trained = attack.reference_models_.membership_.reshape(4, -1).astype(bool)
+    p = np.stack([_p_true(model, pool) for model in attack.reference_models_.estimators_])
     if online:
         marginal = p.mean(axis=0)
     else:
@@ -89,11 +93,11 @@ def test_one_reference_model_on_the_population_alone(small_planted):
     records, member, target = small_planted
     X, population = records[:300], records[300:]
     attack = RMIAAttack(
-        target, PlantedModel(target.difficulty), n_reference=1, online=False, random_state=0
+        target, PlantedModel(target.difficulty), n_reference_models=1, online=False, random_state=0
     ).fit(X, member[:300], population=population)
-    assert attack.design_ == "population" and attack.shadows_.split == "random"
-    (model,) = attack.shadows_.estimators_
-    trained = attack.shadows_.membership_.astype(bool)
+    assert attack.design_ == "population" and attack.reference_models_.split == "random"
+    (model,) = attack.reference_models_.estimators_
+    trained = attack.reference_models_.membership_.astype(bool)
     assert trained.size == 100 and trained.sum() == 50  # a random half of the population
     assert not model.trained_[:300].any()  # no target trained the reference model
     marginal = 0.5 * (1.3 * _p_true(model, records) + 0.7)  # a = 0.3
@@ -103,40 +107,45 @@ def test_one_reference_model_on_the_population_alone(small_planted):
     assert attack.n_population_ == 50
     np.testing.assert_array_equal(np.floor(50 * attack.score_samples(X)) / 50, expected)
     # the same models given back (shared) give the same scores; 'auto' reads the design
-    given = RMIAAttack(target, online=False, reference_models=attack.shadows_)
+    given = RMIAAttack(target, online=False, reference_models=attack.reference_models_)
     given.fit(X, member[:300], population=population)
     assert given.design_ == "population"
     np.testing.assert_array_equal(given.score_samples(X), attack.score_samples(X))
     with pytest.raises(ValueError, match="the 150 population records alone.* 100 records per"):
         RMIAAttack(
-            target, online=False, reference_data="population", reference_models=attack.shadows_
+            target,
+            online=False,
+            reference_data="population",
+            reference_models=attack.reference_models_,
         ).fit(X[:250], member[:250], population=records[250:])
     # more models on the population alone: balanced halves, every target still OUT
     four = RMIAAttack(
         target,
         PlantedModel(target.difficulty),
-        n_reference=4,
+        n_reference_models=4,
         online=False,
         reference_data="population",
         random_state=0,
     ).fit(X, member[:300], population=population)
-    assert four.shadows_.split == "balanced" and four.n_population_ == 100
-    assert not any(m.trained_[:300].any() for m in four.shadows_.estimators_)
+    assert four.reference_models_.split == "balanced" and four.n_population_ == 100
+    assert not any(m.trained_[:300].any() for m in four.reference_models_.estimators_)
 
 
 def test_records_outside_the_pool_take_the_linear_correction(small_planted):
     records, member, target = small_planted
     seen = np.arange(len(records)) < 300
-    attack = RMIAAttack(target, PlantedModel(target.difficulty), n_reference=4, random_state=0)
+    attack = RMIAAttack(
+        target, PlantedModel(target.difficulty), n_reference_models=4, random_state=0
+    )
     attack.fit(records[seen], member[seen])
-    trained = attack.shadows_.membership_.reshape(4, -1).astype(bool)
-    p = np.stack([_p_true(model, records[seen]) for model in attack.shadows_.estimators_])
+    trained = attack.reference_models_.membership_.reshape(4, -1).astype(bool)
+    p = np.stack([_p_true(model, records[seen]) for model in attack.reference_models_.estimators_])
     mean_in = np.where(trained, p, 0).sum(0) / trained.sum(0)
     mean_out = np.where(~trained, p, 0).sum(0) / (~trained).sum(0)
     a = np.sum((mean_out - 1) * (mean_in - 1)) / np.sum((mean_out - 1) ** 2)
     assert attack.a_ == pytest.approx(np.clip(a, 0, 1))
     unseen = records[~seen]
-    p_unseen = np.stack([_p_true(model, unseen) for model in attack.shadows_.estimators_])
+    p_unseen = np.stack([_p_true(model, unseen) for model in attack.reference_models_.estimators_])
     marginal = 0.5 * ((1 + attack.a_) * p_unseen.mean(0) + 1 - attack.a_)
     ratio_x = _p_true(target, unseen) / marginal
     ratio_z = np.sort(_p_true(target, records[seen]) / p.mean(0))  # Z = the pool (X)
@@ -152,9 +161,9 @@ def test_views_average_the_ratio(small_planted):
     rng = np.random.default_rng(0)
     wide = np.column_stack([records[:, 0], rng.normal(size=len(records)), records[:, 1]])
     template = PlantedModel(target.difficulty)
-    plain = RMIAAttack(target, template, n_reference=2, random_state=0).fit(wide, member)
+    plain = RMIAAttack(target, template, n_reference_models=2, random_state=0).fit(wide, member)
     views = RecordViews("table", n_views=3, noise=0.5, columns=[1])
-    viewed = RMIAAttack(target, template, n_reference=2, views=views, random_state=0)
+    viewed = RMIAAttack(target, template, n_reference_models=2, views=views, random_state=0)
     viewed.fit(wide, member)
     assert viewed.views_.transform(wide).shape == (3, len(wide), 3)
     np.testing.assert_allclose(viewed.score_samples(wide), plain.score_samples(wide))
@@ -164,16 +173,18 @@ def test_shared_reference_models_give_the_same_scores(small_planted):
     records, member, target = small_planted
     template = PlantedModel(target.difficulty)
     shared = ShadowModels(
-        template, n_shadow=4, split="balanced", outputs=("correct",), random_state=0
+        template, n_reference_models=4, split="balanced", outputs=("correct",), random_state=0
     ).fit(records[:, :-1], records[:, -1])
-    own = RMIAAttack(target, template, n_reference=4, random_state=0).fit(records, member)
+    own = RMIAAttack(target, template, n_reference_models=4, random_state=0).fit(records, member)
     given = RMIAAttack(target, reference_models=shared).fit(records, member)
     np.testing.assert_allclose(given.score_samples(records), own.score_samples(records))
     assert clone(given).reference_models is shared  # kept, not refitted
     lira = LiRAAttack(target, reference_models=shared).fit(records, member)
-    lira_own = LiRAAttack(target, template, n_shadow=4, random_state=0).fit(records, member)
+    lira_own = LiRAAttack(target, template, n_reference_models=4, random_state=0).fit(
+        records, member
+    )
     np.testing.assert_allclose(lira.score_samples(records), lira_own.score_samples(records))
-    assert lira.shadows_ is shared
+    assert lira.reference_models_ is shared
     with pytest.raises(ValueError, match="fitted on the pool's 300 records"):
         RMIAAttack(target, reference_models=shared).fit(records[:300], member[:300])
     with pytest.raises(TypeError, match="must be a fitted ShadowModels"):
@@ -182,7 +193,9 @@ def test_shared_reference_models_give_the_same_scores(small_planted):
 
 def test_decision_contract(small_planted):
     records, member, target = small_planted
-    attack = RMIAAttack(target, PlantedModel(target.difficulty), n_reference=2, random_state=0)
+    attack = RMIAAttack(
+        target, PlantedModel(target.difficulty), n_reference_models=2, random_state=0
+    )
     attack.fit(records, np.where(member, "yes", "no"))
     scores = attack.score_samples(records)
     assert ((scores >= 0) & (scores <= 1)).all()
@@ -202,19 +215,25 @@ def test_bad_input(small_planted):
         RMIAAttack(target).fit(records, member, population=np.ones((5, 3)))
     with pytest.raises(ValueError, match="at least 8 pool records"):
         RMIAAttack(target).fit(records[:5], member[:5])
-    with pytest.raises(InvalidParameterError, match="n_reference"):
-        RMIAAttack(target, n_reference=0).fit(records, member)
+    with pytest.raises(InvalidParameterError, match="n_reference_models"):
+        RMIAAttack(target, n_reference_models=0).fit(records, member)
     X, population = records[:300], records[300:]
-    with pytest.raises(ValueError, match="online RMIA needs .* n_reference must be at least 2"):
-        RMIAAttack(target, n_reference=1).fit(X, member[:300], population=population)
+    with pytest.raises(
+        ValueError, match="online RMIA needs .* n_reference_models must be at least 2"
+    ):
+        RMIAAttack(target, n_reference_models=1).fit(X, member[:300], population=population)
     with pytest.raises(ValueError, match="online RMIA needs"):
         RMIAAttack(target, reference_data="population").fit(X, member[:300], population=population)
-    with pytest.raises(ValueError, match="n_reference=1 cannot train balanced halves"):
-        RMIAAttack(target, n_reference=1, online=False, reference_data="pool").fit(X, member[:300])
+    with pytest.raises(ValueError, match="n_reference_models=1 cannot train balanced halves"):
+        RMIAAttack(target, n_reference_models=1, online=False, reference_data="pool").fit(
+            X, member[:300]
+        )
     with pytest.raises(ValueError, match="needs population records"):
-        RMIAAttack(target, n_reference=1, online=False).fit(X, member[:300])
+        RMIAAttack(target, n_reference_models=1, online=False).fit(X, member[:300])
     with pytest.raises(ValueError, match="population of at least 20 records"):
-        RMIAAttack(target, n_reference=1, online=False).fit(X, member[:300], population=X[:19])
+        RMIAAttack(target, n_reference_models=1, online=False).fit(
+            X, member[:300], population=X[:19]
+        )
     with pytest.raises(InvalidParameterError, match="reference_data"):
         RMIAAttack(target, reference_data="targets").fit(records, member)
     with pytest.raises(InvalidParameterError, match="offline_a"):
@@ -250,7 +269,7 @@ def test_rmia_reaches_the_neyman_pearson_tpr(online, loss):
     attack = RMIAAttack(
         target,
         PlantedModel(target.difficulty),
-        n_reference=N_REFERENCE,
+        n_reference_models=N_REFERENCE,
         online=online,
         offline_a=1.0,
         random_state=0,
@@ -277,7 +296,7 @@ def test_rmia_offline_with_one_reference_model_reaches_its_optimum():
     attack = RMIAAttack(
         target,
         PlantedModel(target.difficulty),
-        n_reference=1,
+        n_reference_models=1,
         online=False,
         offline_a=1.0,
         random_state=0,
@@ -301,13 +320,13 @@ def test_rmia_on_saturated_probabilities():
     # scale, documented, not a tolerance. It stays far above a global threshold (< 0.1).
     records, member, target, _ = planted_problem(N_RECORDS, seed=1)
     attack = RMIAAttack(
-        target, PlantedModel(target.difficulty), n_reference=N_REFERENCE, random_state=0
+        target, PlantedModel(target.difficulty), n_reference_models=N_REFERENCE, random_state=0
     ).fit(records, member)
     tpr, _ = _mean_tprs(attack, records, target.difficulty, 5, FPR, seed=10)
     assert 0.18 <= tpr <= neyman_pearson_tpr(FPR) - 0.1
 
 
-def _null_claims(n_runs, online, confidence=0.95, n_reference=2):
+def _null_claims(n_runs, online, confidence=0.95, n_reference_models=2):
     """Runs (of ``n_runs``) whose certified epsilon or advantage claims leakage, for targets
     that never saw any of the audited records (membership labels drawn at random)."""
     from sklearn_mace.metrics import audit_epsilon
@@ -324,7 +343,7 @@ def _null_claims(n_runs, online, confidence=0.95, n_reference=2):
         attack = RMIAAttack(
             target,
             PlantedModel(difficulty),
-            n_reference=n_reference,
+            n_reference_models=n_reference_models,
             online=online,
             random_state=run,
         ).fit(records[:n_targets], member, population=records[n_targets:])
@@ -336,22 +355,22 @@ def _null_claims(n_runs, online, confidence=0.95, n_reference=2):
     return claims
 
 
-NULL_DESIGNS = [(True, 2), (False, 2), (False, 1)]  # (online, n_reference); 1: population
+NULL_DESIGNS = [(True, 2), (False, 2), (False, 1)]  # (online, n_reference_models); 1: population
 
 
-@pytest.mark.parametrize(("online", "n_reference"), NULL_DESIGNS)
-def test_null_models_claim_nothing(online, n_reference):
+@pytest.mark.parametrize(("online", "n_reference_models"), NULL_DESIGNS)
+def test_null_models_claim_nothing(online, n_reference_models):
     # exchangeable scores: each run claims with probability <= alpha = 0.05; 30 runs, the
     # binomial(30, 0.05) 99.9 % quantile is 6
-    assert _null_claims(30, online, n_reference=n_reference) <= 6
+    assert _null_claims(30, online, n_reference_models=n_reference_models) <= 6
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("online", "n_reference"), NULL_DESIGNS)
-def test_null_models_claim_nothing_in_200_runs(online, n_reference):
+@pytest.mark.parametrize(("online", "n_reference_models"), NULL_DESIGNS)
+def test_null_models_claim_nothing_in_200_runs(online, n_reference_models):
     # 200 runs at alpha = 0.05: a valid audit claims in at most 10 runs on average; the
     # binomial(200, 0.05) 99.9 % quantile is 21
-    assert _null_claims(200, online, n_reference=n_reference) <= 21
+    assert _null_claims(200, online, n_reference_models=n_reference_models) <= 21
 
 
 @pytest.mark.slow
@@ -378,7 +397,7 @@ def test_dpsgd_targets_certify_nothing_above_the_accountant(online):
         recipe = DPSGDLogisticRegression(noise_multiplier=sigma)
         target = clone(recipe).set_params(random_state=seed)
         target.fit(records[members, :-1], records[members, -1])
-        attack = RMIAAttack(target, recipe, n_reference=4, online=online, random_state=seed)
+        attack = RMIAAttack(target, recipe, n_reference_models=4, online=online, random_state=seed)
         score = attack.fit(targets, member, population=records[population]).score_samples(targets)
         audit = audit_epsilon(score[member], score[~member], delta=1e-5, random_state=seed)
         assert audit.epsilon_lower_bound <= 1.0, (seed, audit.epsilon_lower_bound)

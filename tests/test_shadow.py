@@ -27,7 +27,7 @@ def test_sklearn_compatible(estimator, check):
 
 
 @parametrize_with_checks(
-    [ShadowModels(DecisionTreeClassifier(random_state=0), n_shadow=2, random_state=0)],
+    [ShadowModels(DecisionTreeClassifier(random_state=0), n_reference_models=2, random_state=0)],
     expected_failed_checks=expected_failed_checks,
 )
 def test_shadow_models_sklearn_compatible(estimator, check):
@@ -49,7 +49,7 @@ def population():
 def test_shadow_models_split_disjointly(population):
     X, y = population
     tree = DecisionTreeClassifier(random_state=0)
-    shadows = ShadowModels(tree, n_shadow=4, train_size=0.4, random_state=0)
+    shadows = ShadowModels(tree, n_reference_models=4, train_size=0.4, random_state=0)
     shadows.fit(X[:1000], y[:1000])
     with pytest.raises(Exception, match="not fitted"):
         check_is_fitted(tree)  # the template is cloned, never fitted
@@ -80,7 +80,7 @@ def test_train_size_as_count_and_outputs_without_correct(population):
     X, y = population
     shadows = ShadowModels(
         DecisionTreeClassifier(random_state=0),
-        n_shadow=2,
+        n_reference_models=2,
         train_size=150,
         outputs=("true_label", "proba"),
         random_state=0,
@@ -93,7 +93,9 @@ def test_train_size_as_count_and_outputs_without_correct(population):
 def test_too_little_data_for_the_shadows(population):
     X, y = population
     with pytest.raises(ValueError, match="at least one member and one non-member"):
-        ShadowModels(DecisionTreeClassifier(), n_shadow=5, train_size=10).fit(X[:40], y[:40])
+        ShadowModels(DecisionTreeClassifier(), n_reference_models=5, train_size=10).fit(
+            X[:40], y[:40]
+        )
 
 
 def test_btta_from_shadow_statistics_predicts_target_accuracy(population):
@@ -104,7 +106,10 @@ def test_btta_from_shadow_statistics_predicts_target_accuracy(population):
     X, y = population
     # target: trained on rows 0-999, non-members 1000-1999; shadow: same size, rows 2000+
     shadows = ShadowModels(
-        DecisionTreeClassifier(random_state=0), n_shadow=1, train_size=1000, random_state=0
+        DecisionTreeClassifier(random_state=0),
+        n_reference_models=1,
+        train_size=1000,
+        random_state=0,
     )
     Q_shadow, m_shadow = shadows.fit_queries(X[2000:], y[2000:])
     attack = BTTAttack(prior=0.5).fit(Q_shadow, m_shadow)
@@ -192,7 +197,11 @@ def test_shadow_models_with_a_skorch_net(population):
     )
     # MACE App. I's white-box query: the hidden layer's activations, next to the proba
     shadows = ShadowModels(
-        net, n_shadow=2, outputs=("correct", "proba", "activations"), layer="1", random_state=0
+        net,
+        n_reference_models=2,
+        outputs=("correct", "proba", "activations"),
+        layer="1",
+        random_state=0,
     )
     Q, m = shadows.fit_queries(X, y[:400])
     assert Q.shape == (400, 1 + 3 + 16) and m.sum() == 200
@@ -208,7 +217,10 @@ def test_balanced_split_makes_every_record_in_for_half_the_shadows(population):
     X, y = population
     X, y = X[:300], y[:300]
     shadows = ShadowModels(
-        DecisionTreeClassifier(random_state=0), n_shadow=6, split="balanced", random_state=0
+        DecisionTreeClassifier(random_state=0),
+        n_reference_models=6,
+        split="balanced",
+        random_state=0,
     ).fit(X, y)
     trained = shadows.membership_.reshape(6, 300)
     np.testing.assert_array_equal(trained.sum(axis=0), 3)  # exactly half, for every record
@@ -224,7 +236,11 @@ def test_balanced_split_makes_every_record_in_for_half_the_shadows(population):
     np.testing.assert_array_equal(shadows.train_accuracies_, 1.0)
     # train_size is the fraction of shadows a record trains
     third = ShadowModels(
-        DecisionTreeClassifier(), n_shadow=6, train_size=1 / 3, split="balanced", random_state=0
+        DecisionTreeClassifier(),
+        n_reference_models=6,
+        train_size=1 / 3,
+        split="balanced",
+        random_state=0,
     ).fit(X, y)
     np.testing.assert_array_equal(third.membership_.reshape(6, 300).sum(axis=0), 2)
 
@@ -232,36 +248,42 @@ def test_balanced_split_makes_every_record_in_for_half_the_shadows(population):
 def test_balanced_split_bad_train_size(population):
     X, y = population
     with pytest.raises(ValueError, match="a float in"):
-        ShadowModels(DecisionTreeClassifier(), n_shadow=4, train_size=100, split="balanced").fit(
-            X[:200], y[:200]
-        )
+        ShadowModels(
+            DecisionTreeClassifier(), n_reference_models=4, train_size=100, split="balanced"
+        ).fit(X[:200], y[:200])
     with pytest.raises(ValueError, match="member of 0 shadows"):
-        ShadowModels(DecisionTreeClassifier(), n_shadow=4, train_size=0.1, split="balanced").fit(
-            X[:200], y[:200]
-        )
+        ShadowModels(
+            DecisionTreeClassifier(), n_reference_models=4, train_size=0.1, split="balanced"
+        ).fit(X[:200], y[:200])
 
 
 def test_random_split_trains_each_shadow_on_its_own_fraction(population):
     X, y = population
     X, y = X[:300], y[:300]
     one = ShadowModels(
-        DecisionTreeClassifier(random_state=0), n_shadow=1, split="random", random_state=0
+        DecisionTreeClassifier(random_state=0), n_reference_models=1, split="random", random_state=0
     ).fit(X, y)
     assert one.membership_.shape == (300,) and one.membership_.sum() == 150
     assert one.estimators_[0].tree_.n_node_samples[0] == 150  # trained on its half only
     np.testing.assert_array_equal(one.sample_index_, range(300))
     three = ShadowModels(
-        DecisionTreeClassifier(), n_shadow=3, train_size=0.2, split="random", random_state=0
+        DecisionTreeClassifier(),
+        n_reference_models=3,
+        train_size=0.2,
+        split="random",
+        random_state=0,
     ).fit(X, y)
     trained = three.membership_.reshape(3, 300)
     np.testing.assert_array_equal(trained.sum(axis=1), 60)  # each shadow: 20 % of the records
     assert len({row.tobytes() for row in trained}) == 3  # drawn independently
     with pytest.raises(ValueError, match="a float in"):
-        ShadowModels(DecisionTreeClassifier(), n_shadow=1, train_size=10, split="random").fit(X, y)
+        ShadowModels(
+            DecisionTreeClassifier(), n_reference_models=1, train_size=10, split="random"
+        ).fit(X, y)
     with pytest.raises(ValueError, match="trains each shadow on 0 records"):
-        ShadowModels(DecisionTreeClassifier(), n_shadow=1, train_size=0.001, split="random").fit(
-            X, y
-        )
+        ShadowModels(
+            DecisionTreeClassifier(), n_reference_models=1, train_size=0.001, split="random"
+        ).fit(X, y)
 
 
 def test_unset_random_states_get_per_shadow_seeds(population):
@@ -271,10 +293,10 @@ def test_unset_random_states_get_per_shadow_seeds(population):
 
     X, y = population
     template = ExtraTreesClassifier(n_estimators=3)
-    first = ShadowModels(template, n_shadow=3, random_state=0).fit(X[:600], y[:600])
-    second = ShadowModels(template, n_shadow=3, random_state=0).fit(X[:600], y[:600])
+    first = ShadowModels(template, n_reference_models=3, random_state=0).fit(X[:600], y[:600])
+    second = ShadowModels(template, n_reference_models=3, random_state=0).fit(X[:600], y[:600])
     np.testing.assert_array_equal(first.queries_, second.queries_)
     seeds = [model.random_state for model in first.estimators_]
     assert len(set(seeds)) == 3 and template.random_state is None
-    kept = ShadowModels(ExtraTreesClassifier(n_estimators=3, random_state=7), n_shadow=2)
+    kept = ShadowModels(ExtraTreesClassifier(n_estimators=3, random_state=7), n_reference_models=2)
     assert {m.random_state for m in kept.fit(X[:400], y[:400]).estimators_} == {7}

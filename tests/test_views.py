@@ -64,15 +64,18 @@ def test_lira_fits_one_gaussian_per_view():
             return np.stack([X, shifted])
 
     template = PlantedModel(target.difficulty)
-    plain = LiRAAttack(target, template, n_shadow=8, fix_variance=False, random_state=0)
+    plain = LiRAAttack(target, template, n_reference_models=8, fix_variance=False, random_state=0)
     plain.fit(records, member)
     viewed = LiRAAttack(
-        target, template, n_shadow=8, views=NextId(), fix_variance=False, random_state=0
+        target, template, n_reference_models=8, views=NextId(), fix_variance=False, random_state=0
     )
     viewed.fit(records, member)
-    trained = viewed.shadows_.membership_.reshape(8, -1).astype(bool)
+    trained = viewed.reference_models_.membership_.reshape(8, -1).astype(bool)
     phi = np.stack(
-        [model.logit(np.roll(records, -1, axis=0)) for model in viewed.shadows_.estimators_]
+        [
+            model.logit(np.roll(records, -1, axis=0))
+            for model in viewed.reference_models_.estimators_
+        ]
     )
     phi_t = target.logit(np.roll(records, -1, axis=0))
     second = []

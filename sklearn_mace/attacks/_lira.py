@@ -161,12 +161,12 @@ def best_cut(m, scores, prior):
 class LiRAAttack(ReferenceModelAttack):
     """Likelihood-ratio attack (LiRA) against a fitted classifier, with shadow models.
 
-    ``fit`` trains ``n_shadow`` clones of ``estimator`` on random halves of a pool of
-    records, drawn so that each record trains exactly half of them (Carlini et al.'s design,
-    :class:`ShadowModels` with ``split="balanced"``). For every pool record it fits
-    Gaussians to the logit-scaled confidence ``phi`` (:func:`logit_confidence`) of the
-    shadows that trained on it (IN) and of those that did not (OUT). The target's ``phi`` on
-    a record is then scored:
+    ``fit`` trains ``n_reference_models`` clones of ``estimator`` (the shadow models) on
+    random halves of a pool of records, drawn so that each record trains exactly half of them
+    (Carlini et al.'s design, :class:`ShadowModels` with ``split="balanced"``). For every pool
+    record it fits Gaussians to the logit-scaled confidence ``phi`` (:func:`logit_confidence`)
+    of the shadows that trained on it (IN) and of those that did not (OUT). The target's
+    ``phi`` on a record is then scored:
 
     * online: ``log N(phi; mu_in, s_in^2) - log N(phi; mu_out, s_out^2)`` (Eq. 3 with
       Gaussians, §IV-C), the log likelihood ratio;
@@ -198,8 +198,8 @@ class LiRAAttack(ReferenceModelAttack):
 
     **Shared reference models.** ``reference_models`` takes shadows already trained on the
     pool (``ShadowModels(split="balanced")`` fitted on ``X`` then ``population``), so that
-    one set serves LiRA, :class:`RMIAAttack` and the shadow-model attack; ``n_shadow`` and
-    ``estimator`` are then unused.
+    one set serves LiRA, :class:`RMIAAttack` and the shadow-model attack;
+    ``n_reference_models`` and ``estimator`` are then unused.
 
     **Records.** ``X`` holds records as :class:`~sklearn_mace.queries.ClassifierQuery`
     takes them: the target's input columns, then the numeric true label in the last column.
@@ -228,8 +228,8 @@ class LiRAAttack(ReferenceModelAttack):
         Unfitted template of the shadow models; None clones ``target`` (same
         hyper-parameters, unfitted), which is what LiRA assumes: shadows trained like the
         target.
-    n_shadow : int, default=16
-        Number of shadow models (at least 4, so that each record has 2 IN and 2 OUT).
+    n_reference_models : int, default=16
+        Number of shadow (reference) models (at least 4, so that each record has 2 IN and 2 OUT).
         Unused with ``reference_models`` (which may hold 2 models, with a fixed variance).
     online : bool, default=True
         Online (IN and OUT) or offline (OUT only) LiRA.
@@ -241,7 +241,7 @@ class LiRAAttack(ReferenceModelAttack):
         record alone.
     reference_models : ShadowModels, default=None
         Fitted ``split="balanced"`` shadows of the pool (``X``, then ``population``), used
-        as they are (kept by ``clone``); None trains ``n_shadow`` of them.
+        as they are (kept by ``clone``); None trains ``n_reference_models`` of them.
     prior : float in (0, 1), default=None
         P(member) for the decision rule; None: the member fraction of ``y``.
     n_jobs : int, default=None
@@ -264,8 +264,9 @@ class LiRAAttack(ReferenceModelAttack):
         The prior of the decision rule.
     offset_ : float
         The cut on ``score_samples``.
-    shadows_ : ShadowModels
-        The fitted shadows (``estimators_``, ``membership_`` per shadow and pool record).
+    reference_models_ : ShadowModels
+        The fitted shadows: ``reference_models`` when given, else the ``n_reference_models``
+        trained ones (``estimators_``, ``membership_`` per shadow and pool record).
     views_ : RecordViews or None
         The fitted views.
     fix_variance_ : bool
@@ -301,7 +302,7 @@ class LiRAAttack(ReferenceModelAttack):
     >>> member = np.random.default_rng(0).random(len(y)) < 0.5
     >>> target = DecisionTreeClassifier(min_samples_leaf=2, random_state=0)
     >>> target = target.fit(X[member], y[member])
-    >>> attack = LiRAAttack(target, n_shadow=8, random_state=0).fit(records, member)
+    >>> attack = LiRAAttack(target, n_reference_models=8, random_state=0).fit(records, member)
     >>> scores = attack.decision_function(records)
     >>> bool(tpr_at_fpr(member, scores, fpr=0.05) > 0.05)
     True
@@ -310,7 +311,7 @@ class LiRAAttack(ReferenceModelAttack):
     _parameter_constraints: dict = {
         "target": "no_validation",
         "estimator": [None, HasMethods(["fit", "predict_proba"])],
-        "n_shadow": [Interval(Integral, 4, None, closed="left")],
+        "n_reference_models": [Interval(Integral, 4, None, closed="left")],
         "online": ["boolean"],
         "fix_variance": ["boolean", StrOptions({"auto"})],
         "views": [None, HasMethods(["fit", "transform"])],
@@ -327,7 +328,7 @@ class LiRAAttack(ReferenceModelAttack):
         target,
         estimator=None,
         *,
-        n_shadow=16,
+        n_reference_models=16,
         online=True,
         fix_variance="auto",
         views=None,
@@ -340,7 +341,7 @@ class LiRAAttack(ReferenceModelAttack):
     ):
         self.target = target
         self.estimator = estimator
-        self.n_shadow = n_shadow
+        self.n_reference_models = n_reference_models
         self.online = online
         self.fix_variance = fix_variance
         self.views = views
@@ -372,8 +373,8 @@ class LiRAAttack(ReferenceModelAttack):
         self : LiRAAttack
             The fitted attacker.
         """
-        X, m, pool = self._fit_reference(X, y, population, self.n_shadow)
-        n_models = len(self.shadows_.estimators_)
+        X, m, pool = self._fit_reference(X, y, population, self.n_reference_models)
+        n_models = len(self.reference_models_.estimators_)
         if self.fix_variance == "auto":
             self.fix_variance_ = n_models < FIXED_VARIANCE_BELOW
         else:
@@ -387,7 +388,7 @@ class LiRAAttack(ReferenceModelAttack):
         return self
 
     def _fit_gaussians(self, pool):
-        unique, inside = pool_inside(self.shadows_, pool)
+        unique, inside = pool_inside(self.reference_models_, pool)
         self.phi_bound_ = np.inf
         phi = self._shadow_phi(unique)  # (views, shadows, records)
         self.phi_bound_ = resolution_bound(phi)
@@ -406,8 +407,8 @@ class LiRAAttack(ReferenceModelAttack):
         _, _, n_out, _ = fits[0][1]
         if not self.fix_variance_ and not ((n_in >= 2).any() and (n_out >= 2).any()):
             raise ValueError(
-                f"{len(self.shadows_.estimators_)} reference models leave every record fewer "
-                "than 2 IN (or OUT) models, so no per-record variance can be estimated; use "
+                f"{len(self.reference_models_.estimators_)} reference models leave every record "
+                "fewer than 2 IN (or OUT) models, so no per-record variance can be estimated; use "
                 "fix_variance=True or 'auto', or more models."
             )
         both = (n_in > 0) & (n_out > 0)
@@ -435,7 +436,9 @@ class LiRAAttack(ReferenceModelAttack):
         views = view_stack(self.views_, records)
         phi = np.stack(
             [
-                np.stack([logit_confidence(model, view) for model in self.shadows_.estimators_])
+                np.stack(
+                    [logit_confidence(model, view) for model in self.reference_models_.estimators_]
+                )
                 for view in views
             ]
         )

@@ -81,7 +81,7 @@ def train_reference_models(attack, estimator, n_models, pool, split="balanced"):
     independent random half)."""
     return ShadowModels(
         estimator,
-        n_shadow=n_models,
+        n_reference_models=n_models,
         split=split,
         outputs=("correct",),
         n_jobs=attack.n_jobs,
@@ -171,8 +171,8 @@ class ReferenceModelAttack(ScoreCutMixin, AttackerMixin, BaseEstimator):
         return tags
 
     def _fit_reference(self, X, y, population, n_models, design="pool"):
-        """Validate; set ``prior_``, ``shadows_`` (trained on ``n_models`` halves of the
-        pool, or the given ``reference_models``) and ``views_``; return ``(X, m, pool)``.
+        """Validate; set ``prior_``, ``reference_models_`` (trained on ``n_models`` halves of
+        the pool, or the given ``reference_models``) and ``views_``; return ``(X, m, pool)``.
 
         ``design="population"``: the models train on the population rows only
         (:func:`population_reference_models`)."""
@@ -187,13 +187,13 @@ class ReferenceModelAttack(ScoreCutMixin, AttackerMixin, BaseEstimator):
         self.prior_ = resolve_prior(self.prior, m)
         if design == "population":
             pool = pool_of(name, X, population, None)
-            self.shadows_ = population_reference_models(self, pool[X.shape[0] :], n_models)
+            self.reference_models_ = population_reference_models(self, pool[X.shape[0] :], n_models)
         elif self.reference_models is None:
             pool = pool_of(name, X, population, n_models)
             estimator = clone(self.target) if self.estimator is None else self.estimator
-            self.shadows_ = train_reference_models(self, estimator, n_models, pool)
+            self.reference_models_ = train_reference_models(self, estimator, n_models, pool)
         else:
             pool = pool_of(name, X, population, None)
-            self.shadows_ = check_reference_models(self.reference_models, pool)
+            self.reference_models_ = check_reference_models(self.reference_models, pool)
         self.views_ = fit_views(self.views, pool)
         return X, m, pool

@@ -80,13 +80,13 @@ class RMIAAttack(ReferenceModelAttack):
       takes IN = OUT, ``a = 0`` takes IN models to fit every record perfectly).
 
     **Offline with the population alone** (``reference_data="population"``, the default
-    when ``online=False`` and ``n_reference=1``): the reference models train on random halves
-    of the ``population`` rows only (one model: a random half; more: balanced halves), so
-    every target is OUT of every model and ``Pr(x)`` is the corrected mean over all of them,
+    when ``online=False`` and ``n_reference_models=1``): the reference models train on random
+    halves of the ``population`` rows only (one model: a random half; more: balanced halves),
+    so every target is OUT of every model and ``Pr(x)`` is the corrected mean over all of them,
     the paper's offline setting with a single reference model. ``Z`` is then the population
     records that are OUT of at least one model (with one model, the half it did not train on),
     and the population needs at least 20 records. Online needs IN models of every record: it
-    takes ``n_reference >= 2`` and the pool design.
+    takes ``n_reference_models >= 2`` and the pool design.
 
     ``Pr(z)`` is computed the same way as ``Pr(x)`` (a record OUT of no model, possible only
     when it also appears among the population rows that trained them, takes the mean over
@@ -121,7 +121,7 @@ class RMIAAttack(ReferenceModelAttack):
         skorch net or torch module, see ClassifierQuery); only queried, kept by ``clone``.
     estimator : classifier, default=None
         Unfitted template of the reference models; None clones ``target``.
-    n_reference : int, default=4
+    n_reference_models : int, default=4
         Reference models. The pool design needs at least 2 (each pool record trains half of
         them); 1 is allowed offline only, where it selects the population design. Unused with
         ``reference_models``.
@@ -131,7 +131,7 @@ class RMIAAttack(ReferenceModelAttack):
         What the reference models train on: ``"pool"``, balanced halves of ``X`` and
         ``population``; ``"population"``, halves of the population alone (offline only, needs
         ``population``). ``"auto"``: ``"population"`` when ``online=False`` and
-        ``n_reference=1``, or when the given ``reference_models`` were fitted on the
+        ``n_reference_models=1``, or when the given ``reference_models`` were fitted on the
         population rows alone; else ``"pool"``.
     offline_a : float in [0, 1], default=0.3
         The ``a`` of the offline correction.
@@ -143,7 +143,7 @@ class RMIAAttack(ReferenceModelAttack):
         Fitted ``split="balanced"`` reference models of the pool (``X``, then
         ``population``), or, in the population design, ``split="random"`` or ``"balanced"``
         models of the ``population`` rows alone; shared with other attacks and kept by
-        ``clone``; None trains ``n_reference`` of them.
+        ``clone``; None trains ``n_reference_models`` of them.
     prior : float in (0, 1), default=None
         P(member) for the decision rule; None: the member fraction of ``y``.
     n_jobs : int, default=None
@@ -163,8 +163,9 @@ class RMIAAttack(ReferenceModelAttack):
         The prior of the decision rule.
     offset_ : float
         The cut on ``score_samples``.
-    shadows_ : ShadowModels
-        The reference models (``estimators_``, ``membership_``).
+    reference_models_ : ShadowModels
+        The reference models: ``reference_models`` when given, else the
+        ``n_reference_models`` trained ones (``estimators_``, ``membership_``).
     views_ : RecordViews or None
         The fitted views.
     a_ : float
@@ -196,7 +197,7 @@ class RMIAAttack(ReferenceModelAttack):
     >>> member = np.random.default_rng(0).random(len(y)) < 0.5
     >>> target = DecisionTreeClassifier(min_samples_leaf=2, random_state=0)
     >>> target = target.fit(X[member], y[member])
-    >>> attack = RMIAAttack(target, n_reference=2, random_state=0).fit(records, member)
+    >>> attack = RMIAAttack(target, n_reference_models=2, random_state=0).fit(records, member)
     >>> scores = attack.decision_function(records)
     >>> bool(tpr_at_fpr(member, scores, fpr=0.05) > 0.05)
     True
@@ -205,7 +206,7 @@ class RMIAAttack(ReferenceModelAttack):
     _parameter_constraints: dict = {
         "target": "no_validation",
         "estimator": [None, HasMethods(["fit", "predict_proba"])],
-        "n_reference": [Interval(Integral, 1, None, closed="left")],
+        "n_reference_models": [Interval(Integral, 1, None, closed="left")],
         "online": ["boolean"],
         "reference_data": [StrOptions({"auto", "pool", "population"})],
         "offline_a": [Interval(Real, 0, 1, closed="both")],
@@ -224,7 +225,7 @@ class RMIAAttack(ReferenceModelAttack):
         target,
         estimator=None,
         *,
-        n_reference=4,
+        n_reference_models=4,
         online=True,
         reference_data="auto",
         offline_a=0.3,
@@ -239,7 +240,7 @@ class RMIAAttack(ReferenceModelAttack):
     ):
         self.target = target
         self.estimator = estimator
-        self.n_reference = n_reference
+        self.n_reference_models = n_reference_models
         self.online = online
         self.reference_data = reference_data
         self.offline_a = offline_a
@@ -273,8 +274,8 @@ class RMIAAttack(ReferenceModelAttack):
             The fitted attacker.
         """
         self.design_ = self._design(population)
-        X, m, pool = self._fit_reference(X, y, population, self.n_reference, self.design_)
-        unique, inside = pool_inside(self.shadows_, pool)
+        X, m, pool = self._fit_reference(X, y, population, self.n_reference_models, self.design_)
+        unique, inside = pool_inside(self.reference_models_, pool)
         self._index = dict(zip(record_keys(unique), range(unique.shape[0]), strict=True))
         p = self._reference_probability(unique)  # (views, models, records)
         self._marginal = self._pool_marginal(p, inside)
@@ -290,7 +291,7 @@ class RMIAAttack(ReferenceModelAttack):
 
     def _design(self, population):
         """``"pool"`` or ``"population"`` from ``reference_data``, ``online`` and
-        ``n_reference`` (or the given models), checked."""
+        ``n_reference_models`` (or the given models), checked."""
         design = self.reference_data
         given = self.reference_models
         if design == "auto":
@@ -298,24 +299,27 @@ class RMIAAttack(ReferenceModelAttack):
             if given is not None and hasattr(given, "membership_") and population is not None:
                 fitted_on = given.membership_.size // max(len(given.estimators_), 1)
             on_population = fitted_on is not None and fitted_on == len(population)
-            one_model = given is None and self.n_reference == 1
+            one_model = given is None and self.n_reference_models == 1
             design = "population" if on_population or (one_model and not self.online) else "pool"
-        if self.online and (design == "population" or (given is None and self.n_reference < 2)):
+        if self.online and (
+            design == "population" or (given is None and self.n_reference_models < 2)
+        ):
             raise ValueError(
-                "online RMIA needs IN and OUT reference models of every record: n_reference "
-                f"must be at least 2 with reference_data='pool' (got n_reference="
-                f"{self.n_reference}, reference_data={self.reference_data!r}); use "
-                "online=False for one reference model trained on the population alone."
+                "online RMIA needs IN and OUT reference models of every record: "
+                "n_reference_models must be at least 2 with reference_data='pool' (got "
+                f"n_reference_models={self.n_reference_models}, reference_data="
+                f"{self.reference_data!r}); use online=False for one reference model trained on "
+                "the population alone."
             )
-        if design == "pool" and given is None and self.n_reference < 2:
+        if design == "pool" and given is None and self.n_reference_models < 2:
             raise ValueError(
-                "n_reference=1 cannot train balanced halves of the pool (each record IN for "
-                "one model and OUT for another); use reference_data='population' or 'auto'."
+                "n_reference_models=1 cannot train balanced halves of the pool (each record IN "
+                "for one model and OUT for another); use reference_data='population' or 'auto'."
             )
         if design == "population" and population is None:
             raise ValueError(
                 "reference_data='population' (offline RMIA with reference models trained on "
-                "the population alone, the default for n_reference=1) needs population "
+                "the population alone, the default for n_reference_models=1) needs population "
                 "records: pass population= to fit."
             )
         return design
@@ -323,7 +327,8 @@ class RMIAAttack(ReferenceModelAttack):
     def _reference_probability(self, records):
         views = view_stack(self.views_, records)
         return np.stack(
-            [_true_label_probability(model, views) for model in self.shadows_.estimators_], axis=1
+            [_true_label_probability(model, views) for model in self.reference_models_.estimators_],
+            axis=1,
         )
 
     def _pool_marginal(self, p, inside):

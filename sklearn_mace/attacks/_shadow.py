@@ -73,14 +73,14 @@ class ShadowModels(BaseEstimator):
     Two split designs:
 
     * ``split="disjoint"`` (Shokri et al.): the population is shuffled and cut into
-      ``n_shadow`` disjoint parts; in each part, ``train_size`` records train a clone of
-      ``estimator`` (members) and the rest are held out (non-members). Every record is
-      queried once, on its own part's shadow.
+      ``n_reference_models`` disjoint parts; in each part, ``train_size`` records train a
+      clone of ``estimator`` (members) and the rest are held out (non-members). Every record
+      is queried once, on its own part's shadow.
     * ``split="balanced"`` (Carlini et al.'s random halves): every shadow trains on a random
       subset of the whole population, drawn so that each record is a member of exactly
-      ``round(train_size * n_shadow)`` shadows (half of them at the default 0.5), and every
-      record is queried on every shadow. This gives each record IN and OUT observations, as
-      :class:`LiRAAttack` needs.
+      ``round(train_size * n_reference_models)`` shadows (half of them at the default 0.5),
+      and every record is queried on every shadow. This gives each record IN and OUT
+      observations, as :class:`LiRAAttack` needs.
     * ``split="random"``: every shadow trains on its own random ``train_size`` fraction of
       the population, drawn independently of the other shadows, and every record is queried
       on every shadow. Unlike ``"balanced"`` it works with one shadow (a record may be IN
@@ -99,8 +99,9 @@ class ShadowModels(BaseEstimator):
         ``NeuralNetClassifier``, trained like the target. It is cloned, never fitted itself.
         ``random_state`` parameters left at None get a per-shadow seed drawn from
         ``random_state``; torch's generator is seeded with it too.
-    n_shadow : int, default=10
-        Number of shadow models.
+    n_reference_models : int, default=10
+        Number of shadow (reference) models, each trained on population records, never on
+        the target's data.
     train_size : float in (0, 1) or int, default=0.5
         ``"disjoint"``: training-set size of each shadow, a fraction of its part or a
         number of records (match the target's training-set size where you can).
@@ -129,14 +130,15 @@ class ShadowModels(BaseEstimator):
         The shadow models.
     queries_ : ndarray of shape (n_records, n_query_features)
         Query features of every queried (record, shadow) pair: one row per record for
-        ``"disjoint"``, ``n_shadow`` rows per record for ``"balanced"`` and ``"random"``.
+        ``"disjoint"``, ``n_reference_models`` rows per record for ``"balanced"`` and
+        ``"random"``.
     membership_ : ndarray of shape (n_records,)
         1 if the record trained the shadow of that row, else 0.
     shadow_index_ : ndarray of shape (n_records,)
         Which shadow model each row of ``queries_`` comes from.
     sample_index_ : ndarray of shape (n_records,)
         Row of the population each row of ``queries_`` is.
-    train_accuracies_, test_accuracies_ : ndarray of shape (n_shadow,)
+    train_accuracies_, test_accuracies_ : ndarray of shape (n_reference_models,)
         Accuracy of every shadow on its members and on its queried non-members.
     feature_names_out_ : ndarray of str
         Names of the query columns.
@@ -156,13 +158,13 @@ class ShadowModels(BaseEstimator):
     >>> from sklearn.tree import DecisionTreeClassifier
     >>> from sklearn_mace.attacks import BTTAttack, ShadowModels
     >>> X, y = load_iris(return_X_y=True)
-    >>> shadows = ShadowModels(DecisionTreeClassifier(random_state=0), n_shadow=3,
+    >>> shadows = ShadowModels(DecisionTreeClassifier(random_state=0), n_reference_models=3,
     ...                        random_state=0)
     >>> Q, m = shadows.fit_queries(X, y)
     >>> Q.shape, int(m.sum())
     ((150, 5), 75)
     >>> attack = BTTAttack(partition="predicted_label").fit(Q, m)
-    >>> halves = ShadowModels(DecisionTreeClassifier(), n_shadow=4, split="balanced",
+    >>> halves = ShadowModels(DecisionTreeClassifier(), n_reference_models=4, split="balanced",
     ...                       random_state=0).fit(X, y)
     >>> halves.queries_.shape, int(halves.membership_.sum())  # each record IN for 2 of 4
     ((600, 5), 300)
@@ -170,7 +172,7 @@ class ShadowModels(BaseEstimator):
 
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict_proba"])],
-        "n_shadow": [Interval(Integral, 1, None, closed="left")],
+        "n_reference_models": [Interval(Integral, 1, None, closed="left")],
         "train_size": [
             Interval(Real, 0, 1, closed="neither"),
             Interval(Integral, 1, None, closed="left"),
@@ -187,7 +189,7 @@ class ShadowModels(BaseEstimator):
         self,
         estimator,
         *,
-        n_shadow=10,
+        n_reference_models=10,
         train_size=0.5,
         split="disjoint",
         outputs=DEFAULT_OUTPUTS,
@@ -197,7 +199,7 @@ class ShadowModels(BaseEstimator):
         verbose=0,
     ):
         self.estimator = estimator
-        self.n_shadow = n_shadow
+        self.n_reference_models = n_reference_models
         self.train_size = train_size
         self.split = split
         self.outputs = outputs
@@ -213,15 +215,16 @@ class ShadowModels(BaseEstimator):
             n_train = int(round(self.train_size * part_size))
         if not 1 <= n_train < part_size:
             raise ValueError(
-                f"Each of the n_shadow={self.n_shadow} population parts has {part_size} "
-                f"records; train_size={self.train_size!r} must leave at least one member and "
-                "one non-member in each. Give more data, fewer shadows or another train_size."
+                f"Each of the n_reference_models={self.n_reference_models} population parts has "
+                f"{part_size} records; train_size={self.train_size!r} must leave at least one "
+                "member and one non-member in each. Give more data, fewer shadows or another "
+                "train_size."
             )
         return n_train
 
     def _disjoint_tasks(self, n_samples, rng):
         """(train rows, queried rows, membership of the queried rows) per shadow."""
-        parts = np.array_split(rng.permutation(n_samples), self.n_shadow)
+        parts = np.array_split(rng.permutation(n_samples), self.n_reference_models)
         sizes = [self._split_sizes(len(part)) for part in parts]
         return [
             (part[:size], part, (np.arange(len(part)) < size).astype(int))
@@ -234,15 +237,16 @@ class ShadowModels(BaseEstimator):
                 f"split='balanced' needs train_size as a fraction of the shadows each record "
                 f"trains, a float in (0, 1); got the count {self.train_size!r}."
             )
-        n_in = int(round(self.train_size * self.n_shadow))
-        if not 1 <= n_in < self.n_shadow:
+        n_in = int(round(self.train_size * self.n_reference_models))
+        if not 1 <= n_in < self.n_reference_models:
             raise ValueError(
-                f"split='balanced' with n_shadow={self.n_shadow} and train_size="
-                f"{self.train_size!r} makes each record a member of {n_in} shadows; it must be "
-                "a member of at least one and a non-member of at least one. Use more shadows."
+                f"split='balanced' with n_reference_models={self.n_reference_models} and "
+                f"train_size={self.train_size!r} makes each record a member of {n_in} shadows; "
+                "it must be a member of at least one and a non-member of at least one. Use more "
+                "shadows."
             )
         # Carlini et al.'s design: per record, a uniformly random set of n_in shadows
-        inside = rng.random_sample((self.n_shadow, n_samples)).argsort(axis=0) < n_in
+        inside = rng.random_sample((self.n_reference_models, n_samples)).argsort(axis=0) < n_in
         everyone = np.arange(n_samples)
         return [(np.flatnonzero(row), everyone, row.astype(int)) for row in inside]
 
@@ -260,7 +264,7 @@ class ShadowModels(BaseEstimator):
                 "one non-member. Give more data or another train_size."
             )
         # per shadow, a uniformly random set of n_in records, independent across shadows
-        inside = rng.random_sample((self.n_shadow, n_samples)).argsort(axis=1) < n_in
+        inside = rng.random_sample((self.n_reference_models, n_samples)).argsort(axis=1) < n_in
         everyone = np.arange(n_samples)
         return [(np.flatnonzero(row), everyone, row.astype(int)) for row in inside]
 
@@ -281,8 +285,8 @@ class ShadowModels(BaseEstimator):
         self : ShadowModels
             The fitted shadow models, with ``queries_`` and ``membership_``.
         """
-        # at least one member and one non-member in each of the n_shadow parts
-        X, y = validate_data(self, X, y, dtype=None, ensure_min_samples=2 * self.n_shadow)
+        # at least one member and one non-member in each of the n_reference_models parts
+        X, y = validate_data(self, X, y, dtype=None, ensure_min_samples=2 * self.n_reference_models)
         rng = check_random_state(self.random_state)
         if self.split == "disjoint":
             tasks = self._disjoint_tasks(X.shape[0], rng)
@@ -290,7 +294,7 @@ class ShadowModels(BaseEstimator):
             tasks = self._balanced_tasks(X.shape[0], rng)
         else:
             tasks = self._random_tasks(X.shape[0], rng)
-        seeds = rng.randint(np.iinfo(np.int32).max, size=self.n_shadow)
+        seeds = rng.randint(np.iinfo(np.int32).max, size=self.n_reference_models)
         results = Parallel(n_jobs=self.n_jobs, return_as="generator")(
             delayed(_train_and_query)(
                 self.estimator, X, y, train, queried, int(seed), self.outputs, self.layer
@@ -298,7 +302,12 @@ class ShadowModels(BaseEstimator):
             for (train, queried, _), seed in zip(tasks, seeds, strict=True)
         )
         results = list(
-            tqdm(results, total=self.n_shadow, desc="shadow models", disable=not self.verbose)
+            tqdm(
+                results,
+                total=self.n_reference_models,
+                desc="shadow models",
+                disable=not self.verbose,
+            )
         )
         self.estimators_ = [model for model, *_ in results]
         self.feature_names_out_ = results[-1][2]

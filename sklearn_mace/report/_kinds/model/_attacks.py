@@ -187,7 +187,7 @@ def reference_models(engine, subject, seed):
     start = time.perf_counter()
     models = ShadowModels(
         clone(subject.inputs["recipe"]),
-        n_shadow=n_models,
+        n_reference_models=n_models,
         split=split,
         outputs=("true_label", "proba"),
         n_jobs=engine.n_jobs,

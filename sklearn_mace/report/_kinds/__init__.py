@@ -1,0 +1,1 @@
+"""The kinds of audit, each in its own folder; ``_registry.py`` lists them."""

@@ -505,7 +505,7 @@ def audit_algorithm(
         },
     )
     results = engine.run_with_progress(subjects, desc="recipes", verbose=verbose)
-    from ._view import AlgorithmPresentation
+    from ._view import presentation
 
     return AlgorithmResult(
         kind="recipe",
@@ -517,7 +517,7 @@ def audit_algorithm(
         n_rows=n_rows,
         inputs={"relation": relation, "n_runs": n_runs, "target_names": names, "claim": audited},
         notes=failure_notes(results),
-        presentation=AlgorithmPresentation(),
+        presentation=presentation(None),
     )
 
 

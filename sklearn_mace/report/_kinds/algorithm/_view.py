@@ -250,3 +250,8 @@ def _roc_figure(result, subject):
         "certify its bound (the attack never saw them); false-positive rate on a log scale."
     )
     return fig, caption
+
+
+def presentation(result):
+    """What the algorithm audit adds to the common report."""
+    return AlgorithmPresentation()

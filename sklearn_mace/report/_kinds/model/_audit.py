@@ -93,12 +93,6 @@ ONE_MODEL_ANALYSES = [Analysis(RMIA_OFFLINE_NAME, rmia_offline_scores, needs=(RE
 #: the analyses of a model that gives labels only (or audited with label_only=True)
 LABEL_ONLY_ANALYSES = [Analysis("Label-only attack (Choquette-Choo)", label_only_scores)]
 RECORD_QUERIES = ("loss", "true_label_confidence", "correct")
-LABEL_ONLY_READING = (
-    "<li>The <b>label-only attack</b> (Choquette-Choo et al. 2021) reads only the predicted "
-    "labels: a record scores 1 when the model labels it right, plus the share of noisy copies "
-    "of it still labelled right — training records lie farther from the decision "
-    "boundary.</li>"
-)
 
 
 class ModelAudit(AuditEngine):
@@ -528,7 +522,9 @@ def _no_population_note(subjects):
 
 
 def _result(results, engine, tables, features, label, notes, claimed):
-    return AuditResult(
+    from ._view import presentation
+
+    result = AuditResult(
         kind="model",
         subjects=results,
         targets=engine.targets,
@@ -539,38 +535,6 @@ def _result(results, engine, tables, features, label, notes, claimed):
         n_rows={name: len(frame) for name, frame in tables.items()},
         inputs={"label": label, "feature_names": features},
         notes=notes + failure_notes(results),
-        presentation=_presentation(results),
     )
-
-
-def _presentation(results):
-    """The model report's presentation; with label-only models, one that draws no loss
-    histogram for them and exposes their predicted label instead of a loss."""
-    from ..._figures import figure_file
-    from ._view import ModelPresentation, loss_figure
-
-    labels_only = {r.name for r in results if "loss" not in r.record_columns}
-    if not labels_only:
-        return ModelPresentation()
-
-    class LabelOnlyPresentation(ModelPresentation):
-        exposed_columns = (
-            ("predicted_label", "correct")
-            if len(labels_only) == len(results)
-            else ModelPresentation.exposed_columns
-        )
-
-        def figures(self, result):
-            return {
-                figure_file("loss", result, s): (
-                    loss_figure(result, s),
-                    f"Distribution of the per-record loss of model '{s.name}' (log scale).",
-                )
-                for s in result.subjects
-                if s.name not in labels_only
-            }
-
-        def how_to_read(self, result):
-            return [*super().how_to_read(result), LABEL_ONLY_READING]
-
-    return LabelOnlyPresentation()
+    result.presentation = presentation(result)
+    return result

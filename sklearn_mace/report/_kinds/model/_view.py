@@ -90,3 +90,42 @@ class ModelPresentation(Presentation):
             f"test {fmt(s.facts['test_accuracy'])}"
             for s in result.subjects
         ]
+
+
+LABEL_ONLY_READING = (
+    "<li>The <b>label-only attack</b> (Choquette-Choo et al. 2021) reads only the predicted "
+    "labels: a record scores 1 when the model labels it right, plus the share of noisy copies "
+    "of it still labelled right — training records lie farther from the decision "
+    "boundary.</li>"
+)
+
+
+def presentation(result):
+    """The model report's presentation; with label-only models, one that draws no loss
+    histogram for them and exposes their predicted label instead of a loss."""
+    results = result.subjects
+    labels_only = {r.name for r in results if "loss" not in r.record_columns}
+    if not labels_only:
+        return ModelPresentation()
+
+    class LabelOnlyPresentation(ModelPresentation):
+        exposed_columns = (
+            ("predicted_label", "correct")
+            if len(labels_only) == len(results)
+            else ModelPresentation.exposed_columns
+        )
+
+        def figures(self, result):
+            return {
+                figure_file("loss", result, s): (
+                    loss_figure(result, s),
+                    f"Distribution of the per-record loss of model '{s.name}' (log scale).",
+                )
+                for s in result.subjects
+                if s.name not in labels_only
+            }
+
+        def how_to_read(self, result):
+            return [*super().how_to_read(result), LABEL_ONLY_READING]
+
+    return LabelOnlyPresentation()

@@ -349,7 +349,7 @@ def audit_release(
 
 
 def _result(prepared, results, notes, tables, other, options, claimed):
-    from ._view import ReleasePresentation
+    from ._view import presentation
 
     return AuditResult(
         kind="release",
@@ -368,5 +368,5 @@ def _result(prepared, results, notes, tables, other, options, claimed):
         notes=notes + failure_notes(results, other),
         other_failures=other,
         tables=tables,
-        presentation=ReleasePresentation(),
+        presentation=presentation(None),
     )

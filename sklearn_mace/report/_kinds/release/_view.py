@@ -206,3 +206,8 @@ risk = (attack − control) / (1 − control), as in anonymeter (Giomi et al. 20
 interval from the two rates' exact intervals at {result.confidence:.0%}, per row (not
 corrected across rows; these are estimates, not part of the certified claims). Written to
 disclosure.csv.</p>"""
+
+
+def presentation(result):
+    """What the release audit adds to the common report."""
+    return ReleasePresentation()

@@ -191,6 +191,33 @@ ATTACKERS = [
     pytest.param(partial(_domias, threshold="median"), domias_records, id="DOMIASAttack-median"),
 ]
 
+
+def _attacker_name(param):
+    factory = param.values[0]
+    while isinstance(factory, partial):
+        factory = factory.func
+    wrappers = {_lira: "LiRAAttack", _rmia: "RMIAAttack", _label_only: "LabelOnlyAttack"}
+    wrappers[_domias] = "DOMIASAttack"
+    return wrappers.get(factory, getattr(factory, "__name__", ""))
+
+
+def test_every_public_attacker_is_in_the_registry():
+    """A new attacker exported by the package must join ``ATTACKERS``, or the contract
+    above silently skips it: every public class with the attacker contract
+    (``AttackerMixin``) is there."""
+    import sklearn_mace
+    from sklearn_mace.base import AttackerMixin
+
+    exported = {
+        name
+        for name in sklearn_mace.__all__
+        if isinstance(getattr(sklearn_mace, name), type)
+        and issubclass(getattr(sklearn_mace, name), AttackerMixin)
+    }
+    assert len(exported) >= 10  # the discovery sees the attackers, or this checks nothing
+    assert exported <= {_attacker_name(param) for param in ATTACKERS}
+
+
 # (labels from the 0/1 membership m, member_label, expected classes_)
 CODINGS = {
     "0/1": (lambda m: m, None, [0, 1]),

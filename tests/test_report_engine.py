@@ -86,7 +86,7 @@ def test_seeds_do_not_depend_on_order_failures_or_the_backend():
     baseline = _claims(_Engine([*analyses, Analysis("d", _noise)]).run(_subjects("x", "y")))
     reordered = _claims(_Engine([Analysis("d", _noise), *analyses[::-1]]).run(_subjects("y", "x")))
     # "d" fails instead: the same family of four claims, the others' numbers unchanged
-    failing = _Engine([*analyses, Analysis("d", _boom)])
+    failing = _Engine([*analyses, Analysis("d", _boom)], on_error="report")
     with_failure = _claims(failing.run(_subjects("x", "y")))
     with parallel_config(backend="threading"):
         engine = _Engine([*analyses, Analysis("d", _noise)], n_jobs=2)
@@ -114,7 +114,8 @@ def test_seeds_are_drawn_before_any_step_runs():
 # ----------------------------------------------------------------------------- failures
 def test_a_failure_is_isolated_and_still_counted_in_the_correction():
     engine = _Engine(
-        [Analysis("signal", _signal), Analysis("broken", _boom), Analysis("noise", _noise)]
+        [Analysis("signal", _signal), Analysis("broken", _boom), Analysis("noise", _noise)],
+        on_error="report",
     )
     (subject,) = engine.run(_subjects("x"))
     assert subject.failures == [("broken", "RuntimeError: planted failure")]
@@ -136,6 +137,7 @@ def test_a_failed_shared_step_fails_the_analyses_that_need_it():
     engine = _Engine(
         [Analysis("uses it", _noise, needs=("fit",)), Analysis("alone", _noise)],
         shared=[SharedStep("fit", _boom), SharedStep("after", _noise, needs=("fit",))],
+        on_error="report",
     )
     given = Subject("x", {})
     (subject,) = engine.run([given])
@@ -152,7 +154,9 @@ def test_scores_that_are_not_one_finite_value_per_target_fail_the_analysis():
     def short_scores(engine, subject, seed):
         return Scores(score=np.zeros(3))
 
-    engine = _Engine([Analysis("nan", nan_scores), Analysis("short", short_scores)])
+    engine = _Engine(
+        [Analysis("nan", nan_scores), Analysis("short", short_scores)], on_error="report"
+    )
     (subject,) = engine.run(_subjects("x"))
     reasons = dict(subject.failures)
     assert "1 not finite" in reasons["nan"] and "shape (3,)" in reasons["short"]

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 from joblib import parallel_config
 from scipy.stats import binom
+from sklearn.metrics import roc_auc_score
 
 import sklearn_mace
-from sklearn_mace.metrics import audit_epsilon
+from sklearn_mace.metrics import advantage_upper_bound, audit_epsilon
 from sklearn_mace.report import AuditResult
 from sklearn_mace.report._engine import (
     BAYES_RULE,
@@ -160,6 +161,43 @@ def test_scores_that_are_not_one_finite_value_per_target_fail_the_analysis():
     (subject,) = engine.run(_subjects("x"))
     reasons = dict(subject.failures)
     assert "1 not finite" in reasons["nan"] and "shape (3,)" in reasons["short"]
+
+
+def test_a_failure_raises_by_default_with_its_own_traceback():
+    engine = _Engine([Analysis("signal", _signal), Analysis("broken", _boom)])
+    with pytest.raises(RuntimeError, match="planted failure") as raised:
+        engine.run(_subjects("x"))
+    assert raised.traceback[-1].name == "_boom"
+    with pytest.raises(ValueError, match="on_error must be 'raise'"):
+        _Engine([Analysis("signal", _signal)], on_error="warn")
+
+
+# ----------------------------------------------------------------------------- certify masks
+def test_a_rule_given_with_the_scores_is_certified_on_its_mask_only():
+    # the rule and the targets it never saw come with the scores (an algorithm audit's
+    # attack): the claim, the upper bound and the metrics are all those of that part
+    keep = np.r_[np.arange(2 * N) % 3 != 0]
+
+    def fitted(engine, subject, seed):
+        score = _signal(engine, subject, seed).score
+        return Scores(score=score, threshold=1.5, certify_mask=keep)
+
+    engine = _Engine([Analysis("fitted", fitted, threshold=None)])
+    (subject,) = engine.run(_subjects("x"))
+    result = subject.analysis("fitted")
+    m, score = engine.targets.membership[keep], result.scores.score[keep]
+    level = subject.claim_confidence
+    expected = audit_epsilon(score[m == 1], score[m == 0], threshold=1.5, confidence=level)
+    assert result.claim == expected and result.claim.n_members == (m == 1).sum()
+    assert result.bound == advantage_upper_bound(score[m == 1], score[m == 0], confidence=level)
+    assert result.metrics["auc"] == roc_auc_score(m, score)
+    assert result.contradicted is None  # no privacy claim to contradict
+
+    def no_rule(engine, subject, seed):
+        return Scores(score=_noise(engine, subject, seed).score)
+
+    with pytest.raises(ValueError, match="threshold=None, so its scores must give"):
+        _Engine([Analysis("no rule", no_rule, threshold=None)]).run(_subjects("x"))
 
 
 # ----------------------------------------------------------------------------- claim rules

@@ -190,9 +190,9 @@ def _algorithm_values(rows):
         own = [row for row in rows if row["recipe_name"] == name and row["status"] == "ok"]
         head = max(own, key=lambda row: float(row["epsilon_lower_bound"]))
         values |= {
-            f"{prefix}_recipe": head["recipe"],
+            f"{prefix}_recipe": head["subject"],
             f"{prefix}_eps": _fmt(head["epsilon_lower_bound"]),
-            f"{prefix}_eps_source": head["target"],
+            f"{prefix}_eps_source": head["analysis"],
             f"{prefix}_eps_fpr": _fmt(head["fpr_upper"], 3),
             f"{prefix}_eps_fnr": _fmt(head["fnr_upper"], 3),
             f"{prefix}_adv": _fmt(head["advantage_lower_bound"], 3),

@@ -721,6 +721,7 @@ def run_audit(args):
             allow_unparsed=_listed(args.allow_unparsed or []),
             drop_overlapping_records=args.drop_overlapping_records,
             max_columns=args.max_columns,
+            on_error="report",
             **_claim_kwargs(args),
         )
         result.notes[:0] = _reading_notes(tables)
@@ -813,6 +814,7 @@ def run_audit_model(args):
             allow_missing=args.allow_missing,
             force_low_accuracy=args.force_low_accuracy,
             label_only=args.label_only,
+            on_error="report",
             **_claim_kwargs(args),
         )
         result.notes[:0] = _reading_notes(tables)
@@ -1009,6 +1011,7 @@ def run_audit_algorithm(args):
             n_jobs=args.n_jobs,
             random_state=args.random_state,
             verbose=not args.quiet,
+            on_error="report",
         )
 
     result, caught = _audited(args, compute)

@@ -18,7 +18,9 @@ from sklearn_mace.report._kinds.algorithm._audit import (
     available_recipes,
 )
 
-REQUIRED = ["recipe", "target", "claimed_epsilon", "epsilon_lower_bound", "contradicted"]
+#: summary.csv starts with the columns of every audit; the claim's own come after them
+COMMON = ["subject", "analysis", "role", "status", "reason", "epsilon_lower_bound"]
+OWN = ["claimed_epsilon", "contradicted", "claim", "mu_lower_bound"]
 
 
 @pytest.fixture(scope="module")
@@ -41,13 +43,15 @@ def test_demo_writes_the_summary_and_the_card(demo):
         "summary.csv",
     ]
     summary = pd.read_csv(out / "summary.csv")
-    assert list(summary.columns[:5]) == REQUIRED
+    assert list(summary.columns[: len(COMMON)]) == COMMON
+    assert list(summary.columns[-len(OWN) :]) == OWN
+    assert "recipe" not in summary.columns and "target" not in summary.columns
     assert (
-        summary["recipe"].tolist()
+        summary["subject"].tolist()
         == [RECIPES["dp-histogram"]] * 2 + [RECIPES["wrong-noise-histogram"]] * 2
     )
-    assert "wrong" in summary["recipe"].iloc[2] and "wrong" not in summary["recipe"].iloc[0]
-    assert summary["target"].tolist() == ["most common record", "empty-cell canary"] * 2
+    assert "wrong" in summary["subject"].iloc[2] and "wrong" not in summary["subject"].iloc[0]
+    assert summary["analysis"].tolist() == ["most common record", "empty-cell canary"] * 2
     assert (summary["claimed_epsilon"] == 1.0).all()
     assert summary["true_epsilon"].tolist() == [1.0, 1.0, 2.0, 2.0]
     np.testing.assert_array_equal(
@@ -65,9 +69,44 @@ def test_the_card_is_red_exactly_when_a_claim_is_contradicted(demo):
     _, out = demo
     summary = pd.read_csv(out / "summary.csv")
     page = (out / "report.html").read_text(encoding="utf-8")
-    red = summary.groupby("recipe", sort=False)["contradicted"].any()
+    red = summary.groupby("subject", sort=False)["contradicted"].any()
     assert page.count('class="card leak"') == int(red.sum())
     assert page.count("the claim is contradicted") == int(red.sum())
+
+
+def test_the_analyses_are_the_same_before_and_after_the_runs(monkeypatch):
+    from sklearn_mace.report._kinds.algorithm._audit import AlgorithmReport
+
+    seen, real = [], AlgorithmReport.analyses
+
+    def spy(self, subject):
+        analyses = real(self, subject)
+        seen.append([(a.name, a.threshold, a.needs, a.figure) for a in analyses])
+        return analyses
+
+    monkeypatch.setattr(AlgorithmReport, "analyses", spy)
+    audit_algorithm(["dp-histogram"], n_runs=20, verbose=False)
+    assert len(seen) >= 2 and all(found == seen[0] for found in seen)
+
+
+def test_the_card_the_summary_and_the_verdict_read_the_engines_verdict():
+    # "contradicted" is decided once, by the engine (PrivacyClaim.contradicted_by), and
+    # every reader takes it from the result
+    from sklearn_mace.report._html import card
+
+    result = audit_algorithm(["dp-histogram"], n_runs=20, verbose=False)
+    (subject,) = result.subjects
+    claim = result.inputs["claim"]
+    for analysis in subject.analyses:
+        c = analysis.claim
+        assert analysis.contradicted == bool(claim.contradicted_by(c.fpr_upper, c.fnr_upper))
+    assert [a.contradicted for a in subject.analyses] == [False, False]
+    assert result.verdict(subject) == "inconclusive"
+    subject.analyses[1].contradicted = True  # as if the runs had contradicted the claim
+    assert result.summary["contradicted"].tolist() == [False, True]
+    assert result.verdict(subject) == "leak"
+    assert result.headline(subject).startswith("the claim is contradicted")
+    assert '<td class="text">contradicted</td>' in card(result, subject, result.records)
 
 
 def test_the_report_certifies_what_the_audit_certifies():
@@ -125,9 +164,9 @@ def test_a_population_file_and_the_substitute_relation(tmp_path):
     )
     assert status == 0
     summary = pd.read_csv(out / "summary.csv")
-    assert summary["recipe"].tolist() == [RECIPES["dp-histogram"], RECIPES["gaussian-mixture"]]
+    assert summary["subject"].tolist() == [RECIPES["dp-histogram"], RECIPES["gaussian-mixture"]]
     assert (summary["relation"] == "substitute").all() and (summary["claimed_epsilon"] == 2).all()
-    assert summary["target"].iloc[0].startswith("vulnerable record 1 (population row ")
+    assert summary["analysis"].iloc[0].startswith("vulnerable record 1 (population row ")
     assert "substitute-one" in (out / "report.html").read_text(encoding="utf-8")
 
 
@@ -158,10 +197,10 @@ def test_a_failed_recipe_gives_a_partial_report_and_exit_3(tmp_path, monkeypatch
     assert status == 3
     summary = pd.read_csv(out / "summary.csv")
     failed = summary[summary["status"] == "failed"]
-    assert failed["recipe"].eq(RECIPES["wrong-noise-histogram"]).all() and len(failed) == 2
+    assert failed["subject"].eq(RECIPES["wrong-noise-histogram"]).all() and len(failed) == 2
     assert failed["reason"].str.contains("planted failure").all()
     assert failed["contradicted"].isna().all()
-    assert (summary.loc[summary["status"] == "ok", "recipe"] == RECIPES["dp-histogram"]).all()
+    assert (summary.loc[summary["status"] == "ok", "subject"] == RECIPES["dp-histogram"]).all()
 
 
 @pytest.mark.parametrize(
@@ -283,7 +322,7 @@ def test_comparisons_use_only_the_runs_no_attack_was_fitted_on(demo):
     _, out = demo
     comparisons = pd.read_csv(out / "comparisons.csv")
     records = pd.read_csv(out / "records.csv").sort_values(["subject", "source", "row"])
-    summary = pd.read_csv(out / "summary.csv").set_index(["recipe", "target"])
+    summary = pd.read_csv(out / "summary.csv").set_index(["subject", "analysis"])
     runs = {s: frame for s, frame in records.groupby("subject", sort=False)}
     assert len(comparisons) > 0
     for _, row in comparisons.iterrows():

@@ -183,14 +183,10 @@ def test_cli_one_reference_model_runs_rmia_offline_only(files, monkeypatch):
 
 def test_one_reference_model_needs_a_population_of_20():
     members, non_members, population = _tables(60, 60, 12, seed=1)
-    result = audit_model(
-        {"forest": _forest(members)},
-        members,
-        non_members,
-        label=LABEL,
-        population=population,
-        n_reference_models=1,
-        verbose=False,
-    )
+    args = ({"forest": _forest(members)}, members, non_members)
+    kwargs = dict(label=LABEL, population=population, n_reference_models=1, verbose=False)
+    with pytest.raises(ValueError, match="at least 20 population rows; got 12"):
+        audit_model(*args, **kwargs)  # on_error="raise", the default
+    result = audit_model(*args, **kwargs, on_error="report")
     assert result.partial  # the shared step failed, isolated, with its reason in the notes
     assert any("at least 20 population rows" in note for note in result.notes)

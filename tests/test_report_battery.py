@@ -87,7 +87,9 @@ def test_failures_keep_the_correction_and_the_other_numbers(monkeypatch):
     members, non_members, releases = audit_tables()
     complete = audit_release(members, non_members, releases, disclosure=False, verbose=False)
     monkeypatch.setattr(_release, "ANALYSES", _failing(MC, "boom"))
-    result = audit_release(members, non_members, releases, disclosure=False, verbose=False)
+    result = audit_release(
+        members, non_members, releases, disclosure=False, verbose=False, on_error="report"
+    )
     assert result.partial and not complete.partial and complete.failures.empty
     assert result.failures.to_dict("records") == [
         {"subject": "leaky", "analysis": MC, "reason": "RuntimeError: boom"},
@@ -111,7 +113,9 @@ def test_mace_failing_still_writes_a_report(tmp_path, monkeypatch):
         _release, "mace_fit_step", lambda name, key, needs: _release.SharedStep(name, broken)
     )
     members, non_members, releases = audit_tables()
-    result = audit_release(members, non_members, releases, disclosure=False, verbose=False)
+    result = audit_release(
+        members, non_members, releases, disclosure=False, verbose=False, on_error="report"
+    )
     leaky = result.subject("leaky")
     reasons = dict(leaky.failures)
     assert set(reasons) == {MACE_BAYES.name, MACE_BEST.name}

@@ -54,16 +54,22 @@ def _boom_on(name):
 class _Engine(AuditEngine):
     kind = "test"
 
-    def __init__(self, analyses, random_state=0):
-        super().__init__(_targets(), confidence=1 - ALPHA, delta=0.0, random_state=random_state)
+    def __init__(self, analyses, random_state=0, on_error="raise"):
+        super().__init__(
+            _targets(),
+            confidence=1 - ALPHA,
+            delta=0.0,
+            random_state=random_state,
+            on_error=on_error,
+        )
         self._analyses = list(analyses)
 
     def analyses(self, subject):
         return self._analyses
 
 
-def _audit(analyses, names, random_state=0):
-    engine = _Engine(analyses, random_state=random_state)
+def _audit(analyses, names, random_state=0, on_error="raise"):
+    engine = _Engine(analyses, random_state=random_state, on_error=on_error)
     subjects = engine.run([Subject(name, {}) for name in names])
     return AuditResult(
         kind="test",
@@ -160,6 +166,7 @@ def test_a_failed_analysis_skips_its_pairs_and_says_so():
             Analysis("ok", _shifted(1.0), threshold=BAYES_RULE),
         ],
         ["s1", "s2", "s3"],
+        on_error="report",
     )
     table = result.comparisons
     assert set(table["analysis"]) == {"fails on s2", "ok"}

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 from joblib import parallel_config
 from scipy.stats import binom
+from sklearn.metrics import roc_auc_score
 
 import sklearn_mace
-from sklearn_mace.metrics import audit_epsilon
+from sklearn_mace.metrics import advantage_upper_bound, audit_epsilon
 from sklearn_mace.report import AuditResult
 from sklearn_mace.report._engine import (
     BAYES_RULE,
@@ -86,7 +87,7 @@ def test_seeds_do_not_depend_on_order_failures_or_the_backend():
     baseline = _claims(_Engine([*analyses, Analysis("d", _noise)]).run(_subjects("x", "y")))
     reordered = _claims(_Engine([Analysis("d", _noise), *analyses[::-1]]).run(_subjects("y", "x")))
     # "d" fails instead: the same family of four claims, the others' numbers unchanged
-    failing = _Engine([*analyses, Analysis("d", _boom)])
+    failing = _Engine([*analyses, Analysis("d", _boom)], on_error="report")
     with_failure = _claims(failing.run(_subjects("x", "y")))
     with parallel_config(backend="threading"):
         engine = _Engine([*analyses, Analysis("d", _noise)], n_jobs=2)
@@ -114,7 +115,8 @@ def test_seeds_are_drawn_before_any_step_runs():
 # ----------------------------------------------------------------------------- failures
 def test_a_failure_is_isolated_and_still_counted_in_the_correction():
     engine = _Engine(
-        [Analysis("signal", _signal), Analysis("broken", _boom), Analysis("noise", _noise)]
+        [Analysis("signal", _signal), Analysis("broken", _boom), Analysis("noise", _noise)],
+        on_error="report",
     )
     (subject,) = engine.run(_subjects("x"))
     assert subject.failures == [("broken", "RuntimeError: planted failure")]
@@ -136,6 +138,7 @@ def test_a_failed_shared_step_fails_the_analyses_that_need_it():
     engine = _Engine(
         [Analysis("uses it", _noise, needs=("fit",)), Analysis("alone", _noise)],
         shared=[SharedStep("fit", _boom), SharedStep("after", _noise, needs=("fit",))],
+        on_error="report",
     )
     given = Subject("x", {})
     (subject,) = engine.run([given])
@@ -152,10 +155,49 @@ def test_scores_that_are_not_one_finite_value_per_target_fail_the_analysis():
     def short_scores(engine, subject, seed):
         return Scores(score=np.zeros(3))
 
-    engine = _Engine([Analysis("nan", nan_scores), Analysis("short", short_scores)])
+    engine = _Engine(
+        [Analysis("nan", nan_scores), Analysis("short", short_scores)], on_error="report"
+    )
     (subject,) = engine.run(_subjects("x"))
     reasons = dict(subject.failures)
     assert "1 not finite" in reasons["nan"] and "shape (3,)" in reasons["short"]
+
+
+def test_a_failure_raises_by_default_with_its_own_traceback():
+    engine = _Engine([Analysis("signal", _signal), Analysis("broken", _boom)])
+    with pytest.raises(RuntimeError, match="planted failure") as raised:
+        engine.run(_subjects("x"))
+    assert raised.traceback[-1].name == "_boom"
+    with pytest.raises(ValueError, match="on_error must be 'raise'"):
+        _Engine([Analysis("signal", _signal)], on_error="warn")
+
+
+# ----------------------------------------------------------------------------- certify masks
+def test_a_rule_given_with_the_scores_is_certified_on_its_mask_only():
+    # the rule and the targets it never saw come with the scores (an algorithm audit's
+    # attack): the claim, the upper bound and the metrics are all those of that part
+    keep = np.r_[np.arange(2 * N) % 3 != 0]
+
+    def fitted(engine, subject, seed):
+        score = _signal(engine, subject, seed).score
+        return Scores(score=score, threshold=1.5, certify_mask=keep)
+
+    engine = _Engine([Analysis("fitted", fitted, threshold=None)])
+    (subject,) = engine.run(_subjects("x"))
+    result = subject.analysis("fitted")
+    m, score = engine.targets.membership[keep], result.scores.score[keep]
+    level = subject.claim_confidence
+    expected = audit_epsilon(score[m == 1], score[m == 0], threshold=1.5, confidence=level)
+    assert result.claim == expected and result.claim.n_members == (m == 1).sum()
+    assert result.bound == advantage_upper_bound(score[m == 1], score[m == 0], confidence=level)
+    assert result.metrics["auc"] == roc_auc_score(m, score)
+    assert result.contradicted is None  # no privacy claim to contradict
+
+    def no_rule(engine, subject, seed):
+        return Scores(score=_noise(engine, subject, seed).score)
+
+    with pytest.raises(ValueError, match="threshold=None, so its scores must give"):
+        _Engine([Analysis("no rule", no_rule, threshold=None)]).run(_subjects("x"))
 
 
 # ----------------------------------------------------------------------------- claim rules

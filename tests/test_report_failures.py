@@ -1,4 +1,5 @@
-"""A failure in any analysis of either audit gives a partial report and exit code 3.
+"""A failure in any analysis of any audit gives a partial report and exit code 3 on the
+command line (``on_error="report"``), and raises its exception in Python (the default).
 
 One command-line run per audit covers every analysis: the audit is given a few subjects, and
 each analysis (and each shared step) is made to fail on one of them only, so that every
@@ -173,3 +174,87 @@ def test_every_model_analysis_failing_gives_a_partial_report_and_exit_3(
     summary = _check_partial_report(tmp_path / "out", planted, needs)
     assert len(summary) == len(groups) * 7
     assert "analysis run(s) failed" in printed
+
+
+def test_every_algorithm_analysis_failing_gives_a_partial_report_and_exit_3(tmp_path, monkeypatch):
+    from sklearn_mace.report._kinds.algorithm import _audit as _algorithm
+
+    # one recipe per failure: a target's analysis on each histogram, the shadow runs (the
+    # shared step every target needs) on the mixture, which then trains nothing
+    first, second = "most common record", "empty-cell canary"
+    recipes = ["dp-histogram", "wrong-noise-histogram", "gaussian-mixture"]
+    groups = [(first,), (second,), (_algorithm.RUNS,)]
+    subject_of = {
+        name: _algorithm.RECIPES[recipe]
+        for recipe, group in zip(recipes, groups, strict=True)
+        for name in group
+    }
+    planted = _plant(monkeypatch, _algorithm.AlgorithmReport, subject_of.__getitem__)
+    out = tmp_path / "out"
+    argv = ["audit-algorithm", "--recipe", *recipes, "--n-runs", "20"]
+    code, printed = _run([*argv, "--quiet", "--out", str(out)])
+    assert code == 3
+    needs = [(_algorithm.RUNS, first), (_algorithm.RUNS, second)]
+    summary = _check_partial_report(out, planted, needs)
+    assert len(summary) == len(recipes) * 2  # two targets per recipe
+    assert summary["contradicted"].isna().eq(summary["status"] == "failed").all()
+    assert "analysis run(s) failed" in printed
+
+
+def _misspelt_release_analysis(monkeypatch):
+    """The release audit's MACE Bayes rule reading an estimate by a misspelt key."""
+    real = _release.MACE_BAYES
+
+    def misspelt(engine, subject, seed):
+        scores = real.compute(engine, subject, seed)
+        scores.estimates["p_value"] = scores.estimates["p_valeu"]  # the typo
+        return scores
+
+    planted = replace(real, compute=misspelt)
+    analyses = [planted if a is real else a for a in _release.ANALYSES]
+    monkeypatch.setattr(_release, "ANALYSES", analyses)
+    monkeypatch.setattr(_release, "SIZE_FRACTIONS", ())
+    return real.name
+
+
+def test_a_misspelt_key_raises_in_python(monkeypatch):
+    from sklearn_mace.report import audit_release
+
+    _misspelt_release_analysis(monkeypatch)
+    members, non_members, releases = audit_tables()
+    with pytest.raises(KeyError, match="p_valeu") as raised:
+        audit_release(members, non_members, releases, disclosure=False, verbose=False)
+    # the exception itself, with its traceback down to the line of the typo
+    assert raised.traceback[-1].name == "misspelt"
+
+
+def test_a_misspelt_key_is_a_failed_row_of_a_partial_report_on_the_cli(tmp_path, monkeypatch):
+    name = _misspelt_release_analysis(monkeypatch)
+    members, non_members, releases = audit_tables()
+    paths = {"members": members, "non-members": non_members, **releases}
+    for key, frame in paths.items():
+        frame.to_csv(tmp_path / f"{key}.csv", index=False)
+    argv = ["audit", "--members", str(tmp_path / "members.csv")]
+    argv += ["--non-members", str(tmp_path / "non-members.csv"), "--synthetic"]
+    argv += [f"{key}={tmp_path / f'{key}.csv'}" for key in releases]
+    out = tmp_path / "out"
+    code, _ = _run([*argv, "--no-disclosure", "--quiet", "--out", str(out)])
+    assert code == 3
+    summary = pd.read_csv(out / "summary.csv")
+    failed = summary[summary["status"] == "failed"]
+    assert set(failed["analysis"]) == {name} and len(failed) == len(releases)
+    assert (failed["reason"] == "KeyError: 'p_valeu'").all()
+    assert (summary.loc[summary["status"] == "ok", "reason"].isna()).all()
+
+
+@pytest.mark.parametrize("on_error", ["ignore", "RAISE", None])
+def test_on_error_is_checked_before_any_work(on_error):
+    from sklearn_mace.report import audit_algorithm, audit_model, audit_release
+
+    message = r"on_error must be 'raise' .* or 'report' .*; got "
+    with pytest.raises(ValueError, match=message):
+        audit_release(None, None, {"s": None}, on_error=on_error, verbose=False)
+    with pytest.raises(ValueError, match=message):
+        audit_model({}, None, None, label="y", on_error=on_error, verbose=False)
+    with pytest.raises(ValueError, match=message):
+        audit_algorithm(["dp-histogram"], on_error=on_error, verbose=False)

@@ -69,7 +69,9 @@ def test_the_algorithm_audit_counts_the_runs_that_certify():
 
 
 def test_no_line_when_every_analysis_failed(tmp_path):
-    result = _audit([Analysis("fails", _boom_on("only"), threshold=BAYES_RULE)], ["only"])
+    result = _audit(
+        [Analysis("fails", _boom_on("only"), threshold=BAYES_RULE)], ["only"], on_error="report"
+    )
     assert planning_analysis(result) is None and sample_size_line(result) == ""
     paths = write_report(result, tmp_path / "out")
     assert "Sample size:" not in paths["report"].read_text(encoding="utf-8")

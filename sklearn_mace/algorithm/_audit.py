@@ -631,7 +631,7 @@ default="knn_distance"
         self.mu_lower_bounds_ = mu_from_error_bounds(fpr_upper, fnr_upper)
         self.auc_ = np.array([_auc(fpr, tpr) for fpr, tpr in self.roc_curves_])
         self.contradicted_ = (
-            None if self.claim_ is None else self.claim_.margin(fpr_upper, fnr_upper) > 0
+            None if self.claim_ is None else self.claim_.contradicted_by(fpr_upper, fnr_upper)
         )
 
     def _default_attack(self):

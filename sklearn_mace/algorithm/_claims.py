@@ -257,6 +257,36 @@ class PrivacyClaim:
         ]
         return np.max(gaps, axis=0)
 
+    def contradicted_by(self, fpr_upper, fnr_upper):
+        """Whether certified upper bounds on a test's error rates contradict the claim.
+
+        The one definition of "contradicted" (the audit's ``contradicted_``, the report's
+        cards, its ``summary.csv``): the point ``(fpr_upper, fnr_upper)`` lies below the
+        claimed trade-off curve, :meth:`margin` ``> 0``. For a pure or (ε, δ) claim this is
+        the certified ε at δ exceeding the claimed ε; a Gaussian claim has no single ε (its
+        ε at δ = 0 is infinite), so the curve decides. NaN bounds (no test) contradict
+        nothing.
+
+        Parameters
+        ----------
+        fpr_upper, fnr_upper : float or array-like
+            Certified upper bounds on the false-positive and false-negative rates.
+
+        Returns
+        -------
+        contradicted : ndarray of bool
+            The same shape as the bounds.
+
+        Examples
+        --------
+        >>> from sklearn_mace.algorithm import PrivacyClaim
+        >>> claim = PrivacyClaim.pure(1.0)
+        >>> claim.contradicted_by([0.05, 0.3], [0.5, 0.3]).tolist()  # ε ≥ 2.3, ε ≥ 0.85
+        [True, False]
+        """
+        with np.errstate(invalid="ignore"):
+            return np.asarray(self.margin(fpr_upper, fnr_upper) > 0)
+
     def epsilon_at(self, delta):
         """The smallest ε the claim states at ``delta`` (inf where it states none).
 

@@ -15,18 +15,19 @@ Holm-adjusted over every test of the table, the intervals are simultaneous (Bonf
 at ``1 − α/K``), and a reading "'b' leaks less than 'a'" is printed only where the adjusted
 p-value is at most ``α``. The difference is that of the two *held-out rules'* advantages,
 not of the optimal ones, which no audit bounds from above.
+
+This module computes the table (data, stored on the result once); the report's section and
+the printed lines that show it are in ``_html.py`` and ``_summary.py``.
 """
 
-import html
 from itertools import combinations
 
 import numpy as np
 import pandas as pd
 
 from ..metrics._paired import advantage_difference_test, holm_adjust
-from ._format import fmt, fmt_p, table
 
-__all__ = ["COMPARISON_COLUMNS", "comparison_lines", "comparison_table", "comparisons_section"]
+__all__ = ["COMPARISON_COLUMNS", "comparison_table"]
 
 COMPARISON_COLUMNS = (
     "analysis",
@@ -87,11 +88,11 @@ def _reading(row, alpha):
     return f"'{better}' leaks less than '{worse}'"
 
 
-def _held_out(subject, n_targets):
-    """The targets a subject's rules never saw: every target, or the runs its attacks did
-    not fit on (an algorithm audit's ``certifying_run`` column); a comparison uses the
-    targets held out for both subjects."""
-    mask = subject.record_columns.get("certifying_run")
+def _held_out(analysis, n_targets):
+    """The targets an analysis's rule never saw: every target, or those its claim is
+    certified on (``Scores.certify_mask``: the runs an algorithm audit's attack did not fit
+    on); a comparison uses the targets held out for both subjects."""
+    mask = analysis.scores.certify_mask
     if mask is None:
         return np.ones(n_targets, dtype=bool)
     return np.asarray(mask, dtype=bool)
@@ -122,7 +123,7 @@ def comparison_table(result):
     for name, a, b in tests:
         first, second = a.analysis(name), b.analysis(name)
         n = len(result.membership)
-        keep = _held_out(a, n) & _held_out(b, n)
+        keep = _held_out(first, n) & _held_out(second, n)
         test = advantage_difference_test(
             result.membership[keep],
             first.flags()[keep],
@@ -154,71 +155,3 @@ def comparison_table(result):
     frame = frame[list(COMPARISON_COLUMNS)]
     frame.attrs["skipped"] = skipped
     return frame
-
-
-def comparisons_section(result, comparisons):
-    """The report's "Comparisons" section; empty when nothing was compared."""
-    if comparisons.empty:
-        return ""
-    noun = result.presentation.noun
-    shown = pd.DataFrame(
-        {
-            "analysis": comparisons["analysis"],
-            f"{noun} a": comparisons["subject_a"],
-            f"{noun} b": comparisons["subject_b"],
-            "advantage a (held out)": comparisons["heldout_advantage_a"],
-            "advantage b (held out)": comparisons["heldout_advantage_b"],
-            "a − b [interval]": [
-                f"{fmt(d)} [{fmt(lo)}, {fmt(hi)}]"
-                for d, lo, hi in comparisons[
-                    ["difference", "difference_low", "difference_high"]
-                ].to_numpy()
-            ],
-            "p": comparisons["p_value"].map(fmt_p),
-            "p (Holm)": comparisons["p_value_holm"].map(fmt_p),
-            "reading": comparisons["reading"],
-        }
-    )
-    k, level = len(comparisons), comparisons["interval_confidence"].iloc[0]
-    skipped = comparisons.attrs.get("skipped", [])
-    not_compared = (
-        f" Not compared (an analysis failed): {html.escape('; '.join(skipped))}." if skipped else ""
-    )
-    records = "target records" if getattr(result.presentation, "record_targets", True) else "runs"
-    tests = "This test is a family of its own" if k == 1 else f"These {k} tests are a family"
-    tests += "" if k == 1 else " of their own"
-    intervals = "The interval holds" if k == 1 else f"The {k} intervals hold together"
-    return f"""<h2>Comparisons of the {noun}s</h2>
-{table(shown, text_columns=tuple(c for c in shown.columns if not c.startswith("advantage")))}
-<p class="muted">Every {noun} is scored on the same {records}, so two of them are
-compared one by one: for each analysis whose certified rule is fixed in advance, the
-difference of the held-out advantages at prior {fmt(result.prior)} of the two rules the cards
-certify (McNemar's exact test, weighted; its p-value assumes that, under "no difference", the
-two rules have the same TPR and TNR). {tests}, apart from
-the cards' claims: p (Holm) is adjusted over all of them, and a {noun} is said to leak less
-only where p (Holm) ≤ {1 - result.confidence:.2g} (familywise {result.confidence:.0%}); "no
-difference shown" is not a proof that they leak alike. {intervals} at
-{result.confidence:.0%} (each at {level:.2%}, Bonferroni). This compares the two audited
-rules, not the {noun}s' optimal advantages, which no audit bounds from above. Analyses whose
-threshold is chosen on a random half of the targets are not compared (each {noun}'s half is
-drawn apart).{not_compared} Written to comparisons.csv.</p>"""
-
-
-def comparison_lines(result, comparisons):
-    """The printed summary's lines: the family, then each difference the tests show."""
-    if comparisons.empty:
-        return []
-    found = comparisons[comparisons["reading"] != "no difference shown"]
-    lines = [
-        f"comparisons: {len(comparisons)} paired test{'' if len(comparisons) == 1 else 's'} "
-        "of held-out advantages (Holm, "
-        f"familywise {result.confidence:.0%}): {len(found)} difference(s) shown "
-        "(comparisons.csv)"
-    ]
-    lines += [
-        f"  {row.reading} ({row.analysis}: held-out advantage {row.heldout_advantage_a:.3f} "
-        f"for '{row.subject_a}', {row.heldout_advantage_b:.3f} for '{row.subject_b}', "
-        f"p (Holm) = {fmt_p(row.p_value_holm)})"
-        for row in found.itertuples(index=False)
-    ]
-    return lines

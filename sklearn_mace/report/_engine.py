@@ -10,10 +10,14 @@ loop of small steps that a configuration overrides, the structure of skorch's ``
   reference models);
 * :meth:`AuditEngine.analyses` — the named analyses of a subject; each yields one held-out
   membership score per target record (:class:`Scores`);
-* :meth:`AuditEngine.run_step` — one step, any exception turned into a failure with its
-  reason: the report is then partial (exit code 3) and every other analysis goes on;
+* :meth:`AuditEngine.run_step` — one step; an exception propagates, with its traceback
+  (``on_error="raise"``, the Python API's default, as scikit-learn's
+  ``GridSearchCV(error_score="raise")``), or becomes a failure with its reason
+  (``on_error="report"``, the command line's): the report is then partial (exit code 3)
+  and every other analysis goes on;
 * :meth:`AuditEngine.certify` — every analysis's scores through
-  :func:`~sklearn_mace.metrics.audit_epsilon`, at the per-claim level of the subject's
+  :func:`~sklearn_mace.metrics.audit_epsilon` (on the targets its rule never saw: all of
+  them, or a :attr:`Scores.certify_mask`), at the per-claim level of the subject's
   family (:meth:`AuditEngine.claim_confidence`): **one** Bonferroni correction over every
   certified number the report prints for the subject — its table rows, its headline (the
   largest of them) and its figure points. Failed analyses still count, so the correction
@@ -21,7 +25,9 @@ loop of small steps that a configuration overrides, the structure of skorch's ``
 * :meth:`AuditEngine.bound` — every analysis's scores through
   :func:`~sklearn_mace.metrics.advantage_upper_bound` at the same per-claim level: a
   second family, of certified *upper* bounds on the advantage of every threshold rule on
-  the scores, which a "leakage bounded" verdict needs (``_verdict.py``);
+  the scores, which a "leakage bounded" verdict needs (``_verdict.py``); with a claim to
+  test (``privacy_claim``, the algorithm audit's), whether each certified point contradicts
+  it (:meth:`~sklearn_mace.algorithm.PrivacyClaim.contradicted_by`), once, in the result;
 * :meth:`AuditEngine.describe` and :meth:`AuditEngine.record_columns` — facts for the card
   and per-record columns for ``records.csv``.
 
@@ -50,6 +56,7 @@ __all__ = [
     "Subject",
     "Targets",
     "base_seed",
+    "check_on_error",
     "failure_reason",
     "keyed_seed",
 ]
@@ -57,6 +64,8 @@ __all__ = [
 # "member iff score > 0" as audit_epsilon's explicit rule "score >= t": the Bayes decision of
 # held-out log posterior odds at the prior, a threshold fixed before any data is seen
 BAYES_RULE = float(np.nextafter(0.0, 1.0))
+#: what a failing step does: propagate (the Python API's default) or become a report row
+ON_ERROR = ("raise", "report")
 
 
 @dataclass(frozen=True)
@@ -121,12 +130,21 @@ class Scores:
         ``epsilon_estimate``, ``p_value``).
     detail : str
         One line on how the scores were made (shown in the summary).
+    threshold : float, default=None
+        The rule's threshold when the analysis fixed it itself, on data its claim does not
+        use (an algorithm audit's attack, on its fitting runs); None: the analysis's own
+        :attr:`Analysis.threshold`.
+    certify_mask : ndarray of bool, default=None
+        The targets the claim, its upper bound and the descriptive metrics are computed
+        on (those the rule never saw); None: every target.
     """
 
     score: np.ndarray
     risk: np.ndarray = None
     estimates: dict = field(default_factory=dict)
     detail: str = ""
+    threshold: float = None
+    certify_mask: np.ndarray = None
 
 
 @dataclass(frozen=True)
@@ -139,10 +157,12 @@ class Analysis:
         The analysis's name in every table, figure and file.
     compute : callable
         ``compute(engine, subject, seed) -> Scores``.
-    threshold : "split" or float
+    threshold : "split", float or None
         The rule :func:`~sklearn_mace.metrics.audit_epsilon` certifies: ``"split"`` (chosen
-        on half of the targets for the largest ε, certified on the other half) or a
-        threshold fixed before seeing any data (certified on every target).
+        on half of the targets for the largest ε, certified on the other half), a
+        threshold fixed before seeing any data (certified on every target), or None: fixed
+        by ``compute`` on data the claim does not use, and given with the scores
+        (:attr:`Scores.threshold`, :attr:`Scores.certify_mask`).
     needs : tuple of str
         Shared steps it reads; their failure is its failure.
     figure : bool
@@ -203,6 +223,16 @@ def failure_reason(exc):
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def check_on_error(on_error):
+    """``on_error``, or a ``ValueError`` naming it and what is allowed."""
+    if not isinstance(on_error, str) or on_error not in ON_ERROR:
+        raise ValueError(
+            "on_error must be 'raise' (a failing analysis raises its exception) or 'report' "
+            f"(it becomes a failure in a partial report); got {on_error!r}."
+        )
+    return on_error
+
+
 def keyed_seed(base, *keys):
     """A seed derived from ``base`` and the names ``keys`` (order-free across steps)."""
     words = [zlib.crc32(str(key).encode("utf-8")) for key in keys]
@@ -245,6 +275,12 @@ class AuditEngine:
         joblib workers; :attr:`parallel_subjects` says whether subjects run in parallel.
     inputs : dict, default=None
         Inputs every subject's analyses share (the target records, reference rows, …).
+    on_error : {"raise", "report"}, default="raise"
+        A failing step raises its exception (``"raise"``), or becomes a failure with its
+        reason while every other step goes on (``"report"``: a partial report).
+    privacy_claim : PrivacyClaim, default=None
+        A claim each certified point is tested against
+        (:attr:`~sklearn_mace.report.AnalysisResult.contradicted`); None: none.
     """
 
     kind = "subject"
@@ -253,13 +289,26 @@ class AuditEngine:
     #: whether subjects run in parallel (they must then pickle)
     parallel_subjects = True
 
-    def __init__(self, targets, *, confidence, delta, random_state, n_jobs=None, inputs=None):
+    def __init__(
+        self,
+        targets,
+        *,
+        confidence,
+        delta,
+        random_state,
+        n_jobs=None,
+        inputs=None,
+        on_error="raise",
+        privacy_claim=None,
+    ):
         self.targets = targets
         self.inputs = {} if inputs is None else inputs
         self.confidence = confidence
         self.delta = delta
         self.base_seed = base_seed(random_state)
         self.n_jobs = n_jobs
+        self.on_error = check_on_error(on_error)
+        self.privacy_claim = privacy_claim
         self.seeds_ = {}
 
     # ------------------------------------------------------------------ configuration
@@ -359,10 +408,13 @@ class AuditEngine:
         )
 
     def run_step(self, compute, subject, name):
-        """``(value, None)``, or ``(None, reason)`` when ``compute`` raised."""
+        """``(value, None)``; when ``compute`` raises, the exception itself
+        (``on_error="raise"``) or ``(None, reason)`` (``on_error="report"``)."""
         try:
             return compute(self, subject, self.seed(subject.name, name, "scores")), None
         except Exception as exc:  # noqa: BLE001  any failure of one step is reported
+            if self.on_error == "raise":
+                raise
             return None, failure_reason(exc)
 
     def run_analysis(self, analysis, subject, failed, level):
@@ -377,15 +429,16 @@ class AuditEngine:
             scores = analysis.compute(engine, subject, seed)
             self.check_scores(scores.score, analysis.name)
             seed = self.seed(subject.name, analysis.name, "certify")
-            claim = self.certify(analysis, scores.score, level, seed)
-            return scores, claim, self.bound(analysis, scores.score, level)
+            claim = self.certify(analysis, scores, level, seed)
+            return scores, claim, self.bound(analysis, scores, level)
 
         outcome, reason = self.run_step(scored_and_certified, subject, analysis.name)
         if reason is not None:
             result.reason = reason
             return result
         result.scores, result.claim, result.bound = outcome
-        result.metrics = self.ranking_metrics(result.scores.score)
+        result.metrics = self.ranking_metrics(result.scores)
+        result.contradicted = self.contradicted(result.claim)
         if result.scores.detail:
             result.detail = result.scores.detail
         return result
@@ -400,28 +453,42 @@ class AuditEngine:
                 f"finite) for {n} target records; one finite score per record is needed."
             )
 
-    def certify(self, analysis, score, level, seed):
-        """The analysis's certified claim: :func:`~sklearn_mace.metrics.audit_epsilon`."""
-        m = self.targets.membership
+    def certified_part(self, scores):
+        """``(membership, score)`` of the targets the claim is certified on: every target,
+        or those of ``scores.certify_mask`` (the runs an algorithm audit's attack never
+        saw)."""
+        m, score = self.targets.membership, np.asarray(scores.score, dtype=float)
+        if scores.certify_mask is None:
+            return m, score
+        keep = np.asarray(scores.certify_mask, dtype=bool)
+        return m[keep], score[keep]
+
+    def certify(self, analysis, scores, level, seed):
+        """The analysis's certified claim: :func:`~sklearn_mace.metrics.audit_epsilon` of its
+        rule (the analysis's threshold, or the one its scores bring) on the targets the rule
+        never saw (:meth:`certified_part`)."""
+        m, score = self.certified_part(scores)
+        threshold = analysis.threshold if scores.threshold is None else scores.threshold
+        if threshold is None:
+            raise ValueError(
+                f"{analysis.name} has threshold=None, so its scores must give the threshold "
+                "(Scores.threshold); they give none."
+            )
         return audit_epsilon(
             score[m == 1],
             score[m == 0],
             delta=self.delta,
             confidence=level,
-            threshold=analysis.threshold,
+            threshold=threshold,
             prior=self.targets.prior,
             random_state=seed,
         )
 
-    def bound(self, analysis, score, level):
+    def bound(self, analysis, scores, level):
         """The analysis's certified upper bound on the advantage of every threshold rule on
         its held-out scores (:func:`~sklearn_mace.metrics.advantage_upper_bound`), at the
-        claim's level. An analysis certified on part of the targets only (a
-        ``certify_mask``, the runs its attack never saw) is bounded on that part too."""
-        m, score = self.targets.membership, np.asarray(score, dtype=float)
-        keep = getattr(analysis, "certify_mask", None)
-        if keep is not None:
-            m, score = m[keep], score[keep]
+        claim's level, on the targets the claim is certified on (:meth:`certified_part`)."""
+        m, score = self.certified_part(scores)
         return advantage_upper_bound(
             score[m == 1],
             score[m == 0],
@@ -430,9 +497,17 @@ class AuditEngine:
             confidence=level,
         )
 
-    def ranking_metrics(self, score):
-        """AUC and TPR at 1 % and 0.1 % FPR of the scores (descriptive, not certified)."""
-        m = self.targets.membership
+    def contradicted(self, claim):
+        """Whether the certified point of ``claim`` (its exact upper bounds on FPR and FNR)
+        contradicts :attr:`privacy_claim`; None without one."""
+        if self.privacy_claim is None:
+            return None
+        return bool(self.privacy_claim.contradicted_by(claim.fpr_upper, claim.fnr_upper))
+
+    def ranking_metrics(self, scores):
+        """AUC and TPR at 1 % and 0.1 % FPR of the scores, on the targets the claim is
+        certified on (descriptive, not certified)."""
+        m, score = self.certified_part(scores)
         return {
             "auc": float(roc_auc_score(m, score)),
             "tpr_at_1pct_fpr": float(tpr_at_fpr(m, score, fpr=0.01)),

@@ -9,8 +9,8 @@ record is named only when a certified rule flags it.
 import html
 
 import numpy as np
+import pandas as pd
 
-from ._comparisons import comparisons_section
 from ._format import fmt, fmt_p, html_page, table
 from ._sample_size import sample_size_line
 from ._verdict import case, explanation
@@ -385,3 +385,51 @@ def render_report(result, summary, records, figure_html, title, comparisons=None
         ]
     )
     return html_page(title, result.n_rows, subtitle, body)
+
+
+def comparisons_section(result, comparisons):
+    """The report's "Comparisons" section; empty when nothing was compared."""
+    if comparisons.empty:
+        return ""
+    noun = result.presentation.noun
+    shown = pd.DataFrame(
+        {
+            "analysis": comparisons["analysis"],
+            f"{noun} a": comparisons["subject_a"],
+            f"{noun} b": comparisons["subject_b"],
+            "advantage a (held out)": comparisons["heldout_advantage_a"],
+            "advantage b (held out)": comparisons["heldout_advantage_b"],
+            "a − b [interval]": [
+                f"{fmt(d)} [{fmt(lo)}, {fmt(hi)}]"
+                for d, lo, hi in comparisons[
+                    ["difference", "difference_low", "difference_high"]
+                ].to_numpy()
+            ],
+            "p": comparisons["p_value"].map(fmt_p),
+            "p (Holm)": comparisons["p_value_holm"].map(fmt_p),
+            "reading": comparisons["reading"],
+        }
+    )
+    k, level = len(comparisons), comparisons["interval_confidence"].iloc[0]
+    skipped = comparisons.attrs.get("skipped", [])
+    not_compared = (
+        f" Not compared (an analysis failed): {html.escape('; '.join(skipped))}." if skipped else ""
+    )
+    records = "target records" if getattr(result.presentation, "record_targets", True) else "runs"
+    tests = "This test is a family of its own" if k == 1 else f"These {k} tests are a family"
+    tests += "" if k == 1 else " of their own"
+    intervals = "The interval holds" if k == 1 else f"The {k} intervals hold together"
+    return f"""<h2>Comparisons of the {noun}s</h2>
+{table(shown, text_columns=tuple(c for c in shown.columns if not c.startswith("advantage")))}
+<p class="muted">Every {noun} is scored on the same {records}, so two of them are
+compared one by one: for each analysis whose certified rule is fixed in advance, the
+difference of the held-out advantages at prior {fmt(result.prior)} of the two rules the cards
+certify (McNemar's exact test, weighted; its p-value assumes that, under "no difference", the
+two rules have the same TPR and TNR). {tests}, apart from
+the cards' claims: p (Holm) is adjusted over all of them, and a {noun} is said to leak less
+only where p (Holm) ≤ {1 - result.confidence:.2g} (familywise {result.confidence:.0%}); "no
+difference shown" is not a proof that they leak alike. {intervals} at
+{result.confidence:.0%} (each at {level:.2%}, Bonferroni). This compares the two audited
+rules, not the {noun}s' optimal advantages, which no audit bounds from above. Analyses whose
+threshold is chosen on a random half of the targets are not compared (each {noun}'s half is
+drawn apart).{not_compared} Written to comparisons.csv.</p>"""

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ._comparisons import comparison_table
+
 __all__ = ["AnalysisResult", "AuditResult", "SubjectResult", "failure_notes"]
 
 _TOLERANCE = 1e-12  # an advantage bound "above the trivial one" must beat rounding
@@ -85,9 +87,15 @@ class AnalysisResult:
         Its certified upper bound on the advantage of every threshold rule on its scores
         (:func:`~sklearn_mace.metrics.advantage_upper_bound`); None when it failed.
     metrics : dict of str -> float
-        ``auc``, ``tpr_at_1pct_fpr``, ``tpr_at_0.1pct_fpr`` (descriptive).
+        ``auc``, ``tpr_at_1pct_fpr``, ``tpr_at_0.1pct_fpr`` (descriptive), on the targets
+        the claim is certified on.
     reason : str
         Why it failed; empty when it succeeded.
+    contradicted : bool or None
+        Whether the claim's certified point contradicts the audit's privacy claim
+        (:meth:`~sklearn_mace.algorithm.PrivacyClaim.contradicted_by`, decided once by the
+        engine); None when there is no such claim (releases, models) or the analysis
+        failed.
     """
 
     name: str
@@ -98,6 +106,7 @@ class AnalysisResult:
     metrics: dict = field(default_factory=dict)
     reason: str = ""
     bound: object = None
+    contradicted: bool = None
 
     @property
     def ok(self):
@@ -256,6 +265,11 @@ class SubjectResult:
         return 0.0 if source is None else source.claim.epsilon_lower_bound
 
     @property
+    def contradicted(self):
+        """Whether some claim of the subject contradicts the audit's privacy claim."""
+        return any(bool(a.contradicted) for a in self.analyses)
+
+    @property
     def certified_leak(self):
         """Whether any claim of the subject, figure points included, certifies leakage."""
         return any(a.leaks for a in self.analyses)
@@ -374,6 +388,13 @@ class AuditResult:
     bounded_margin : float
         A card is green ("leakage bounded") only when every analysis's certified upper
         bound on the advantage is at most ``|2p − 1| + bounded_margin``.
+    comparisons : DataFrame
+        Paired comparisons of the subjects, the table of ``comparisons.csv``, computed once
+        when the result is made (unless given): for each analysis whose certified rule is
+        fixed in advance and each pair of subjects, the difference of the two rules'
+        held-out advantages with its test
+        (:func:`~sklearn_mace.metrics.advantage_difference_test`, Holm-adjusted over the
+        table); empty with fewer than two subjects (``_comparisons.py``).
     """
 
     kind: str
@@ -389,6 +410,11 @@ class AuditResult:
     tables: dict = field(default_factory=dict)
     presentation: object = field(default=None, repr=False, compare=False)
     bounded_margin: float = 0.1
+    comparisons: object = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self):
+        if self.comparisons is None:
+            self.comparisons = comparison_table(self)
 
     @property
     def prior(self):
@@ -481,19 +507,6 @@ class AuditResult:
                 row.update(subject.facts)
                 rows.append(row)
         return pd.DataFrame(rows)
-
-    @property
-    def comparisons(self):
-        """Paired comparisons of the subjects: the table of ``comparisons.csv``.
-
-        For each analysis whose certified rule is fixed in advance and each pair of
-        subjects, the difference of the two rules' held-out advantages with its test
-        (:func:`~sklearn_mace.metrics.advantage_difference_test`, Holm-adjusted over the
-        table); empty with fewer than two subjects (``_comparisons.py``).
-        """
-        from ._comparisons import comparison_table
-
-        return comparison_table(self)
 
     @property
     def records(self):

@@ -2,7 +2,6 @@
 
 import sys
 
-from ._comparisons import comparison_lines
 from ._format import fmt, fmt_p
 from ._sample_size import sample_size_line
 from ._verdict import explanation
@@ -128,3 +127,23 @@ def print_summary(result, paths, file=None):
     for note in result.notes:
         print(f"note: {note}", file=file)
     print(f"report: {paths['report']}  (summary.csv, records.csv, figures/ beside it)", file=file)
+
+
+def comparison_lines(result, comparisons):
+    """The printed summary's lines: the family, then each difference the tests show."""
+    if comparisons.empty:
+        return []
+    found = comparisons[comparisons["reading"] != "no difference shown"]
+    lines = [
+        f"comparisons: {len(comparisons)} paired test{'' if len(comparisons) == 1 else 's'} "
+        "of held-out advantages (Holm, "
+        f"familywise {result.confidence:.0%}): {len(found)} difference(s) shown "
+        "(comparisons.csv)"
+    ]
+    lines += [
+        f"  {row.reading} ({row.analysis}: held-out advantage {row.heldout_advantage_a:.3f} "
+        f"for '{row.subject_a}', {row.heldout_advantage_b:.3f} for '{row.subject_b}', "
+        f"p (Holm) = {fmt_p(row.p_value_holm)})"
+        for row in found.itertuples(index=False)
+    ]
+    return lines

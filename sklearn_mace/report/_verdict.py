@@ -102,7 +102,7 @@ def case(result, subject):
     """``"above"``, ``"leak"``, ``"disclosure"``, ``"inconclusive"`` or ``"bounded"``."""
     p = result.presentation
     if getattr(p, "red_needs_claim", False):  # an algorithm card: red iff contradicted
-        return "above" if p.contradicted(result, subject) else "inconclusive"
+        return "above" if subject.contradicted else "inconclusive"
     above = subject.epsilon_lower_bound > result.claimed_epsilon
     if above:
         return "above"

@@ -8,7 +8,11 @@ audited **subject** is a training recipe (a generator); its shared step is an
 record is one **analysis** of the recipe: its scores are the attack's scores of the runs, and
 the engine certifies the attack's rule (fixed on the fitting runs: ``threshold`` explicit) on
 the other runs only, at the recipe's per-claim level ``1 − α/K`` for its ``K`` targets — the
-audit's own Bonferroni correction, so the certified numbers are the audit's.
+audit's own Bonferroni correction, so the certified numbers are the audit's. The rule and
+the runs it is certified on come with the scores (``Scores.threshold``,
+``Scores.certify_mask``): the analyses are the same before and after the shadow runs, and
+the engine's own certifier, upper bound, metrics and verdict ("contradicted", decided once
+per target by the engine) serve this audit as they serve the others.
 
 The engine's "target records" are therefore the runs: run ``i`` of the member side is, for
 target ``j``, the ``i``-th run with target ``j`` in its training set; of the other side, the
@@ -22,8 +26,16 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from ....metrics import audit_epsilon
-from ..._engine import Analysis, AuditEngine, Scores, SharedStep, Subject, Targets, base_seed
+from ..._engine import (
+    Analysis,
+    AuditEngine,
+    Scores,
+    SharedStep,
+    Subject,
+    Targets,
+    base_seed,
+    check_on_error,
+)
 from ..._io import AuditInputError
 from ..._results import AuditResult, failure_notes
 
@@ -111,23 +123,6 @@ def encode_population(frame):
     return np.column_stack(columns), domain
 
 
-@dataclass(frozen=True)
-class TargetAnalysis(Analysis):
-    """One audited target of a recipe: its rule and which runs certify it.
-
-    Attributes
-    ----------
-    target : int
-        The target's position.
-    certify_mask : ndarray of bool or None
-        The runs the claim is certified on (the attack never saw them); None before the
-        shadow runs exist.
-    """
-
-    target: int = 0
-    certify_mask: np.ndarray = None
-
-
 def shadow_runs(engine, subject, seed):
     """The shared step: the recipe's :class:`~sklearn_mace.algorithm.AlgorithmAudit`."""
     from ....algorithm import AlgorithmAudit
@@ -152,7 +147,8 @@ def shadow_runs(engine, subject, seed):
 
 
 def target_scores(engine, subject, seed, *, target):
-    """The attack's score of every run, for one target (larger: the target trained it)."""
+    """The attack's score of every run, for one target (larger: the target trained it),
+    with its rule: the threshold chosen on the fitting runs, certified on the others."""
     audit = subject.shared[RUNS]
     n_fit = int((~audit.certify_mask_).sum() // 2)
     features = ", ".join(audit.feature_names_)
@@ -160,6 +156,8 @@ def target_scores(engine, subject, seed, *, target):
         score=audit.run_scores_[target],
         detail=f"attack on {features}, trained and its threshold chosen on {n_fit} runs per "
         f"side; certified on the other {audit.n_runs - n_fit} per side",
+        threshold=float(audit.audits_[target].threshold),
+        certify_mask=audit.certify_mask_,
     )
 
 
@@ -177,41 +175,12 @@ class AlgorithmReport(AuditEngine):
         return [SharedStep(RUNS, shadow_runs)]
 
     def analyses(self, subject):
-        """One analysis per target; its rule is known once the shadow runs are done."""
-        audit = subject.shared.get(RUNS)
-        analyses = []
-        for j, name in enumerate(self.inputs["target_names"]):
-            rule = {}
-            if audit is not None:
-                rule = dict(
-                    threshold=float(audit.audits_[j].threshold),
-                    certify_mask=audit.certify_mask_,
-                )
-            compute = partial(target_scores, target=j)
-            analyses.append(TargetAnalysis(name, compute, needs=(RUNS,), target=j, **rule))
-        return analyses
-
-    def certify(self, analysis, score, level, seed):
-        """The attack's rule on the runs it never saw (``audit_epsilon``, explicit threshold)."""
-        keep = analysis.certify_mask
-        m, s = self.targets.membership[keep], np.asarray(score)[keep]
-        return audit_epsilon(
-            s[m == 1],
-            s[m == 0],
-            delta=self.delta,
-            confidence=level,
-            threshold=analysis.threshold,
-            prior=self.targets.prior,
-        )
-
-    def run_analysis(self, analysis, subject, failed, level):
-        """As the engine's, with AUC and TPR measured on the certifying runs only."""
-        result = super().run_analysis(analysis, subject, failed, level)
-        if result.ok:
-            keep = analysis.certify_mask
-            m, s = self.targets.membership[keep], result.scores.score[keep]
-            result.metrics = _metrics(m, s)
-        return result
+        """One analysis per target; its rule comes with its scores (``threshold=None``):
+        the attack's threshold, fixed on the fitting runs, certified on the others."""
+        return [
+            Analysis(name, partial(target_scores, target=j), threshold=None, needs=(RUNS,))
+            for j, name in enumerate(self.inputs["target_names"])
+        ]
 
     def describe(self, subject, results):
         """The recipe's settings, and its true ε when it is a mechanism of known ε."""
@@ -249,51 +218,32 @@ def _on_terminal():
     return bool(getattr(sys.stderr, "isatty", lambda: False)())
 
 
-def _metrics(membership, score):
-    from sklearn.metrics import roc_auc_score
-
-    from ....metrics import tpr_at_fpr
-
-    return {
-        "auc": float(roc_auc_score(membership, score)),
-        "tpr_at_1pct_fpr": float(tpr_at_fpr(membership, score, fpr=0.01)),
-        "tpr_at_0.1pct_fpr": float(tpr_at_fpr(membership, score, fpr=0.001)),
-    }
-
-
 @dataclass
 class AlgorithmResult(AuditResult):
     """:class:`AuditResult` of an algorithm audit: ``summary`` adds the claim's columns."""
 
     @property
     def summary(self):
-        """One row per (recipe, target): ``recipe``, ``target``, ``claimed_epsilon`` (the
-        claim's ε at ``delta``), ``epsilon_lower_bound``, ``contradicted`` (the certified
-        point below the claimed curve; empty for a failed target), ``claim`` (in words, on
-        the audited relation), ``mu_lower_bound``, then the common columns of
-        ``summary.csv``."""
+        """One row per (recipe, target): the common columns of ``summary.csv`` (``subject``
+        the recipe, ``analysis`` the target, …, then the recipe's facts), then the claim's
+        own: ``claimed_epsilon`` (the claim's ε at ``delta``), ``contradicted`` (the
+        certified point below the claimed curve, as the engine decided it; empty for a
+        failed target), ``claim`` (in words, on the audited relation), ``mu_lower_bound``."""
         from ....metrics._fdp import mu_from_error_bounds
 
         frame = super().summary
         ok = frame["status"] == "ok"
-        claim = self.inputs["claim"]
         fpr_upper = frame["fpr_upper"].to_numpy(dtype=float)
         fnr_upper = frame["fnr_upper"].to_numpy(dtype=float)
         with np.errstate(invalid="ignore"):
-            below = pd.Series(claim.margin(fpr_upper, fnr_upper) > 0, index=frame.index)
             mu = pd.Series(mu_from_error_bounds(fpr_upper, fnr_upper), index=frame.index)
-        front = pd.DataFrame(
-            {
-                "recipe": frame["subject"],
-                "target": frame["analysis"],
-                "claimed_epsilon": self.claimed_epsilon,
-                "epsilon_lower_bound": frame["epsilon_lower_bound"],
-                "contradicted": below.where(ok, None).astype(object),
-                "claim": claim.describe(),
-                "mu_lower_bound": mu.where(ok, np.nan),
-            }
+        verdicts = [a.contradicted for s in self.subjects for a in s.analyses]
+        return frame.assign(
+            claimed_epsilon=self.claimed_epsilon,
+            contradicted=pd.Series(verdicts, index=frame.index, dtype=object),
+            claim=self.inputs["claim"].describe(),
+            mu_lower_bound=mu.where(ok, np.nan),
         )
-        return pd.concat([front, frame.drop(columns="epsilon_lower_bound")], axis=1)
 
 
 def _targets_and_names(X, targets, demo_targets):
@@ -425,6 +375,7 @@ def audit_algorithm(
     n_jobs=None,
     random_state=0,
     verbose=True,
+    on_error="raise",
 ):
     """Audit training recipes with shadow runs; one card per recipe, one claim per target.
 
@@ -463,6 +414,11 @@ def audit_algorithm(
         The base of every seed (and of the demo population).
     verbose : bool, default=True
         Progress bars on stderr.
+    on_error : {"raise", "report"}, default="raise"
+        A failing step (the shadow runs of a recipe, one target's analysis) raises its
+        exception (``"raise"``, as scikit-learn's ``GridSearchCV(error_score="raise")``),
+        or becomes a failure with its reason in a partial report while the others go on
+        (``"report"``, what ``sklearn-mace audit-algorithm`` does: exit code 3).
 
     Returns
     -------
@@ -473,11 +429,12 @@ def audit_algorithm(
     --------
     >>> from sklearn_mace.report import audit_algorithm
     >>> result = audit_algorithm(["dp-histogram"], n_runs=40, verbose=False)
-    >>> result.summary[["target", "contradicted"]].to_dict("list")
-    {'target': ['most common record', 'empty-cell canary'], 'contradicted': [False, False]}
+    >>> result.summary[["analysis", "contradicted"]].to_dict("list")
+    {'analysis': ['most common record', 'empty-cell canary'], 'contradicted': [False, False]}
     """
     from ....algorithm._demo import DEMO_TRAIN_SIZE
 
+    check_on_error(on_error)
     stated, audited, delta = _claims(claim, claimed_epsilon, delta, relation)
     X, domain, demo_targets, n_rows = _population(population, recipes, random_state)
     target_X, names = _targets_and_names(X, targets, demo_targets)
@@ -491,8 +448,10 @@ def audit_algorithm(
         runs,
         confidence=confidence,
         delta=delta,
-        random_state=base_seed(random_state),
+        random_state=random_state,
         n_jobs=n_jobs,
+        on_error=on_error,
+        privacy_claim=audited,
         inputs={
             "population": X,
             "targets": target_X,

@@ -35,20 +35,9 @@ def _relation(result):
     return RELATION_WORDS[result.inputs["relation"]]
 
 
-def contradicts(result, claim):
-    """Whether one target's certified point (its exact upper bounds on FPR and FNR) lies
-    below the claimed trade-off curve, on the audited relation (``PrivacyClaim.margin``).
-    A Gaussian or accountant's claim has no single ε to compare with (its ε at δ = 0 is
-    infinite), so the curve decides; for an ε or (ε, δ) claim this is the same as the
-    certified ε exceeding the claimed one."""
-    curve = result.inputs.get("claim")
-    if curve is None:
-        return claim.epsilon_lower_bound > result.claimed_epsilon
-    return bool(curve.margin(claim.fpr_upper, claim.fnr_upper) > 0)
-
-
 def _target_table(result, subject):
-    """Per target: claimed ε beside the certified lower bound, and the verdict."""
+    """Per target: claimed ε beside the certified lower bound, and the verdict (the
+    engine's ``contradicted``: the certified point below the claimed curve)."""
     true = subject.facts.get("true_epsilon", np.nan)
     rows = []
     for analysis in subject.analyses:
@@ -56,9 +45,7 @@ def _target_table(result, subject):
         if analysis.ok:
             eps = analysis.claim.epsilon_lower_bound
             row["certified ε ≥"] = eps
-            row["claim"] = (
-                "contradicted" if contradicts(result, analysis.claim) else "not contradicted"
-            )
+            row["claim"] = "contradicted" if analysis.contradicted else "not contradicted"
             row["AUC"] = analysis.metrics.get("auc", np.nan)
         else:
             row.update({"certified ε ≥": np.nan, "claim": "failed", "AUC": np.nan})
@@ -82,10 +69,6 @@ class AlgorithmPresentation(Presentation):
     }
     can_bound = False  # no number of runs proves a DP claim: never green
     red_needs_claim = True  # a DP recipe may leak up to its claim: red iff contradicted
-
-    def contradicted(self, result, subject):
-        """Whether some target's certified point lies below the claimed curve."""
-        return any(contradicts(result, analysis.claim) for analysis in subject.claims)
 
     def facts_line(self, result, subject):
         """The runs behind the card."""
@@ -236,9 +219,8 @@ def power_text(result, subject):
 def _roc_figure(result, subject):
     fig, ax = figure(height=5.2)
     m = result.membership
-    keep = subject.record_columns.get("certifying_run")
     for analysis in subject.claims:
-        score = analysis.scores.score
+        keep, score = analysis.scores.certify_mask, analysis.scores.score
         MembershipRocDisplay.from_predictions(m[keep], score[keep], name=analysis.name, ax=ax)
     if subject.claims:
         legend_below(ax)

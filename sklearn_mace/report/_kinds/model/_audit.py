@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..._analyses import mace_analyses, mace_fit_step
-from ..._engine import Analysis, AuditEngine, SharedStep, Subject, Targets, base_seed
+from ..._engine import Analysis, AuditEngine, SharedStep, Subject, Targets, check_on_error
 from ..._results import AuditResult, failure_notes
 from ..._verdict import check_margin
 from ..release._inputs import check_options
@@ -332,6 +332,7 @@ def audit_model(
     force_low_accuracy=False,
     label_only=False,
     verbose=True,
+    on_error="raise",
 ):
     """Audit one or more trained classifiers for membership leakage.
 
@@ -407,6 +408,11 @@ def audit_model(
         a label output and no probability output) is audited so whatever this says.
     verbose : bool, default=True
         A progress bar on stderr.
+    on_error : {"raise", "report"}, default="raise"
+        A failing analysis (or shared step) raises its exception (``"raise"``, as
+        scikit-learn's ``GridSearchCV(error_score="raise")``), or becomes a failure with its
+        reason in a partial report while the others go on (``"report"``, what
+        ``sklearn-mace audit-model`` does: exit code 3).
 
     Returns
     -------
@@ -434,6 +440,7 @@ def audit_model(
     check_options(confidence=confidence, prior=prior, delta=delta, claimed_epsilon=claimed_epsilon)
     claimed = (float(claimed_epsilon), check_margin(bounded_margin))
     _check_reference_models(n_reference_models, label_only)
+    check_on_error(on_error)
     models = as_audited_models(models)
     tables, features = check_model_tables(members, non_members, population, label, columns)
     options = dict(drop_unmatched=drop_unmatched_labels, allow_missing=allow_missing)
@@ -455,8 +462,9 @@ def audit_model(
         targets,
         confidence=confidence,
         delta=float(delta),
-        random_state=base_seed(random_state),
+        random_state=random_state,
         n_jobs=n_jobs,
+        on_error=on_error,
         inputs={
             "targets": targets_frame,
             "labels": targets_frame[label].to_numpy(),

@@ -34,6 +34,7 @@ from ..._engine import (
     SharedStep,
     Subject,
     base_seed,
+    check_on_error,
     keyed_seed,
 )
 from ..._io import AuditInputError
@@ -172,6 +173,7 @@ def _run(prepared, synthetic, *, options, disclosure, verbose):
         delta=float(options["delta"]),
         random_state=base,
         n_jobs=options["n_jobs"],
+        on_error=options["on_error"],
         inputs={k: prepared[k] for k in ("X_targets", "X_reference", "target_keys")},
     )
     subjects = [
@@ -219,6 +221,7 @@ def audit_release(
     drop_overlapping_records=False,
     max_columns=5000,
     verbose=True,
+    on_error="raise",
 ):
     """Audit one or more synthetic releases for membership leakage.
 
@@ -286,6 +289,11 @@ def audit_release(
         Refuse tables with more audited columns (see :func:`encode_tables`).
     verbose : bool, default=True
         Show a progress bar on stderr.
+    on_error : {"raise", "report"}, default="raise"
+        A failing analysis (or shared step) raises its exception (``"raise"``, as
+        scikit-learn's ``GridSearchCV(error_score="raise")``), or becomes a failure with its
+        reason in a partial report while the others go on (``"report"``, what
+        ``sklearn-mace audit`` does: exit code 3).
 
     Returns
     -------
@@ -313,6 +321,7 @@ def audit_release(
     """
     check_options(confidence=confidence, prior=prior, delta=delta, claimed_epsilon=claimed_epsilon)
     check_max_categories(max_categories)
+    check_on_error(on_error)
     claimed = (float(claimed_epsilon), check_margin(bounded_margin))
     if not isinstance(synthetic, dict):
         synthetic = {"synthetic": synthetic}
@@ -333,6 +342,7 @@ def audit_release(
         drop_overlapping_records=drop_overlapping_records,
         max_columns=max_columns,
         verbose=verbose,
+        on_error=on_error,
     )
     prepared = prepare_release_inputs(
         members,

@@ -50,7 +50,6 @@ from ._attacks import (
     shadow_scores,
 )
 from ._inputs import prepare_model_records
-from ._types import ModelInputs, ModelShared, QueriedModel
 from ._queries import (
     as_audited_models,
     check_model_tables,
@@ -58,6 +57,7 @@ from ._queries import (
     label_index,
     model_queries,
 )
+from ._types import ModelInputs, ModelShared, QueriedModel
 
 __all__ = [
     "ANALYSES",

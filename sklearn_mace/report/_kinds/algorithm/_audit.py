@@ -26,7 +26,7 @@ from ....metrics import audit_epsilon
 from ..._engine import Analysis, AuditEngine, Scores, SharedStep, Subject, Targets, base_seed
 from ..._io import AuditInputError
 from ..._results import AuditResult, failure_notes
-from ._types import AlgorithmInputs, AlgorithmShared, AuditedRecipe
+from ._types import AlgorithmInputs, AlgorithmReportInputs, AlgorithmShared, AuditedRecipe
 
 __all__ = ["RECIPES", "AlgorithmReport", "audit_algorithm", "available_recipes"]
 
@@ -277,7 +277,7 @@ class AlgorithmResult(AuditResult):
 
         frame = super().summary
         ok = frame["status"] == "ok"
-        claim = self.inputs["claim"]
+        claim = self.inputs.claim
         fpr_upper = frame["fpr_upper"].to_numpy(dtype=float)
         fnr_upper = frame["fnr_upper"].to_numpy(dtype=float)
         with np.errstate(invalid="ignore"):
@@ -517,7 +517,9 @@ def audit_algorithm(
         delta=delta,
         claimed_epsilon=float(audited.epsilon_at(delta)),
         n_rows=n_rows,
-        inputs={"relation": relation, "n_runs": n_runs, "target_names": names, "claim": audited},
+        inputs=AlgorithmReportInputs(
+            relation=relation, n_runs=n_runs, target_names=names, claim=audited
+        ),
         notes=failure_notes(results),
         presentation=AlgorithmPresentation(),
     )

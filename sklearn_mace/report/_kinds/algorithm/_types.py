@@ -6,14 +6,17 @@ report (``docs/design.md``, "One engine").
 
 * :class:`AlgorithmInputs` — what every recipe's analyses share (``engine.inputs``);
 * :class:`AuditedRecipe` — one audited training recipe (``subject.inputs``);
-* :class:`AlgorithmShared` — its shared step's result (``subject.shared``).
+* :class:`AlgorithmShared` — its shared step's result (``subject.shared``);
+* :class:`AlgorithmReportInputs` — the audit's settings (``AuditResult.inputs``).
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["AlgorithmInputs", "AlgorithmShared", "AuditedRecipe"]
+from ..._results import ReportInputs
+
+__all__ = ["AlgorithmInputs", "AlgorithmReportInputs", "AlgorithmShared", "AuditedRecipe"]
 
 
 @dataclass(frozen=True)
@@ -81,3 +84,14 @@ class AlgorithmShared:
     :class:`~sklearn_mace.algorithm.AlgorithmAudit` (None until done, or when it failed)."""
 
     runs: object = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AlgorithmReportInputs(ReportInputs):
+    """An algorithm audit's settings (``AuditResult.inputs``): the neighbour ``relation``,
+    ``n_runs`` per side, the ``target_names``, and (inherited) the ``claim`` on the audited
+    relation."""
+
+    relation: str
+    n_runs: int
+    target_names: list

@@ -32,7 +32,7 @@ RELATION_WORDS = {
 
 
 def _relation(result):
-    return RELATION_WORDS[result.inputs["relation"]]
+    return RELATION_WORDS[result.inputs.relation]
 
 
 def contradicts(result, claim):
@@ -41,7 +41,7 @@ def contradicts(result, claim):
     A Gaussian or accountant's claim has no single ε to compare with (its ε at δ = 0 is
     infinite), so the curve decides; for an ε or (ε, δ) claim this is the same as the
     certified ε exceeding the claimed one."""
-    curve = result.inputs.get("claim")
+    curve = result.inputs.claim
     if curve is None:
         return claim.epsilon_lower_bound > result.claimed_epsilon
     return bool(curve.margin(claim.fpr_upper, claim.fnr_upper) > 0)
@@ -101,8 +101,8 @@ class AlgorithmPresentation(Presentation):
         """The relation, the run count and the targets."""
         name, _ = _relation(result)
         return (
-            f" · {name} neighbours · {result.inputs['n_runs']} runs per side · "
-            f"{len(result.inputs['target_names'])} targets"
+            f" · {name} neighbours · {result.inputs.n_runs} runs per side · "
+            f"{len(result.inputs.target_names)} targets"
         )
 
     def relation_name(self, result):
@@ -162,7 +162,7 @@ class AlgorithmPresentation(Presentation):
         name, how = _relation(result)
         return [
             "<li><b>Shadow runs</b>: each recipe is trained "
-            f"{result.inputs['n_runs']} times on datasets without any target and as many "
+            f"{result.inputs.n_runs} times on datasets without any target and as many "
             f"times with each target ({name}: {how}); each output is featurized about the "
             "target (a DP histogram's release: its count of the target's cell).</li>",
             "<li><b>Certified ε at least</b>: per target an attack is trained on part of the "
@@ -187,10 +187,10 @@ class AlgorithmPresentation(Presentation):
     def summary_header(self, result):
         """The run counts, the relation and the correction."""
         name, _ = _relation(result)
-        k = len(result.inputs["target_names"])
+        k = len(result.inputs.target_names)
         return (
             f"{self.command}: {len(result.subjects)} recipe(s), {k} target(s), "
-            f"{result.inputs['n_runs']} runs per side, {name} neighbours, δ = "
+            f"{result.inputs.n_runs} runs per side, {name} neighbours, δ = "
             f"{result.delta:g}; each recipe's {k} bounds hold together at "
             f"{result.confidence:.0%} (Bonferroni over the targets)"
         )

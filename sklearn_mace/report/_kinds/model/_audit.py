@@ -57,7 +57,7 @@ from ._queries import (
     label_index,
     model_queries,
 )
-from ._types import ModelInputs, ModelShared, QueriedModel
+from ._types import ModelInputs, ModelReportInputs, ModelShared, QueriedModel
 
 __all__ = [
     "ANALYSES",
@@ -545,7 +545,7 @@ def _result(results, engine, tables, features, label, notes, claimed):
         claimed_epsilon=claimed[0],
         bounded_margin=claimed[1],
         n_rows={name: len(frame) for name, frame in tables.items()},
-        inputs={"label": label, "feature_names": features},
+        inputs=ModelReportInputs(label=label, feature_names=features),
         notes=notes + failure_notes(results),
         presentation=_presentation(results),
     )

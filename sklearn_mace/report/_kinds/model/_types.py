@@ -6,7 +6,8 @@ report (``docs/design.md``, "One engine").
 
 * :class:`ModelInputs` — what every model's analyses share (``engine.inputs``);
 * :class:`QueriedModel` — one audited model and its queries (``subject.inputs``);
-* :class:`ModelShared` — its shared steps' results (``subject.shared``).
+* :class:`ModelShared` — its shared steps' results (``subject.shared``);
+* :class:`ModelReportInputs` — how the inputs were used (``AuditResult.inputs``).
 """
 
 from dataclasses import dataclass
@@ -14,7 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["ModelInputs", "ModelShared", "QueriedModel"]
+from ..._results import ReportInputs
+
+__all__ = ["ModelInputs", "ModelReportInputs", "ModelShared", "QueriedModel"]
 
 
 @dataclass(frozen=True)
@@ -95,3 +98,12 @@ class ModelShared:
 
     mace: object = None
     reference: object = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelReportInputs(ReportInputs):
+    """How a model audit used its inputs (``AuditResult.inputs``): the true-label column
+    ``label`` and the input columns ``feature_names``."""
+
+    label: str
+    feature_names: list

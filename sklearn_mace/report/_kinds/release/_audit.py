@@ -48,7 +48,7 @@ from ._inputs import (
     prepare_release_inputs,
     run_disclosure,
 )
-from ._types import Release, ReleaseInputs, ReleaseOptions, ReleaseShared
+from ._types import Release, ReleaseInputs, ReleaseOptions, ReleaseReportInputs, ReleaseShared
 
 __all__ = ["ANALYSES", "ReleaseAudit", "audit_release"]
 
@@ -368,11 +368,11 @@ def _result(prepared, results, notes, tables, other, options, claimed):
         claimed_epsilon=claimed[0],
         bounded_margin=claimed[1],
         n_rows={name: len(frame) for name, frame in prepared.tables.items()},
-        inputs={
-            "feature_names": prepared.feature_names,
-            "column_report": prepared.column_report,
-            "unparsed_columns": prepared.unparsed,
-        },
+        inputs=ReleaseReportInputs(
+            feature_names=prepared.feature_names,
+            column_report=prepared.column_report,
+            unparsed_columns=prepared.unparsed,
+        ),
         notes=notes + failure_notes(results, other),
         other_failures=other,
         tables=tables,

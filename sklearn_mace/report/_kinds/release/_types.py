@@ -8,7 +8,8 @@ report (``docs/design.md``, "One engine").
 * :class:`PreparedRelease` — the checked, encoded tables (:func:`prepare_release_inputs`);
 * :class:`ReleaseInputs` — what every release's analyses share (``engine.inputs``);
 * :class:`Release` — one audited release (``subject.inputs``);
-* :class:`ReleaseShared` — its shared steps' results (``subject.shared``).
+* :class:`ReleaseShared` — its shared steps' results (``subject.shared``);
+* :class:`ReleaseReportInputs` — how the inputs were used (``AuditResult.inputs``).
 """
 
 from dataclasses import dataclass
@@ -18,8 +19,16 @@ import pandas as pd
 
 from ..._encode import MAX_COLUMNS
 from ..._engine import Targets
+from ..._results import ReportInputs
 
-__all__ = ["PreparedRelease", "Release", "ReleaseInputs", "ReleaseOptions", "ReleaseShared"]
+__all__ = [
+    "PreparedRelease",
+    "Release",
+    "ReleaseInputs",
+    "ReleaseOptions",
+    "ReleaseReportInputs",
+    "ReleaseShared",
+]
 
 
 @dataclass(frozen=True)
@@ -115,3 +124,13 @@ class ReleaseShared:
 
     distances: np.ndarray = None
     mace: object = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReleaseReportInputs(ReportInputs):
+    """How a release audit used its inputs (``AuditResult.inputs``): the encoded
+    ``feature_names``, :func:`encode_tables`'s ``column_report``, and (inherited)
+    ``unparsed_columns`` per release."""
+
+    feature_names: list
+    column_report: pd.DataFrame

@@ -15,14 +15,17 @@ from sklearn_mace.datasets import make_planted_leak
 from sklearn_mace.queries import GANLeaksQuery, LOGANQuery, MonteCarloQuery
 from sklearn_mace.report._engine import Subject
 from sklearn_mace.report._kinds.release import _audit as _release
+from sklearn_mace.report._kinds.release._types import Release, ReleaseInputs
 from tests._query_models import synthetic_of_width, with_check_width
 
 
 def _audit_scores(name, synthetic, reference, X):
     """The scores of the synthetic-data audit's analysis ``name`` on the targets ``X``."""
-    engine = SimpleNamespace(inputs={"X_targets": X, "X_reference": reference})
+    keys = np.zeros(len(X))  # the exact-copy test is not run here
+    engine = SimpleNamespace(inputs=ReleaseInputs(X, reference, keys))
     (analysis,) = [a for a in _release.ANALYSES if a.name == name]
-    return analysis.compute(engine, Subject("release", {"synthetic": synthetic}), 0).score
+    subject = Subject("release", Release(synthetic, np.ones(len(synthetic))))
+    return analysis.compute(engine, subject, 0).score
 
 
 SYNTHETIC = np.array([[0.0, 0.0], [3.0, 4.0]])

@@ -80,7 +80,12 @@ def test_public_names_are_found():
     """The discovery sees the API, or the tests below check nothing."""
     names = {name for _, name in PUBLIC_NAMES}
     assert len(PUBLIC_NAMES) > 100
-    assert {"KDEAdvantageEstimator", "audit_epsilon", "MembershipRocDisplay", "audit_release"} <= names
+    assert {
+        "KDEAdvantageEstimator",
+        "audit_epsilon",
+        "MembershipRocDisplay",
+        "audit_release",
+    } <= names
 
 
 @pytest.mark.parametrize("module_name, name", PUBLIC_NAMES, ids=lambda v: str(v))

@@ -110,7 +110,9 @@ def test_mace_failing_still_writes_a_report(tmp_path, monkeypatch):
         raise ValueError("no densities today")
 
     monkeypatch.setattr(
-        _release, "mace_fit_step", lambda name, key, needs: _release.SharedStep(name, broken)
+        _release,
+        "mace_fit_step",
+        lambda name, query, needs: _release.SharedStep(name, broken, key="mace"),
     )
     members, non_members, releases = audit_tables()
     result = audit_release(

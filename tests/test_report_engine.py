@@ -2,6 +2,7 @@
 claim rules of every card, and the size of the report layer's functions."""
 
 import ast
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -134,18 +135,63 @@ def test_a_failure_is_isolated_and_still_counted_in_the_correction():
     assert signal.claim == again
 
 
+@dataclass(frozen=True)
+class _Shared:
+    fit: object = None
+    after: object = None
+
+
 def test_a_failed_shared_step_fails_the_analyses_that_need_it():
     engine = _Engine(
         [Analysis("uses it", _noise, needs=("fit",)), Analysis("alone", _noise)],
-        shared=[SharedStep("fit", _boom), SharedStep("after", _noise, needs=("fit",))],
+        shared=[
+            SharedStep("fit", _boom, key="fit"),
+            SharedStep("after", _noise, needs=("fit",), key="after"),
+        ],
         on_error="report",
     )
-    given = Subject("x", {})
+    given = Subject("x", {}, _Shared())
     (subject,) = engine.run([given])
     ((name, reason),) = subject.failures
     assert name == "uses it"
     assert reason == "needs fit, which failed: RuntimeError: planted failure"
-    assert given.shared == {}  # neither the failed step nor the one that needs it
+    assert given.shared == _Shared()  # neither the failed step nor the one that needs it
+
+
+def test_a_shared_result_is_stored_in_its_field_and_read_as_an_attribute():
+    def reads_it(engine, subject, seed):
+        return Scores(score=subject.shared.fit.score)
+
+    engine = _Engine(
+        [Analysis("reads it", reads_it, needs=("the fit",))],
+        shared=[SharedStep("the fit", _signal, key="fit")],
+    )
+    given = Subject("x", {}, _Shared())
+    (subject,) = engine.run([given])
+    assert subject.failures == []
+    assert given.shared.after is None
+    np.testing.assert_array_equal(subject.analysis("reads it").scores.score, given.shared.fit.score)
+
+
+def test_a_misspelt_shared_key_or_need_fails_before_anything_runs():
+    ran = []
+
+    def spy(engine, subject, seed):
+        ran.append(subject.name)
+        return _noise(engine, subject, seed)
+
+    misspelt_key = _Engine([Analysis("a", spy)], shared=[SharedStep("fit", spy, key="fitt")])
+    with pytest.raises(TypeError, match="'fitt', which is not a field of _Shared"):
+        misspelt_key.run([Subject("x", {}, _Shared())])
+    misspelt_need = _Engine(
+        [Analysis("a", spy, needs=("fitt",))], shared=[SharedStep("fit", spy, key="fit")]
+    )
+    with pytest.raises(ValueError, match="'a' needs 'fitt', which is not a shared step"):
+        misspelt_need.run([Subject("x", {}, _Shared())])
+    untyped = _Engine([Analysis("a", spy)], shared=[SharedStep("fit", spy, key="fit")])
+    with pytest.raises(TypeError, match="not a dataclass"):
+        untyped.run([Subject("x", {}, {})])
+    assert ran == []
 
 
 def test_scores_that_are_not_one_finite_value_per_target_fail_the_analysis():

@@ -30,18 +30,22 @@ def fit_mace(query, m, *, prior, confidence, random_state):
     )
 
 
-def mace_fit_step(name, query_key, needs=()):
-    """A shared step fitting MACE on ``subject.shared[query_key]`` (or ``subject.inputs``)."""
+def mace_fit_step(name, query, needs=()):
+    """A shared step fitting MACE on ``query(subject)``, a one-dimensional query of the
+    targets (a shared result or a subject input); stored in ``subject.shared.mace``."""
 
     def compute(engine, subject, seed):
-        query = subject.shared.get(query_key, subject.inputs.get(query_key))
         t = engine.targets
         # the estimator's interval of U_N at the report's level: an estimate, not a claim
         return fit_mace(
-            query, t.membership, prior=t.prior, confidence=engine.confidence, random_state=seed
+            query(subject),
+            t.membership,
+            prior=t.prior,
+            confidence=engine.confidence,
+            random_state=seed,
         )
 
-    return SharedStep(name, compute, needs=needs)
+    return SharedStep(name, compute, needs=needs, key="mace")
 
 
 def mace_scores(estimator, delta, *, with_estimates=True):
@@ -63,19 +67,20 @@ def mace_scores(estimator, delta, *, with_estimates=True):
     )
 
 
-def _mace_scores(fit_name, with_estimates):
+def _mace_scores(with_estimates):
     def compute(engine, subject, seed):
-        estimator = subject.shared[fit_name]
+        estimator = subject.shared.mace  # mace_fit_step's result
         return mace_scores(estimator, engine.delta, with_estimates=with_estimates)
 
     return compute
 
 
 def mace_analyses(query_name, fit_name):
-    """The two MACE analyses on one fitted query: ``(bayes_rule, best_epsilon)``."""
+    """The two MACE analyses on one fitted query: ``(bayes_rule, best_epsilon)``, reading
+    the estimator that :func:`mace_fit_step` ``fit_name`` stores in ``subject.shared.mace``."""
     bayes = Analysis(
         f"MACE Bayes rule ({query_name})",
-        _mace_scores(fit_name, with_estimates=True),
+        _mace_scores(with_estimates=True),
         threshold=BAYES_RULE,
         needs=(fit_name,),
         detail="held-out posterior's decision at the prior, all targets: its advantage bounds "
@@ -83,22 +88,23 @@ def mace_analyses(query_name, fit_name):
     )
     best = Analysis(
         f"MACE best-ε threshold ({query_name})",
-        _mace_scores(fit_name, with_estimates=False),
+        _mace_scores(with_estimates=False),
         needs=(fit_name,),
         detail="held-out posterior odds, threshold chosen on half the targets for the largest ε",
     )
     return bayes, best
 
 
-def query_scores(make_query, data_key):
-    """Scores of a one-column query built on ``subject.inputs[data_key]``, fitted unlabelled.
+def query_scores(make_query):
+    """Scores of a one-column query fitted, unlabelled, on the encoded target records.
 
     ``make_query(engine, subject, seed)`` builds the query; it is fitted on the target
-    records without their labels (as the reference attacks are) and its column is the score.
+    records (``engine.inputs.X_targets``) without their labels (as the reference attacks
+    are) and its column is the score.
     """
 
     def compute(engine, subject, seed):
         query = make_query(engine, subject, seed)
-        return Scores(score=query.fit_transform(engine.inputs[data_key])[:, 0])
+        return Scores(score=query.fit_transform(engine.inputs.X_targets)[:, 0])
 
     return compute

@@ -38,7 +38,8 @@ not depend on which analyses run before, succeed or fail, nor on the joblib back
 
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass, replace
+from typing import Generic, TypeVar
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
@@ -186,35 +187,47 @@ class SharedStep:
     Attributes
     ----------
     name : str
-        The key the result is stored under in ``subject.shared``.
+        Its name in the report and in its seed key; ``needs`` of analyses name it.
     compute : callable
         ``compute(engine, subject, seed) -> object``.
     needs : tuple of str
-        Earlier shared steps it reads.
+        Earlier shared steps it reads (their names).
+    key : str
+        The field of ``subject.shared`` (a frozen dataclass of the configuration) its
+        result is stored in, read as ``subject.shared.<key>``; checked against the
+        dataclass's fields before anything runs.
     """
 
     name: str
     compute: Callable
     needs: tuple = ()
+    key: str = field(default="", kw_only=True)
+
+
+InputsT = TypeVar("InputsT")
+SharedT = TypeVar("SharedT")
 
 
 @dataclass
-class Subject:
+class Subject(Generic[InputsT, SharedT]):
     """One audited thing (a release, a model) and what its analyses read.
 
     Attributes
     ----------
     name : str
         Its name in the report.
-    inputs : dict
-        What the configuration gives the analyses (the synthetic rows, the model, …).
-    shared : dict
-        The results of the shared steps, filled by the engine.
+    inputs : InputsT
+        What the configuration gives the analyses (the synthetic rows, the model, …): a
+        frozen dataclass of the configuration (``Release``, ``QueriedModel``, …).
+    shared : SharedT, default=None
+        The results of the shared steps: a frozen dataclass of the configuration with one
+        field per step (``None`` until the step has run, and after it failed), replaced by
+        the engine as each step finishes (:meth:`AuditEngine.store`).
     """
 
     name: str
-    inputs: dict
-    shared: dict = field(default_factory=dict)
+    inputs: InputsT = None
+    shared: SharedT = None
 
 
 def failure_reason(exc):
@@ -273,8 +286,9 @@ class AuditEngine:
         The base of every seed.
     n_jobs : int, default=None
         joblib workers; :attr:`parallel_subjects` says whether subjects run in parallel.
-    inputs : dict, default=None
-        Inputs every subject's analyses share (the target records, reference rows, …).
+    inputs : frozen dataclass, default=None
+        Inputs every subject's analyses share (the target records, reference rows, …),
+        read as attributes (``ReleaseInputs``, ``ModelInputs``, ``AlgorithmInputs``).
     on_error : {"raise", "report"}, default="raise"
         A failing step raises its exception (``"raise"``), or becomes a failure with its
         reason while every other step goes on (``"report"``: a partial report).
@@ -302,7 +316,7 @@ class AuditEngine:
         privacy_claim=None,
     ):
         self.targets = targets
-        self.inputs = {} if inputs is None else inputs
+        self.inputs = inputs
         self.confidence = confidence
         self.delta = delta
         self.base_seed = base_seed(random_state)
@@ -341,6 +355,7 @@ class AuditEngine:
         """Every seed of the run, keyed by (subject, step, purpose)."""
         self.seeds_ = {}
         for subject in subjects:
+            self.check_steps(subject)
             steps = [s.name for s in self.shared_steps(subject)]
             steps += [a.name for a in self.analyses(subject)]
             for step in steps:
@@ -348,6 +363,35 @@ class AuditEngine:
                     key = (subject.name, step, purpose)
                     self.seeds_[key] = keyed_seed(self.base_seed, *key)
         return self.seeds_
+
+    def check_steps(self, subject):
+        """A configuration error, before anything runs: a shared step whose ``key`` is not a
+        field of ``subject.shared``, or a ``needs`` naming no shared step of the subject."""
+        steps = self.shared_steps(subject)
+        if steps and not is_dataclass(subject.shared):
+            raise TypeError(
+                f"subject {subject.name!r} has shared steps but its shared results are "
+                f"{type(subject.shared).__name__}, not a dataclass with one field per step."
+            )
+        known = {f.name for f in fields(subject.shared)} if steps else set()
+        for step in steps:
+            if step.key not in known:
+                raise TypeError(
+                    f"shared step {step.name!r} stores its result in {step.key!r}, which is "
+                    f"not a field of {type(subject.shared).__name__} ({sorted(known)})."
+                )
+        names = {step.name for step in steps}
+        for step in [*steps, *self.analyses(subject)]:
+            unknown = [need for need in step.needs if need not in names]
+            if unknown:
+                raise ValueError(
+                    f"{step.name!r} needs {unknown[0]!r}, which is not a shared step of "
+                    f"{subject.name!r} ({sorted(names)})."
+                )
+
+    def store(self, subject, step, value):
+        """Keep a shared step's result: ``subject.shared`` with its ``key`` field set."""
+        subject.shared = replace(subject.shared, **{step.key: value})
 
     def run(self, subjects, progress=None):
         """Audit every subject; returns one :class:`SubjectResult` each, in order."""
@@ -387,7 +431,7 @@ class AuditEngine:
             else:
                 value, reason = self.run_step(step.compute, subject, step.name)
                 if reason is None:
-                    subject.shared[step.name] = value
+                    self.store(subject, step, value)
                 else:
                     failed[step.name] = reason
             progress.update()

@@ -26,7 +26,7 @@ import pandas as pd
 
 from ._comparisons import comparison_table
 
-__all__ = ["AnalysisResult", "AuditResult", "SubjectResult", "failure_notes"]
+__all__ = ["AnalysisResult", "AuditResult", "ReportInputs", "SubjectResult", "failure_notes"]
 
 _TOLERANCE = 1e-12  # an advantage bound "above the trivial one" must beat rounding
 METRIC_COLUMNS = ("auc", "tpr_at_1pct_fpr", "tpr_at_0.1pct_fpr")
@@ -355,6 +355,26 @@ def _posterior_points_to(score):
     return np.where(score > 0, "member", np.where(score < 0, "non-member", "undecided"))
 
 
+@dataclass(frozen=True, kw_only=True)
+class ReportInputs:
+    """How an audit's inputs were used, as its report shows them (``AuditResult.inputs``).
+
+    Each configuration subclasses it with its own fields (``ReleaseReportInputs``,
+    ``ModelReportInputs``, ``AlgorithmReportInputs``); the common layer reads these two.
+
+    Attributes
+    ----------
+    unparsed_columns : dict of str -> list of str
+        Per subject, the columns accepted as mostly not numbers (a release audit's
+        ``allow_unparsed``): its card cannot be green.
+    claim : PrivacyClaim or None
+        An algorithm audit's claim on the audited relation (the card's headline names it).
+    """
+
+    unparsed_columns: dict = field(default_factory=dict)
+    claim: object = None
+
+
 @dataclass
 class AuditResult:
     """Everything a report shows, for either audit (releases or models).
@@ -375,8 +395,9 @@ class AuditResult:
         The ε a DP claim states: a certified ε above it is verdict ``"high"``.
     n_rows : dict of str -> int
         Rows of each input table.
-    inputs : dict
-        How the inputs were used (encoded columns, label column, …).
+    inputs : ReportInputs
+        How the inputs were used (encoded columns, label column, …), a frozen dataclass
+        of the configuration read as attributes (``result.inputs.column_report``).
     notes : list of str
         Remarks shown in the report.
     other_failures : list of tuple
@@ -404,7 +425,7 @@ class AuditResult:
     delta: float
     claimed_epsilon: float
     n_rows: dict
-    inputs: dict = field(default_factory=dict)
+    inputs: ReportInputs = field(default_factory=ReportInputs)
     notes: list = field(default_factory=list)
     other_failures: list = field(default_factory=list)
     tables: dict = field(default_factory=dict)

@@ -84,7 +84,7 @@ def unparsed_columns(result, subject):
     """A release's columns accepted as mostly not numbers (``allow_unparsed=``): the audit
     never saw those values, so it cannot bound what they leak (a copy of the members written
     ``"14.25 cm"`` and accepted so read as a leak-free release)."""
-    return list(result.inputs.get("unparsed_columns", {}).get(subject.name, []))
+    return list(result.inputs.unparsed_columns.get(subject.name, []))
 
 
 def significant_tests(subject):
@@ -126,7 +126,7 @@ def verdict(result, subject):
 def headline(result, subject):
     """The card's first line: the case in words, and any verbatim disclosure."""
     verdicts = getattr(result.presentation, "verdicts", None) or VERDICTS
-    claim = result.inputs.get("claim")  # an algorithm audit's claim, in words
+    claim = result.inputs.claim  # an algorithm audit's claim, in words
     words = claim.describe() if claim is not None else f"ε = {result.claimed_epsilon:g}"
     line = verdicts[case(result, subject)].format(epsilon=result.claimed_epsilon, claim=words)
     found = disclosure(subject)

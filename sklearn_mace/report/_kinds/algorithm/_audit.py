@@ -38,6 +38,7 @@ from ..._engine import (
 )
 from ..._io import AuditInputError
 from ..._results import AuditResult, failure_notes
+from ._types import AlgorithmInputs, AlgorithmReportInputs, AlgorithmShared, AuditedRecipe
 
 __all__ = ["RECIPES", "AlgorithmReport", "audit_algorithm", "available_recipes"]
 
@@ -129,27 +130,27 @@ def shadow_runs(engine, subject, seed):
 
     settings = engine.inputs
     return AlgorithmAudit(
-        subject.inputs["recipe"],
-        targets=settings["targets"],
-        relation=settings["relation"],
-        n_runs=settings["n_runs"],
-        train_size=settings["train_size"],
+        subject.inputs.recipe,
+        targets=settings.targets,
+        relation=settings.relation,
+        n_runs=settings.n_runs,
+        train_size=settings.train_size,
         datasets="fixed",
-        n_synthetic=subject.inputs["n_synthetic"],
-        featurizer=subject.inputs["featurizer"],
-        claim=settings["claim"],
+        n_synthetic=subject.inputs.n_synthetic,
+        featurizer=subject.inputs.featurizer,
+        claim=settings.claim,
         delta=engine.delta,
         confidence=engine.confidence,
         n_jobs=engine.n_jobs,
         random_state=seed,
-        verbose=settings["verbose"],
-    ).fit(settings["population"])
+        verbose=settings.verbose,
+    ).fit(settings.population)
 
 
 def target_scores(engine, subject, seed, *, target):
     """The attack's score of every run, for one target (larger: the target trained it),
     with its rule: the threshold chosen on the fitting runs, certified on the others."""
-    audit = subject.shared[RUNS]
+    audit = subject.shared.runs
     n_fit = int((~audit.certify_mask_).sum() // 2)
     features = ", ".join(audit.feature_names_)
     return Scores(
@@ -172,24 +173,24 @@ class AlgorithmReport(AuditEngine):
 
     def shared_steps(self, subject):
         """The shadow runs of the recipe."""
-        return [SharedStep(RUNS, shadow_runs)]
+        return [SharedStep(RUNS, shadow_runs, key="runs")]
 
     def analyses(self, subject):
         """One analysis per target; its rule comes with its scores (``threshold=None``):
         the attack's threshold, fixed on the fitting runs, certified on the others."""
         return [
             Analysis(name, partial(target_scores, target=j), threshold=None, needs=(RUNS,))
-            for j, name in enumerate(self.inputs["target_names"])
+            for j, name in enumerate(self.inputs.target_names)
         ]
 
     def describe(self, subject, results):
         """The recipe's settings, and its true ε when it is a mechanism of known ε."""
-        audit = subject.shared.get(RUNS)
+        audit = subject.shared.runs
         facts = {
-            "recipe_name": subject.inputs["key"],
-            "true_epsilon": subject.inputs["true_epsilon"],
-            "relation": self.inputs["relation"],
-            "n_runs": self.inputs["n_runs"],
+            "recipe_name": subject.inputs.key,
+            "true_epsilon": subject.inputs.true_epsilon,
+            "relation": self.inputs.relation,
+            "n_runs": self.inputs.n_runs,
         }
         if audit is not None:
             facts["train_size"] = audit.n_train_
@@ -198,7 +199,7 @@ class AlgorithmReport(AuditEngine):
 
     def record_columns(self, subject, results):
         """``certifying_run``: whether a run certifies (the attack never saw it)."""
-        audit = subject.shared.get(RUNS)
+        audit = subject.shared.runs
         return {} if audit is None else {"certifying_run": audit.certify_mask_}
 
 
@@ -241,7 +242,7 @@ class AlgorithmResult(AuditResult):
         return frame.assign(
             claimed_epsilon=self.claimed_epsilon,
             contradicted=pd.Series(verdicts, index=frame.index, dtype=object),
-            claim=self.inputs["claim"].describe(),
+            claim=self.inputs.claim.describe(),
             mu_lower_bound=mu.where(ok, np.nan),
         )
 
@@ -273,17 +274,18 @@ def _subject(key, *, epsilon, relation, domain, n_train, group=1):
     true_epsilon = factor * group * epsilon
     return Subject(
         RECIPES[key],
-        {
-            "key": key,
-            "recipe": recipe,
-            "true_epsilon": true_epsilon,
+        AuditedRecipe(
+            key=key,
+            recipe=recipe,
+            true_epsilon=true_epsilon,
             # the histogram's release is its expanded noisy counts: its count of the target's
             # cell is all it says about the target (the Laplace mechanism itself)
-            "featurizer": ReleaseFeatures(None, n_neighbors=(), radii=(0.0,), bandwidth=None)
+            featurizer=ReleaseFeatures(None, n_neighbors=(), radii=(0.0,), bandwidth=None)
             if histogram
             else None,
-            "n_synthetic": None if histogram else n_train,
-        },
+            n_synthetic=None if histogram else n_train,
+        ),
+        AlgorithmShared(),
     )
 
 
@@ -452,16 +454,16 @@ def audit_algorithm(
         n_jobs=n_jobs,
         on_error=on_error,
         privacy_claim=audited,
-        inputs={
-            "population": X,
-            "targets": target_X,
-            "target_names": names,
-            "relation": relation,
-            "n_runs": n_runs,
-            "train_size": n_train,
-            "claim": stated,
-            "verbose": int(verbose and _on_terminal()),  # nested bars: see _on_terminal
-        },
+        inputs=AlgorithmInputs(
+            population=X,
+            targets=target_X,
+            target_names=names,
+            relation=relation,
+            n_runs=n_runs,
+            train_size=n_train,
+            claim=stated,
+            verbose=int(verbose and _on_terminal()),  # nested bars: see _on_terminal
+        ),
     )
     results = engine.run_with_progress(subjects, desc="recipes", verbose=verbose)
     from ._view import presentation
@@ -474,7 +476,9 @@ def audit_algorithm(
         delta=delta,
         claimed_epsilon=float(audited.epsilon_at(delta)),
         n_rows=n_rows,
-        inputs={"relation": relation, "n_runs": n_runs, "target_names": names, "claim": audited},
+        inputs=AlgorithmReportInputs(
+            relation=relation, n_runs=n_runs, target_names=names, claim=audited
+        ),
         notes=failure_notes(results),
         presentation=presentation(None),
     )
@@ -533,12 +537,12 @@ def audit_algorithm_one_run(
             key, epsilon=calibration, relation="add_remove", domain=domain, n_train=n_train
         )
         audit = AlgorithmAudit(
-            subject.inputs["recipe"],
+            subject.inputs.recipe,
             design="one_run",
             n_canaries=n_canaries,
             train_size=min(n_train, len(X) - n_canaries),
-            n_synthetic=subject.inputs["n_synthetic"],
-            featurizer=subject.inputs["featurizer"],
+            n_synthetic=subject.inputs.n_synthetic,
+            featurizer=subject.inputs.featurizer,
             claim=stated,
             delta=delta,
             confidence=confidence,

@@ -32,7 +32,7 @@ RELATION_WORDS = {
 
 
 def _relation(result):
-    return RELATION_WORDS[result.inputs["relation"]]
+    return RELATION_WORDS[result.inputs.relation]
 
 
 def _target_table(result, subject):
@@ -84,8 +84,8 @@ class AlgorithmPresentation(Presentation):
         """The relation, the run count and the targets."""
         name, _ = _relation(result)
         return (
-            f" · {name} neighbours · {result.inputs['n_runs']} runs per side · "
-            f"{len(result.inputs['target_names'])} targets"
+            f" · {name} neighbours · {result.inputs.n_runs} runs per side · "
+            f"{len(result.inputs.target_names)} targets"
         )
 
     def relation_name(self, result):
@@ -145,7 +145,7 @@ class AlgorithmPresentation(Presentation):
         name, how = _relation(result)
         return [
             "<li><b>Shadow runs</b>: each recipe is trained "
-            f"{result.inputs['n_runs']} times on datasets without any target and as many "
+            f"{result.inputs.n_runs} times on datasets without any target and as many "
             f"times with each target ({name}: {how}); each output is featurized about the "
             "target (a DP histogram's release: its count of the target's cell).</li>",
             "<li><b>Certified ε at least</b>: per target an attack is trained on part of the "
@@ -170,10 +170,10 @@ class AlgorithmPresentation(Presentation):
     def summary_header(self, result):
         """The run counts, the relation and the correction."""
         name, _ = _relation(result)
-        k = len(result.inputs["target_names"])
+        k = len(result.inputs.target_names)
         return (
             f"{self.command}: {len(result.subjects)} recipe(s), {k} target(s), "
-            f"{result.inputs['n_runs']} runs per side, {name} neighbours, δ = "
+            f"{result.inputs.n_runs} runs per side, {name} neighbours, δ = "
             f"{result.delta:g}; each recipe's {k} bounds hold together at "
             f"{result.confidence:.0%} (Bonferroni over the targets)"
         )

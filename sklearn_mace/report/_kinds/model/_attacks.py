@@ -71,7 +71,7 @@ _TEST_ABOVE_TRAIN = r"The test accuracy .* exceeds the training accuracy"
 
 
 def _btta_inputs(engine, subject):
-    return subject.inputs["queries"].to_numpy()[:, :5], engine.targets.membership
+    return subject.inputs.queries.to_numpy()[:, :5], engine.targets.membership
 
 
 def btta_scores(engine, subject, seed):
@@ -83,7 +83,7 @@ def btta_scores(engine, subject, seed):
         score = cross_val_predict(
             BTTAttack(prior=engine.targets.prior), Q[:, :1], m, cv=folds, method="decision_function"
         )
-    accuracy = subject.inputs["accuracy"]
+    accuracy = subject.inputs.accuracy
     detail = f"train accuracy {accuracy[0]:.3f}, test {accuracy[1]:.3f}"
     return Scores(score=score, detail=detail)
 
@@ -92,7 +92,7 @@ def cbtta_scores(engine, subject, seed):
     """Held-out log posterior odds of CBTTA, its partition chosen by an inner 3-fold CV."""
     Q, m = _btta_inputs(engine, subject)
     grid = GridSearchCV(
-        BTTAttack(prior=engine.targets.prior, n_classes=subject.inputs["n_classes"]),
+        BTTAttack(prior=engine.targets.prior, n_classes=subject.inputs.n_classes),
         {"partition": [list(p) if isinstance(p, tuple) else p for p in CBTTA_PARTITIONS]},
         cv=StratifiedKFold(3, shuffle=True, random_state=seed),
     )
@@ -161,16 +161,16 @@ def _records(frame, columns, index):
 
 def reference_models(engine, subject, seed):
     """Train the subject's reference models once (joblib, ``engine.n_jobs``)."""
-    columns = subject.inputs["columns"]
-    keep = subject.inputs["population_index"] >= 0
+    columns = subject.inputs.columns
+    keep = subject.inputs.population_index >= 0
     population = _records(
-        engine.inputs["population"][keep], columns, subject.inputs["population_index"][keep]
+        engine.inputs.population[keep], columns, subject.inputs.population_index[keep]
     )
     targets = None
-    if np.all(subject.inputs["index"] >= 0):
-        targets = _records(engine.inputs["targets"], columns, subject.inputs["index"])
+    if np.all(subject.inputs.index >= 0):
+        targets = _records(engine.inputs.targets, columns, subject.inputs.index)
     pool = population if targets is None else np.vstack([targets, population])
-    n_models = engine.inputs["n_reference_models"]
+    n_models = engine.inputs.n_reference_models
     split = "balanced"
     if n_models == 1:  # RMIA offline: the one model trains on a random half of the population
         pool, split = population, "random"
@@ -186,7 +186,7 @@ def reference_models(engine, subject, seed):
         )
     start = time.perf_counter()
     models = ShadowModels(
-        clone(subject.inputs["recipe"]),
+        clone(subject.inputs.recipe),
         n_reference_models=n_models,
         split=split,
         outputs=("true_label", "proba"),
@@ -200,8 +200,8 @@ def reference_models(engine, subject, seed):
 def shadow_scores(engine, subject, seed):
     """Shokri et al.'s attack: one attack model per class, trained on the reference models'
     queries of the population rows (their membership in each reference model is known)."""
-    shared = subject.shared[REFERENCE]
-    n_classes = subject.inputs["n_classes"]
+    shared = subject.shared.reference
+    n_classes = subject.inputs.n_classes
     models = shared.models
     n_targets = 0 if shared.targets is None else len(shared.targets)
     rows = np.flatnonzero(models.sample_index_ >= n_targets)
@@ -216,7 +216,7 @@ def shadow_scores(engine, subject, seed):
         # Shokri's per-class attack network (two layers of 50, as in the BTTA replication)
         net = MLPClassifier((50, 50), max_iter=200, random_state=seed)
         attack = ShadowModelAttack(net).fit(Qs, ms)
-    queries = subject.inputs["queries"]
+    queries = subject.inputs.queries
     proba = np.exp(queries[[f"log_proba_{j}" for j in range(n_classes)]].to_numpy())
     X = np.column_stack([queries["true_label"].to_numpy(), proba])
     detail = f"{shared.n_models} reference models, attack trained on {rows.size} of their queries"
@@ -225,8 +225,8 @@ def shadow_scores(engine, subject, seed):
 
 def _pool_attack(engine, subject, attack):
     """Fit ``attack`` on the shared reference models; its scores of the targets."""
-    shared = subject.shared[REFERENCE]
-    target = IndexedClassifier(subject.inputs["model"], subject.inputs["columns"])
+    shared = subject.shared.reference
+    target = IndexedClassifier(subject.inputs.model, subject.inputs.columns)
     attack.set_params(target=target, reference_models=shared.models)
     attack.fit(shared.targets, engine.targets.membership, population=shared.population)
     return attack.decision_function(shared.targets)
@@ -236,7 +236,7 @@ def lira_scores(engine, subject, seed):
     """LiRA, online (Carlini et al. 2022) on the shared reference models: each target and
     population record trained half of them (its membership label is never used); the target
     model is queried through its log-probabilities."""
-    shared = subject.shared[REFERENCE]
+    shared = subject.shared.reference
     score = _pool_attack(engine, subject, LiRAAttack(None))
     detail = f"{shared.n_models} reference models, each record IN for half"
     return Scores(score=score, detail=detail)
@@ -245,7 +245,7 @@ def lira_scores(engine, subject, seed):
 def rmia_scores(engine, subject, seed):
     """RMIA, online (Zarifzadeh et al. 2024) on the shared reference models: each target
     compared with every population record by the pairwise likelihood ratio."""
-    shared = subject.shared[REFERENCE]
+    shared = subject.shared.reference
     score = _pool_attack(engine, subject, RMIAAttack(None))
     detail = (
         f"{shared.n_models} reference models (IN and OUT), against "
@@ -259,7 +259,7 @@ def rmia_offline_scores(engine, subject, seed):
     half of the population alone: every target is OUT of it, ``Pr(x)`` is its probability
     under the paper's linear correction, and the targets are compared with the population
     records it did not train on."""
-    shared = subject.shared[REFERENCE]
+    shared = subject.shared.reference
     attack = RMIAAttack(None, online=False)
     score = _pool_attack(engine, subject, attack)
     detail = (
@@ -276,10 +276,10 @@ def label_only_scores(engine, subject, seed):
     ``y``. Only ``predict`` is called; the membership labels set the attack's cut
     (``offset_``) and nothing else, and the cut is not used: ``score_samples`` is the same
     whatever the membership labels, so every score is held out by construction."""
-    columns = subject.inputs["columns"]
-    frame = engine.inputs["targets"]
-    records = np.column_stack([frame[columns].to_numpy(dtype=float), subject.inputs["index"]])
-    target = IndexedClassifier(subject.inputs["model"], columns)
+    columns = subject.inputs.columns
+    frame = engine.inputs.targets
+    records = np.column_stack([frame[columns].to_numpy(dtype=float), subject.inputs.index])
+    target = IndexedClassifier(subject.inputs.model, columns)
     attack = LabelOnlyAttack(target, random_state=seed)
     attack.fit(records, engine.targets.membership)
     levels = ", ".join(f"{s:g}" for s in attack.noise)

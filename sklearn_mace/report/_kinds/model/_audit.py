@@ -57,6 +57,7 @@ from ._queries import (
     label_index,
     model_queries,
 )
+from ._types import ModelInputs, ModelReportInputs, ModelShared, QueriedModel
 
 __all__ = [
     "ANALYSES",
@@ -74,7 +75,7 @@ SHADOW_NAME = "Shadow-model attack (Shokri)"
 LIRA_NAME = "LiRA (online)"
 RMIA_NAME = "RMIA (online)"
 RMIA_OFFLINE_NAME = "RMIA (offline)"
-REFERENCE_STEP = SharedStep(REFERENCE, reference_models)
+REFERENCE_STEP = SharedStep(REFERENCE, reference_models, key="reference")
 #: the analyses of every model, in report order (tests replace entries to plant failures)
 ANALYSES = [
     Analysis("BTTA (generalization gap)", btta_scores),
@@ -95,6 +96,11 @@ LABEL_ONLY_ANALYSES = [Analysis("Label-only attack (Choquette-Choo)", label_only
 RECORD_QUERIES = ("loss", "true_label_confidence", "correct")
 
 
+def _loss(subject):
+    """MACE's query of a model: each target's loss."""
+    return subject.inputs.loss
+
+
 class ModelAudit(AuditEngine):
     """The engine configured for trained classifiers (one subject per model).
 
@@ -109,10 +115,10 @@ class ModelAudit(AuditEngine):
     def shared_steps(self, subject):
         """MACE fitted on the per-record loss; the reference models when a population and a
         recipe exist (trained once, read by every shadow attack). None for labels only."""
-        if subject.inputs["label_only"]:
+        if subject.inputs.label_only:
             return []
-        steps = [mace_fit_step(MACE_FIT, "loss")]
-        if subject.inputs["population_analyses"]:
+        steps = [mace_fit_step(MACE_FIT, _loss)]
+        if subject.inputs.population_analyses:
             steps.append(REFERENCE_STEP)
         return steps
 
@@ -120,15 +126,15 @@ class ModelAudit(AuditEngine):
         """``ANALYSES``, and the shadow attacks when a population and a recipe exist (RMIA
         offline alone with one reference model); the label-only attack alone for a model
         that gives labels only."""
-        if subject.inputs["label_only"]:
+        if subject.inputs.label_only:
             return list(LABEL_ONLY_ANALYSES)
-        names = subject.inputs["population_analyses"]
+        names = subject.inputs.population_analyses
         optional = [*POPULATION_ANALYSES, *ONE_MODEL_ANALYSES]
         return [*ANALYSES, *(a for a in optional if a.name in names)]
 
     def describe(self, subject, results):
         """The model's format, file, accuracies and where its classes came from."""
-        model, (train, test) = subject.inputs["model"], subject.inputs["accuracy"]
+        model, (train, test) = subject.inputs.model, subject.inputs.accuracy
         return {
             "format": model.format,
             "path": str(model.path),
@@ -139,9 +145,9 @@ class ModelAudit(AuditEngine):
 
     def record_columns(self, subject, results):
         """Each target's label and what the model says of it (loss, confidence, correct)."""
-        queries = subject.inputs["queries"]
-        columns = {subject.inputs["label"]: self.inputs["labels"]}
-        if subject.inputs["label_only"]:
+        queries = subject.inputs.queries
+        columns = {subject.inputs.label: self.inputs.labels}
+        if subject.inputs.label_only:
             return columns | {c: queries[c].to_numpy() for c in ("predicted_label", "correct")}
         columns.update({c: queries[c].to_numpy() for c in RECORD_QUERIES})
         return columns
@@ -149,7 +155,7 @@ class ModelAudit(AuditEngine):
     def run_subject(self, subject, progress):
         """The engine's run; a label-only model's records are ranked by its one attack."""
         result = super().run_subject(subject, progress)
-        if subject.inputs["label_only"]:
+        if subject.inputs.label_only:
             result.ranking = LABEL_ONLY_ANALYSES[0].name
         return result
 
@@ -231,20 +237,21 @@ def _subject(
     shadow = _population_analyses(name, model, recipe, population, index, n_models, notes)
     return Subject(
         name,
-        {
-            "model": model,
-            "columns": inputs,
-            "label": label,
-            "queries": queries,
-            "loss": queries["loss"].to_numpy(),
-            "index": index,
-            "n_classes": len(model.classes_),
-            "accuracy": (float(correct[m == 1].mean()), float(correct[m == 0].mean())),
-            "recipe": recipe,
-            "population_index": pop_index,
-            "population_analyses": shadow,
-            "label_only": False,
-        },
+        QueriedModel(
+            model=model,
+            columns=inputs,
+            label=label,
+            queries=queries,
+            loss=queries["loss"].to_numpy(),
+            index=index,
+            n_classes=len(model.classes_),
+            accuracy=(float(correct[m == 1].mean()), float(correct[m == 0].mean())),
+            recipe=recipe,
+            population_index=pop_index,
+            population_analyses=shadow,
+            label_only=False,
+        ),
+        ModelShared(),
     )
 
 
@@ -276,17 +283,18 @@ def _label_only_subject(name, model, *, targets, features, label, m, notes, forc
     queries = pd.DataFrame({"predicted_label": predicted.astype(float), "correct": correct})
     return Subject(
         name,
-        {
-            "model": model,
-            "columns": inputs,
-            "label": label,
-            "queries": queries,
-            "index": index,
-            "accuracy": (float(correct[m == 1].mean()), float(correct[m == 0].mean())),
-            "recipe": None,
-            "population_analyses": (),
-            "label_only": True,
-        },
+        QueriedModel(
+            model=model,
+            columns=inputs,
+            label=label,
+            queries=queries,
+            index=index,
+            accuracy=(float(correct[m == 1].mean()), float(correct[m == 0].mean())),
+            recipe=None,
+            population_analyses=(),
+            label_only=True,
+        ),
+        ModelShared(),
     )
 
 
@@ -465,12 +473,12 @@ def audit_model(
         random_state=random_state,
         n_jobs=n_jobs,
         on_error=on_error,
-        inputs={
-            "targets": targets_frame,
-            "labels": targets_frame[label].to_numpy(),
-            "population": population,
-            "n_reference_models": int(n_reference_models),
-        },
+        inputs=ModelInputs(
+            targets=targets_frame,
+            labels=targets_frame[label].to_numpy(),
+            population=population,
+            n_reference_models=int(n_reference_models),
+        ),
     )
     results = engine.run_with_progress(subjects, desc="sklearn-mace audit-model", verbose=verbose)
     notes += _reference_notes(subjects, population)
@@ -497,12 +505,12 @@ def _reference_notes(subjects, population):
     """Each model's shared reference models: how many, which split, what cost; without a
     population, which analyses did not run and what runs them (:func:`_no_population_note`)."""
     if population is None:
-        full = [s for s in subjects if not s.inputs["label_only"]]
+        full = [s for s in subjects if not s.inputs.label_only]
         return [_no_population_note(full)] if full else []
     return [
-        f"'{subject.name}': {subject.shared[REFERENCE].describe()}."
+        f"'{subject.name}': {subject.shared.reference.describe()}."
         for subject in subjects
-        if REFERENCE in subject.shared
+        if subject.shared.reference is not None
     ]
 
 
@@ -520,7 +528,7 @@ def _no_population_note(subjects):
         "disjoint from both, passed as population= train the reference models these attacks "
         "need"
     )
-    onnx = [s.name for s in subjects if s.inputs["recipe"] is None]
+    onnx = [s.name for s in subjects if s.inputs.recipe is None]
     if onnx:
         note += (
             f"; {' and '.join(map(repr, onnx))} would also need a training recipe "
@@ -541,7 +549,7 @@ def _result(results, engine, tables, features, label, notes, claimed):
         claimed_epsilon=claimed[0],
         bounded_margin=claimed[1],
         n_rows={name: len(frame) for name, frame in tables.items()},
-        inputs={"label": label, "feature_names": features},
+        inputs=ModelReportInputs(label=label, feature_names=features),
         notes=notes + failure_notes(results),
     )
     result.presentation = presentation(result)

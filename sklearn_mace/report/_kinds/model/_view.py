@@ -50,8 +50,8 @@ class ModelPresentation(Presentation):
     def subtitle(self, result):
         """The label column and the number of input columns."""
         return (
-            f" · label column {html.escape(result.inputs['label'])} · "
-            f"{len(result.inputs['feature_names'])} input columns"
+            f" · label column {html.escape(result.inputs.label)} · "
+            f"{len(result.inputs.feature_names)} input columns"
         )
 
     def how_to_read(self, result):

@@ -49,6 +49,7 @@ from ._inputs import (
     prepare_release_inputs,
     run_disclosure,
 )
+from ._types import Release, ReleaseInputs, ReleaseOptions, ReleaseReportInputs, ReleaseShared
 
 __all__ = ["ANALYSES", "ReleaseAudit", "audit_release"]
 
@@ -65,26 +66,30 @@ def nearest_distance(targets, synthetic):
 
 
 def _distances(engine, subject, seed):
-    return nearest_distance(engine.inputs["X_targets"], subject.inputs["synthetic"])
+    return nearest_distance(engine.inputs.X_targets, subject.inputs.synthetic)
+
+
+def _distance_query(subject):
+    return subject.shared.distances
 
 
 def _domias(engine, subject, seed):
-    synthetic, reference = subject.inputs["synthetic"], engine.inputs["X_reference"]
+    synthetic, reference = subject.inputs.synthetic, engine.inputs.X_reference
     return DOMIASQuery(synthetic, reference, bandwidth="cv", random_state=seed)
 
 
 def _mc(engine, subject, seed):
     # the reference definition (DOMIAS §4, domias 0.0.5): radius² is the median over the
     # targets of the squared nearest-synthetic distance (tests/test_baselines.py pins it)
-    return MonteCarloQuery(subject.inputs["synthetic"], weighting="count", radius="median")
+    return MonteCarloQuery(subject.inputs.synthetic, weighting="count", radius="median")
 
 
 def _gan_leaks_cal(engine, subject, seed):
-    return GANLeaksQuery(subject.inputs["synthetic"], engine.inputs["X_reference"])
+    return GANLeaksQuery(subject.inputs.synthetic, engine.inputs.X_reference)
 
 
 def _exact_copy(engine, subject, seed):
-    copied = np.isin(engine.inputs["target_keys"], subject.inputs["synthetic_keys"])
+    copied = np.isin(engine.inputs.target_keys, subject.inputs.synthetic_keys)
     return Scores(score=copied.astype(float))
 
 
@@ -93,9 +98,9 @@ MACE_BAYES, MACE_BEST = mace_analyses(QUERY, MACE_FIT)
 ANALYSES = [
     MACE_BAYES,
     MACE_BEST,
-    Analysis("DOMIAS (KDE, cross-validated bandwidth)", query_scores(_domias, "X_targets")),
-    Analysis("MC (Hilprecht)", query_scores(_mc, "X_targets")),
-    Analysis("GAN-leaks CAL", query_scores(_gan_leaks_cal, "X_targets")),
+    Analysis("DOMIAS (KDE, cross-validated bandwidth)", query_scores(_domias)),
+    Analysis("MC (Hilprecht)", query_scores(_mc)),
+    Analysis("GAN-leaks CAL", query_scores(_gan_leaks_cal)),
     Analysis(
         EXACT_NAME,
         _exact_copy,
@@ -109,11 +114,11 @@ def size_point(fraction):
     """The figure point of MACE's Bayes rule when ``fraction`` of the release is published."""
 
     def compute(engine, subject, seed):
-        synthetic = subject.inputs["synthetic"]
+        synthetic = subject.inputs.synthetic
         n = max(int(round(fraction * len(synthetic))), 1)
         rng = check_random_state(seed)
         subset = synthetic[rng.choice(len(synthetic), n, replace=False)]
-        distance = nearest_distance(engine.inputs["X_targets"], subset)
+        distance = nearest_distance(engine.inputs.X_targets, subset)
         t = engine.targets
         estimator = fit_mace(
             distance, t.membership, prior=t.prior, confidence=engine.confidence, random_state=rng
@@ -139,7 +144,10 @@ class ReleaseAudit(AuditEngine):
 
     def shared_steps(self, subject):
         """The nearest-synthetic distances, then MACE fitted on them."""
-        return [SharedStep(DISTANCE, _distances), mace_fit_step(MACE_FIT, DISTANCE, (DISTANCE,))]
+        return [
+            SharedStep(DISTANCE, _distances, key="distances"),
+            mace_fit_step(MACE_FIT, _distance_query, (DISTANCE,)),
+        ]
 
     def analyses(self, subject):
         """``ANALYSES``, then one figure point per ``SIZE_FRACTIONS``."""
@@ -149,15 +157,15 @@ class ReleaseAudit(AuditEngine):
         """Rows of the release and its copy counts (members and non-members apart)."""
         exact = {r.name: r for r in results}.get(EXACT_NAME)
         copied = None if exact is None or not exact.ok else exact.scores.score
-        facts = {"synthetic_rows": len(subject.inputs["synthetic"])}
-        facts.update(copy_counts(self.targets.membership, copied, subject.shared.get(DISTANCE)))
+        facts = {"synthetic_rows": len(subject.inputs.synthetic)}
+        facts.update(copy_counts(self.targets.membership, copied, subject.shared.distances))
         return facts
 
     def record_columns(self, subject, results):
         """Each target's nearest-synthetic distance and whether it is verbatim in the release."""
         n = len(self.targets.membership)
         exact = {r.name: r for r in results}.get(EXACT_NAME)
-        distance = subject.shared.get(DISTANCE)
+        distance = subject.shared.distances
         return {
             "nearest_synthetic_distance": np.full(n, np.nan) if distance is None else distance,
             "verbatim_in_release": None if exact is None or not exact.ok else exact.flags(),
@@ -166,29 +174,29 @@ class ReleaseAudit(AuditEngine):
 
 def _run(prepared, synthetic, *, options, disclosure, verbose):
     """The engine on every release, then the notes and the disclosure analyses."""
-    base = options["random_state"]
+    base = options.random_state
     engine = ReleaseAudit(
-        prepared["targets"],
-        confidence=options["confidence"],
-        delta=float(options["delta"]),
+        prepared.targets,
+        confidence=options.confidence,
+        delta=float(options.delta),
         random_state=base,
-        n_jobs=options["n_jobs"],
-        on_error=options["on_error"],
-        inputs={k: prepared[k] for k in ("X_targets", "X_reference", "target_keys")},
+        n_jobs=options.n_jobs,
+        on_error=options.on_error,
+        inputs=ReleaseInputs(prepared.X_targets, prepared.X_reference, prepared.target_keys),
     )
     subjects = [
-        Subject(key, {"synthetic": prepared["synthetic"][key], "synthetic_keys": keys})
-        for key, keys in prepared["synthetic_keys"].items()
+        Subject(key, Release(prepared.synthetic[key], keys), ReleaseShared())
+        for key, keys in prepared.synthetic_keys.items()
     ]
     results = engine.run_with_progress(subjects, desc="sklearn-mace audit", verbose=verbose)
-    notes = prepared["notes"] + holdout_copy_notes(results)
+    notes = prepared.notes + holdout_copy_notes(results)
     tables, other = {}, []
     if disclosure:
         table, error = run_disclosure(
-            prepared["tables"],
+            prepared.tables,
             synthetic,
-            prepared["kept"],
-            confidence=options["confidence"],
+            prepared.kept,
+            confidence=options.confidence,
             seed=keyed_seed(engine.base_seed, "every release", DISCLOSURE_NAME),
             notes=notes,
         )
@@ -328,7 +336,7 @@ def audit_release(
     if not synthetic:
         raise AuditInputError("At least one synthetic table is needed.")
     base = base_seed(random_state)
-    options = dict(
+    options = ReleaseOptions(
         columns=columns,
         prior=prior,
         max_categories=max_categories,
@@ -364,17 +372,17 @@ def _result(prepared, results, notes, tables, other, options, claimed):
     return AuditResult(
         kind="release",
         subjects=results,
-        targets=prepared["targets"],
-        confidence=options["confidence"],
-        delta=float(options["delta"]),
+        targets=prepared.targets,
+        confidence=options.confidence,
+        delta=float(options.delta),
         claimed_epsilon=claimed[0],
         bounded_margin=claimed[1],
-        n_rows={name: len(frame) for name, frame in prepared["tables"].items()},
-        inputs={
-            "feature_names": prepared["feature_names"],
-            "column_report": prepared["column_report"],
-            "unparsed_columns": prepared["unparsed"],
-        },
+        n_rows={name: len(frame) for name, frame in prepared.tables.items()},
+        inputs=ReleaseReportInputs(
+            feature_names=prepared.feature_names,
+            column_report=prepared.column_report,
+            unparsed_columns=prepared.unparsed,
+        ),
         notes=notes + failure_notes(results, other),
         other_failures=other,
         tables=tables,

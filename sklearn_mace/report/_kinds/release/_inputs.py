@@ -23,10 +23,11 @@ import pandas as pd
 from sklearn.utils import check_random_state
 
 from ...._validation import check_prior
-from ..._encode import MAX_COLUMNS, encode_tables
+from ..._encode import encode_tables
 from ..._engine import Targets
 from ..._io import AuditInputError, AuditInputWarning
 from ..._quality import check_overlapping_records, row_keys, table_notes
+from ._types import PreparedRelease
 
 __all__ = ["check_options", "copy_counts", "prepare_release_inputs", "row_keys"]
 
@@ -118,15 +119,16 @@ def _check_release_sizes(arrays, synthetic, n_features, n_targets):
 
 
 def _encoded(tables, options):
-    """:func:`encode_tables` with the audit's options; ``(arrays, names, column report)``."""
+    """:func:`encode_tables` with the audit's options (:class:`ReleaseOptions`);
+    ``(arrays, names, column report)``."""
     return encode_tables(
         tables,
-        options["columns"],
-        max_categories=options["max_categories"],
-        id_columns=options.get("id_columns", "auto"),
-        allow_unparsed=options.get("allow_unparsed") or (),
-        max_columns=options.get("max_columns", MAX_COLUMNS),
-        verbose=options.get("verbose", False),
+        options.columns,
+        max_categories=options.max_categories,
+        id_columns=options.id_columns,
+        allow_unparsed=options.allow_unparsed or (),
+        max_columns=options.max_columns,
+        verbose=options.verbose,
     )
 
 
@@ -139,7 +141,7 @@ def _checked_tables(tables, options):
     checked = check_overlapping_records(
         tables,
         kept,
-        drop=options.get("drop_overlapping_records", False),
+        drop=options.drop_overlapping_records,
         flag="--drop-overlapping-records",
     )
     if checked is not tables:  # records left out: the encoding is fitted without them
@@ -155,23 +157,23 @@ def _checked_tables(tables, options):
 def prepare_release_inputs(members, non_members, synthetic, reference, *, options, seed):
     """Encode the tables, split off the reference, build the targets (input errors here).
 
-    ``options``: ``columns``, ``prior``, ``max_categories``, ``group_by``, and optionally
-    ``id_columns``, ``allow_unparsed``, ``max_columns``, ``verbose`` (of
-    :func:`encode_tables`) and
-    ``drop_overlapping_records`` (of :func:`check_overlapping_records`). Returns a dict:
-    ``tables`` (raw), ``targets`` (:class:`Targets`), ``X_targets``, ``X_reference``,
-    ``target_keys``, ``synthetic`` (name -> encoded rows), ``synthetic_keys``, ``unparsed``
-    (name -> columns accepted as mostly not numbers), ``feature_names``, ``column_report``,
-    ``kept`` (audited raw columns), ``notes`` (the data-quality notes first).
+    ``options``: a :class:`ReleaseOptions` (``columns``, ``prior``, ``max_categories``,
+    ``group_by``, ``id_columns``, ``allow_unparsed``, ``max_columns``, ``verbose`` of
+    :func:`encode_tables`, ``drop_overlapping_records`` of
+    :func:`check_overlapping_records`). Returns a :class:`PreparedRelease`: ``tables``
+    (raw), ``targets`` (:class:`Targets`), ``X_targets``, ``X_reference``, ``target_keys``,
+    ``synthetic`` (name -> encoded rows), ``synthetic_keys``, ``unparsed`` (name ->
+    columns accepted as mostly not numbers), ``feature_names``, ``column_report``, ``kept``
+    (audited raw columns), ``notes`` (the data-quality notes first).
     """
     tables = {"members": members, "non-members": non_members}
     tables.update({f"synthetic '{k}'": v for k, v in synthetic.items()})
     if reference is not None:
         tables["reference"] = reference
-    max_categories = options["max_categories"]
+    max_categories = options.max_categories
     tables, (arrays, feature_names, column_report), notes = _checked_tables(tables, options)
     members, non_members = tables["members"], tables["non-members"]
-    group_by = options["group_by"]
+    group_by = options.group_by
     groups = (
         None if group_by is None else group_labels(group_by, members, non_members, max_categories)
     )
@@ -184,7 +186,7 @@ def prepare_release_inputs(members, non_members, synthetic, reference, *, option
     kept = column_report.loc[column_report["features"] > 0, "column"].tolist()
     keys = row_keys(tables, kept)
     m = np.r_[np.ones(len(X_mem), dtype=int), np.zeros(len(row_non), dtype=int)]
-    prior = float(m.mean()) if options["prior"] is None else float(options["prior"])
+    prior = float(m.mean()) if options.prior is None else float(options.prior)
     targets = Targets(
         membership=m,
         source=np.r_[np.full(len(X_mem), "members"), np.full(len(row_non), "non-members")].astype(
@@ -197,23 +199,23 @@ def prepare_release_inputs(members, non_members, synthetic, reference, *, option
         else groups[np.r_[np.arange(len(X_mem)), len(X_mem) + row_non]],
         group_by=group_by,
     )
-    return {
-        "tables": tables,
-        "targets": targets,
-        "X_targets": np.vstack([X_mem, X_non[row_non]]),
-        "X_reference": arrays["reference"],
-        "target_keys": np.r_[keys["members"], keys["non-members"][row_non]],
-        "synthetic": {k: arrays[f"synthetic '{k}'"] for k in synthetic},
-        "synthetic_keys": {k: keys[f"synthetic '{k}'"] for k in synthetic},
-        "unparsed": {  # columns accepted as mostly not numbers, per release (allow_unparsed)
+    return PreparedRelease(
+        tables=tables,
+        targets=targets,
+        X_targets=np.vstack([X_mem, X_non[row_non]]),
+        X_reference=arrays["reference"],
+        target_keys=np.r_[keys["members"], keys["non-members"][row_non]],
+        synthetic={k: arrays[f"synthetic '{k}'"] for k in synthetic},
+        synthetic_keys={k: keys[f"synthetic '{k}'"] for k in synthetic},
+        unparsed={  # columns accepted as mostly not numbers, per release (allow_unparsed)
             k: column_report.attrs["accepted_unparsed"].get(f"synthetic '{k}'", [])
             for k in synthetic
         },
-        "feature_names": feature_names,
-        "column_report": column_report,
-        "kept": kept,
-        "notes": notes,
-    }
+        feature_names=feature_names,
+        column_report=column_report,
+        kept=kept,
+        notes=notes,
+    )
 
 
 def copy_counts(m, exact, distance):

@@ -102,7 +102,7 @@ class ReleasePresentation(Presentation):
 
     def subtitle(self, result):
         """The number of encoded features."""
-        return f" · {len(result.inputs['feature_names'])} encoded features"
+        return f" · {len(result.inputs.feature_names)} encoded features"
 
     def sections(self, result):
         """Attribute inference and linkability, when they were run."""
@@ -111,7 +111,7 @@ class ReleasePresentation(Presentation):
 
     def inputs_section(self, result):
         """How each input column was encoded, or why it was dropped."""
-        grouped = _grouped_columns(result.inputs["column_report"])
+        grouped = _grouped_columns(result.inputs.column_report)
         return f"""<h2>Columns</h2>
 {table(grouped, text_columns=("columns", "treatment"))}
 <p class="muted">Numeric columns are centred on the median and divided by the interquartile
@@ -161,7 +161,7 @@ are dropped (the treatment says why).</p>"""
 
     def summary_lines(self, result):
         """The dropped columns, one line each."""
-        report = result.inputs["column_report"]
+        report = result.inputs.column_report
         dropped = report[report["features"] == 0]
         return [f"column {row.column!r} {row.treatment}" for row in dropped.itertuples(index=False)]
 

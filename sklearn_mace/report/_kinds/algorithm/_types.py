@@ -1,0 +1,97 @@
+"""The algorithm audit's inputs and shared results, as frozen dataclasses.
+
+Read as attributes, so a misspelt name is an ``AttributeError`` where it is read (or a
+``TypeError`` where it is built), never a ``KeyError`` turned into a failed row of the
+report (``docs/design.md``, "One engine").
+
+* :class:`AlgorithmInputs` — what every recipe's analyses share (``engine.inputs``);
+* :class:`AuditedRecipe` — one audited training recipe (``subject.inputs``);
+* :class:`AlgorithmShared` — its shared step's result (``subject.shared``);
+* :class:`AlgorithmReportInputs` — the audit's settings (``AuditResult.inputs``).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..._results import ReportInputs
+
+__all__ = ["AlgorithmInputs", "AlgorithmReportInputs", "AlgorithmShared", "AuditedRecipe"]
+
+
+@dataclass(frozen=True)
+class AlgorithmInputs:
+    """What every recipe's analyses share (the engine's ``inputs``).
+
+    Attributes
+    ----------
+    population : ndarray
+        The encoded population training sets are drawn from.
+    targets : ndarray
+        The audited target records, one row each.
+    target_names : list of str
+        Their names (one analysis each).
+    relation : {"add_remove", "substitute"}
+        The neighbour relation of the runs.
+    n_runs : int
+        Runs per side.
+    train_size : int
+        Records per training set.
+    claim : PrivacyClaim
+        The claim as stated.
+    verbose : int
+        The runs' progress bar (0: none).
+    """
+
+    population: np.ndarray
+    targets: np.ndarray
+    target_names: list
+    relation: str
+    n_runs: int
+    train_size: int
+    claim: object
+    verbose: int
+
+
+@dataclass(frozen=True)
+class AuditedRecipe:
+    """One audited training recipe (a subject's ``inputs``).
+
+    Attributes
+    ----------
+    key : str
+        Its CLI name (a key of ``RECIPES``).
+    recipe : estimator
+        The unfitted recipe.
+    true_epsilon : float
+        Its ε when it is a mechanism of known ε (NaN otherwise).
+    featurizer : ReleaseFeatures or None
+        How a release is featurized about a target (None: the audit's default).
+    n_synthetic : int or None
+        Synthetic rows drawn from each fitted recipe (None: the histogram's own release).
+    """
+
+    key: str
+    recipe: object
+    true_epsilon: float
+    featurizer: object
+    n_synthetic: int
+
+
+@dataclass(frozen=True)
+class AlgorithmShared:
+    """A recipe's shared result: ``runs``, its fitted
+    :class:`~sklearn_mace.algorithm.AlgorithmAudit` (None until done, or when it failed)."""
+
+    runs: object = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AlgorithmReportInputs(ReportInputs):
+    """An algorithm audit's settings (``AuditResult.inputs``): the neighbour ``relation``,
+    ``n_runs`` per side, the ``target_names``, and (inherited) the ``claim`` on the audited
+    relation."""
+
+    relation: str
+    n_runs: int
+    target_names: list

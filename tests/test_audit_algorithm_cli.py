@@ -96,7 +96,7 @@ def test_the_card_the_summary_and_the_verdict_read_the_engines_verdict():
 
     result = audit_algorithm(["dp-histogram"], n_runs=20, verbose=False)
     (subject,) = result.subjects
-    claim = result.inputs["claim"]
+    claim = result.inputs.claim
     for analysis in subject.analyses:
         c = analysis.claim
         assert analysis.contradicted == bool(claim.contradicted_by(c.fpr_upper, c.fnr_upper))

@@ -83,7 +83,7 @@ def group_labels(group_by, members, non_members, max_categories):
     labels = labels.astype("string").fillna("<missing>").to_numpy(dtype=object)
     if len(set(labels)) > max_categories:
         raise AuditInputError(
-            f"--group-by {group_by!r} has {len(set(labels))} distinct values; pick a column "
+            f"group_by={group_by!r} has {len(set(labels))} distinct values; pick a column "
             f"with at most {max_categories} (a category, not an identifier or a measurement)."
         )
     return labels
@@ -140,7 +140,6 @@ def _checked_tables(tables, options):
         tables,
         kept,
         drop=options.get("drop_overlapping_records", False),
-        flag="--drop-overlapping-records",
     )
     if checked is not tables:  # records left out: the encoding is fitted without them
         with warnings.catch_warnings():

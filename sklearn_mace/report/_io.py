@@ -157,7 +157,7 @@ def _number_format(sample, sep, decimal, thousands, where, notes, truncated):
                 raise AuditInputError(
                     f"The {where} writes numbers both with a decimal comma ({comma[1]!r} in "
                     f"column {comma[0]!r}) and a decimal point ({dot[1]!r} in column "
-                    f"{dot[0]!r}); say which is meant with decimal=',' or decimal='.'."
+                    f"{dot[0]!r}); say which is meant with decimal='.' or decimal=','."
                 )
             decimal = ","
             notes.append(

@@ -316,7 +316,7 @@ def run_disclosure(tables, synthetic, kept, *, confidence, seed, notes):
         )
     except ValueError as exc:
         return None, str(exc)
-    return table, None
+    return table.rename(columns={"release": "subject"}), None  # keyed like every CSV
 
 
 def check_max_categories(max_categories):

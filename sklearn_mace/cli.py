@@ -601,8 +601,9 @@ def _checked_out(args, default, **layout):
 
 def _audited(args, compute):
     """Run ``compute()`` with every warning caught (module doc), those of joblib's worker
-    processes included; they become the report's notes when it is written, the library's
-    own in the command line's words (flags, not Python parameters)."""
+    processes included; they become the report's notes when it is written. The library's
+    own warnings and the notes are put in the command line's words (flags, not Python
+    parameters)."""
     from dataclasses import replace
 
     from .report._warnings import catching_warnings
@@ -613,7 +614,7 @@ def _audited(args, compute):
     for i, item in enumerate(caught):
         if item.module.split(".")[0] == "sklearn_mace":
             caught[i] = replace(item, message=_in_flags(item.message, flags))
-    return result, caught
+    return replace(result, notes=[_in_flags(note, flags) for note in result.notes]), caught
 
 
 def _write_and_print(args, result, out, caught):

@@ -17,6 +17,7 @@ embedded model demo.
 import argparse
 import atexit
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -600,12 +601,20 @@ def _checked_out(args, default, **layout):
 
 def _audited(args, compute):
     """Run ``compute()`` with every warning caught (module doc), those of joblib's worker
-    processes included; they become the report's notes when it is written."""
+    processes included; they become the report's notes when it is written. The library's
+    own warnings and the notes are put in the command line's words (flags, not Python
+    parameters)."""
+    from dataclasses import replace
+
     from .report._warnings import catching_warnings
 
     with catching_warnings() as caught:
         result = compute()
-    return result, caught
+    flags = _parameter_flags(build_parser(), args.command)
+    for i, item in enumerate(caught):
+        if item.module.split(".")[0] == "sklearn_mace":
+            caught[i] = replace(item, message=_in_flags(item.message, flags))
+    return replace(result, notes=[_in_flags(note, flags) for note in result.notes]), caught
 
 
 def _write_and_print(args, result, out, caught):
@@ -1096,6 +1105,63 @@ def _private_cuda_cache():
     os.environ["CUDA_CACHE_PATH"] = folder
 
 
+# The Python parameters whose flag has another name (the others: the flag's dest is the
+# parameter), and two values that are flags of their own; the flags come from the parser.
+_PARAMETER_DESTS = {
+    "models": "model",
+    "shadow_estimators": "shadow_estimator",
+    "n_reference_models": "reference_models",
+    "recipes": "recipe",
+    "n_canaries": "canaries",
+    "max_skops_bytes": "max_skops_size",
+    "id_columns=[]": "keep_id_columns",
+    "disclosure=False": "no_disclosure",
+}
+_VALUE = r"""\[[^\[\]]*\]|'[^']*'|"[^"]*"|True|False|None|-?\d+(?:\.\d+)?(?:e[+-]?\d+)?"""
+_PARAMETER = re.compile(
+    rf"(?<![\w.])(?<!\w\()([a-z_][a-z0-9_]*)=(?:({_VALUE})(?![\w/])|(?=[\s,;:.)]|$))"
+)
+
+
+def _parameter_flags(parser, command):
+    """Python parameter (or ``name=value``) -> the argparse action of its flag in
+    ``command``, read off the parser (each action's dest), so it cannot drift."""
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    actions = {a.dest: a for a in commands.choices[command]._actions if a.option_strings}
+    actions.update({p: actions[d] for p, d in _PARAMETER_DESTS.items() if d in actions})
+    return actions
+
+
+def _in_flags(message, flags):
+    """A library message (it names Python parameters) in the command line's words: each
+    ``name=value`` of a parameter with a flag becomes the flag, e.g.
+    ``allow_unparsed=['age']`` -> ``--allow-unparsed age``, ``trust_pickle=True`` ->
+    ``--trust-pickle``, ``columns=`` -> ``--columns``."""
+
+    def flag(match):
+        action = flags.get(match.group(0)) or flags.get(match.group(1))
+        value = match.group(2)
+        if action is None:
+            return match.group(0)
+        option = action.option_strings[-1]
+        if match.group(0) in flags:  # a value that is a flag of its own: id_columns=[]
+            return option
+        if action.nargs == 0:  # a switch: name=True
+            return option if value in (None, "True") else match.group(0)
+        if value is None:
+            return option
+        if value.startswith("["):
+            items = [v.strip().strip("'\"") for v in value[1:-1].split(",") if v.strip()]
+            if isinstance(action, argparse._AppendAction):  # given once per value
+                return " ".join(f"{option} {item}" for item in items)
+            return f"{option} {','.join(items)}"
+        if value[0] in "'\"" and len(value) > 2 and " " not in value:
+            value = value[1:-1]
+        return f"{option} {value}"
+
+    return _PARAMETER.sub(flag, message)
+
+
 def main(argv=None):
     """Run the command line; returns the exit status (0, 2, 3, or 130 when interrupted)."""
     parser = build_parser()
@@ -1121,7 +1187,8 @@ def main(argv=None):
         else:
             result = _run_demo(args)
     except AuditInputError as exc:
-        parser.exit(2, f"sklearn-mace {args.command}: error: {exc}\n")
+        message = _in_flags(str(exc), _parameter_flags(parser, args.command))
+        parser.exit(2, f"sklearn-mace {args.command}: error: {message}\n")
     except KeyboardInterrupt:  # one line, not a traceback; the report is staged
         print(
             f"\nsklearn-mace {args.command}: interrupted; no new report was written (a "

@@ -317,15 +317,15 @@ def test_without_a_population_a_note_says_what_did_not_run(workspace, tmp_path):
     }
     text = " ".join(printed.split())
     assert (
-        f"No population table (population=, --population on the command line): {SHADOW_NAME}, "
+        f"No population table (--population): {SHADOW_NAME}, "
         f"{LIRA_NAME} and {RMIA_NAME} did not run, so each model has 4 claims instead of up "
         "to 7." in text
     )
     # the ONNX forest carries no recipe: a population alone would not run them on it
-    assert "'forest' would also need a training recipe (shadow_estimators=" in text
+    assert "'forest' would also need a training recipe (--shadow-estimator)" in text
     assert "'linear' would also" not in text
     page = " ".join((out / "report.html").read_text(encoding="utf-8").split())
-    assert "No population table (population=, --population on the command line)" in page
+    assert "No population table (--population)" in page
 
 
 def test_with_a_population_there_is_no_population_note(audited):

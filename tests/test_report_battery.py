@@ -250,7 +250,7 @@ def test_disclosure_risks_are_reported_for_every_release(halfcopy):
     # With 1000 targets and 2000 controls the risk's SD is at most ~0.035, so ±0.1 is ~3 SD.
     result, paths = halfcopy
     disclosure = result.tables["disclosure"]
-    table = disclosure.set_index(["release", "analysis", "target"])
+    table = disclosure.set_index(["subject", "analysis", "target"])
     half, fresh = table.loc["halfcopy"], table.loc["fresh"]
     secrets = set(half.loc["attribute inference"].index)
     assert secrets == {"age", "bmi", "glucose", "site"}

@@ -85,7 +85,7 @@ def test_version_and_help_text_for_every_option(capsys):
         (["--thousands", "ab"], "--thousands must be one character"),
         (["--decimal", ";"], "invalid choice: ';'"),
         (["--id-columns", "age", "--keep-id-columns"], "exclude each other"),
-        (["--id-columns", "nope"], "(--id-columns) names ['nope'], which are not audited"),
+        (["--id-columns", "nope"], "--id-columns names ['nope'], which are not audited"),
     ],
 )
 def test_bad_table_options_exit_2_naming_the_option(tmp_path, capsys, extra, fragment):

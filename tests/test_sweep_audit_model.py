@@ -246,7 +246,7 @@ def test_unnamed_onnx_inputs_meet_reordered_columns_and_row_ids(files, tmp_path,
         members=m_id,
         non_members=n_id,
     )
-    assert code == 2 and "(--id-columns) names ['rowid']" in text
+    assert code == 2 and "--id-columns names ['rowid']" in text
 
 
 def test_records_hold_losses_and_confidences_in_range(files, tmp_path, capsys):

@@ -143,7 +143,7 @@ def check_columns(frames, columns=None):
         if only_first or only_other:
             raise AuditInputError(
                 f"Mismatched columns: the {name} table lacks {only_first} and has extra "
-                f"{only_other} compared with the {first} table. Pass --columns to audit a "
+                f"{only_other} compared with the {first} table. Pass columns= to audit a "
                 "common subset."
             )
     return reference
@@ -450,16 +450,14 @@ def _id_columns(real_frames, columns, id_columns):
             warnings.warn(
                 f"Column {column!r} {reason}: it was dropped, as a row id says which row a "
                 "record is, not what it is (split between members and hold-out rows it fakes "
-                "a leak). Pass id_columns=[] (--keep-id-columns) to keep it.",
+                "a leak). Pass id_columns=[] to keep it.",
                 AuditInputWarning,
                 stacklevel=3,
             )
         return found
     unknown = [c for c in id_columns if c not in columns]
     if unknown:
-        raise AuditInputError(
-            f"id_columns (--id-columns) names {unknown}, which are not audited columns."
-        )
+        raise AuditInputError(f"id_columns= names {unknown}, which are not audited columns.")
     return {c: "a row id (named in id_columns)" for c in id_columns}
 
 
@@ -527,7 +525,7 @@ def _missing_check(column, missing_per_table):
             f"{share[low]:.0%} of the {low} rows (missing per table: {listed}; Fisher's "
             f"exact p = {p_value:.1e}). Imputing it would plant an artificial difference "
             "between the tables that every attack picks up: fill it the same way in every "
-            "table, or leave it out with --columns."
+            "table, or leave it out of columns=."
         )
 
 
@@ -553,7 +551,7 @@ def _check_values(column, numbers_per_table):
             raise AuditInputError(
                 f"Column {column!r} of the {name} table has infinite values "
                 f"({int(bad.sum())} cells, first at row {int(np.flatnonzero(bad)[0])}); "
-                "replace them (or leave the column out with --columns)."
+                "replace them (or leave the column out of columns=)."
             )
         huge = np.abs(x) > MAX_ABS
         if huge.any():
@@ -561,7 +559,7 @@ def _check_values(column, numbers_per_table):
             raise AuditInputError(
                 f"Column {column!r} of the {name} table has values beyond ±{MAX_ABS:g} "
                 f"({x[row]:g} at row {row}): distances would overflow. "
-                "Rescale the column (e.g. take its log) or leave it out with --columns."
+                "Rescale the column (e.g. take its log) or leave it out of columns=."
             )
 
 
@@ -923,8 +921,8 @@ def _check_dropped_share(report, max_dropped_share):
         raise AuditInputError(
             f"{len(misread)} of the {len(report)} columns would be dropped as text, dates or "
             f"empty: {listed}. The tables were probably misread (numbers with a decimal comma "
-            "need decimal=',' (--decimal ,); a wrong delimiter gives one text column): fix "
-            "the files, or choose the columns with --columns."
+            "need decimal=','; a wrong delimiter gives one text column): fix the files, "
+            "or choose the columns with columns=."
         )
 
 
@@ -981,9 +979,9 @@ def _check_unparsed(frames, plans, real, allow_unparsed):
                     f"but {count} of the {given} values ({count / given:.1%}) of the {name} "
                     f"table are not numbers: {_examples(values, failed)}. Counted as missing "
                     "they would be filled with the median and hide what the release holds. "
-                    f"Write them as plain numbers, or pass allow_unparsed=[{column!r}] "
-                    f"(--allow-unparsed {column}) to audit them as missing values (at most "
-                    f"{STRAY_FRACTION:.0%} is accepted without it)."
+                    f"Write them as plain numbers, or pass allow_unparsed=[{column!r}] to audit "
+                    f"them as missing values (at most {STRAY_FRACTION:.0%} is accepted "
+                    "without it)."
                 )
     return accepted
 
@@ -1189,8 +1187,8 @@ def _check_width(columns, max_columns):
     if len(columns) > max_columns:
         raise AuditInputError(
             f"The tables have {len(columns)} columns; at most {max_columns} are audited "
-            "(max_columns). Choose the columns to audit with columns= (--columns), or raise "
-            "max_columns (--max-columns): encoding takes about 5 ms of CPU per column and "
+            "(max_columns=). Choose the columns to audit with columns=, or raise "
+            "max_columns=: encoding takes about 5 ms of CPU per column and "
             "1 000 rows."
         )
 
@@ -1203,9 +1201,7 @@ def _allowed_unparsed(allow_unparsed, columns):
     audited = set(columns)
     unknown = sorted(str(c) for c in allowed if c not in audited)
     if unknown:
-        raise AuditInputError(
-            f"allow_unparsed (--allow-unparsed) names {unknown}, which are not audited columns."
-        )
+        raise AuditInputError(f"allow_unparsed= names {unknown}, which are not audited columns.")
     return allowed
 
 
@@ -1338,6 +1334,6 @@ def _checked(encoded, name, feature_names):
         raise AuditInputError(
             f"Column {feature_names[int(np.flatnonzero(bad)[0])]!r} of the {name} table "
             "spans too many orders of magnitude to measure distances on; rescale it "
-            "(e.g. take its log) or leave it out with --columns."
+            "(e.g. take its log) or leave it out of columns=."
         )
     return encoded

@@ -157,18 +157,18 @@ def _number_format(sample, sep, decimal, thousands, where, notes, truncated):
                 raise AuditInputError(
                     f"The {where} writes numbers both with a decimal comma ({comma[1]!r} in "
                     f"column {comma[0]!r}) and a decimal point ({dot[1]!r} in column "
-                    f"{dot[0]!r}); say which is meant with decimal=',' or '.' (--decimal)."
+                    f"{dot[0]!r}); say which is meant with decimal='.' or decimal=','."
                 )
             decimal = ","
             notes.append(
                 f"the {where} writes numbers with a decimal comma ({comma[1]!r} in column "
                 f"{comma[0]!r}): ',' was read as the decimal mark and '.' as the thousands "
-                "separator (pass decimal='.' (--decimal .) if that is wrong)"
+                "separator (pass decimal='.' if that is wrong)"
             )
         elif comma and not dot:
             notes.append(
                 f"the {where} has numbers written with a comma ({comma[1]!r} in column "
-                f"{comma[0]!r}), read as text; pass decimal=',' (--decimal ,) if the comma is "
+                f"{comma[0]!r}), read as text; pass decimal=',' if the comma is "
                 "the decimal mark"
             )
         decimal = decimal or "."

@@ -91,9 +91,7 @@ def _rows(positions):
     return shown + (", …" if len(positions) > SHOWN else "")
 
 
-def check_overlapping_records(
-    tables, columns, *, drop=False, parameter="drop_overlapping_records", flag=None
-):
+def check_overlapping_records(tables, columns, *, drop=False, parameter="drop_overlapping_records"):
     """Refuse (or drop) the records that are among both the members and the non-members.
 
     A record that is both a member and a non-member is labelled both ways: every attack
@@ -117,8 +115,6 @@ def check_overlapping_records(
     parameter : str or None, default="drop_overlapping_records"
         The caller's parameter that sets ``drop``, named in the error (None: the caller has
         none; the error then asks to fix the tables).
-    flag : str or None, default=None
-        The command-line flag of ``parameter``, named beside it.
 
     Returns
     -------
@@ -178,10 +174,9 @@ def check_overlapping_records(
     if not drop:
         if parameter is None:
             raise AuditInputError(f"{what}; remove them from one of the tables.")
-        named = f"{parameter}=True" + (f" ({flag})" if flag else "")
         raise AuditInputError(
-            f"{what}; remove them from one of the tables, or pass {named} to leave them out "
-            "of both."
+            f"{what}; remove them from one of the tables, or pass {parameter}=True to leave "
+            "them out of both."
         )
     warnings.warn(
         f"{what}: {int(in_members.sum())} members and {int(in_non.sum())} non-member rows "

@@ -205,7 +205,7 @@ def _inconclusive_texts(result, subject):
     if unseen:
         texts.append(
             f"the values of {', '.join(map(repr, unseen))} in this release are mostly not "
-            "numbers and were audited as missing (allow_unparsed), so what they hold is not "
+            "numbers and were audited as missing (allow_unparsed=), so what they hold is not "
             "bounded"
         )
     failed = len(subject.failures)

@@ -256,7 +256,7 @@ def _targets_and_names(X, targets, demo_targets):
     k = 2 if targets is None else int(targets)
     if k > len(X) - 3:
         raise AuditInputError(
-            f"--targets {k} asks for more targets than the population can spare ({len(X)} rows)."
+            f"targets={k} asks for more targets than the population can spare ({len(X)} rows)."
         )
     rows = select_vulnerable_records(X, k)
     names = [f"vulnerable record {rank} (population row {row})" for rank, row in enumerate(rows, 1)]
@@ -527,8 +527,8 @@ def audit_algorithm_one_run(
     n_train = DEMO_TRAIN_SIZE if population is None else int(round(0.5 * (len(X) - n_canaries)))
     if not 10 <= n_canaries <= len(X) - 2:
         raise AuditInputError(
-            f"n_canaries={n_canaries} (--canaries) must be between 10 and the population's "
-            f"size minus 2 ({len(X) - 2})."
+            f"n_canaries={n_canaries} must be between 10 and the population's size minus 2 "
+            f"({len(X) - 2})."
         )
     calibration = stated.epsilons[0] if stated.kind in ("pure", "approximate") else claimed_epsilon
     rows = []

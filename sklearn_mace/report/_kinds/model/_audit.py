@@ -167,7 +167,7 @@ def _population_analyses(name, model, recipe, population, index, n_models, notes
     if recipe is None:
         notes.append(
             f"'{name}' is an ONNX model, which carries no training procedure: the "
-            "shadow-model attack, LiRA and RMIA need one (--shadow-estimator)."
+            "shadow-model attack, LiRA and RMIA need one (shadow_estimators=)."
         )
         return ()
     if np.any(index < 0):
@@ -303,7 +303,7 @@ def _label_only_note(name, model, asked, population):
     why = "gives its predicted labels only (its ONNX graph has a label output and no "
     why += "probability output)"
     if asked:
-        why = "audited from its predicted labels only (label_only=True, --label-only)"
+        why = "audited from its predicted labels only (label_only=True)"
     elif model.session is None:
         why = "gives its predicted labels only (it has no predict_proba)"
     shadow = ", ".join(a.name for a in POPULATION_ANALYSES)
@@ -522,7 +522,7 @@ def _no_population_note(subjects):
     names = f"{', '.join(first)} and {last}"
     without = len(ANALYSES)
     note = (
-        f"No population table (population=, --population on the command line): {names} did "
+        f"No population table (population=): {names} did "
         f"not run, so each model has {without} claims instead of up to "
         f"{without + len(POPULATION_ANALYSES)}. Rows of the same population as the targets, "
         "disjoint from both, passed as population= train the reference models these attacks "
@@ -532,7 +532,7 @@ def _no_population_note(subjects):
     if onnx:
         note += (
             f"; {' and '.join(map(repr, onnx))} would also need a training recipe "
-            "(shadow_estimators=, --shadow-estimator)"
+            "(shadow_estimators=)"
         )
     return note + "."
 

@@ -183,8 +183,7 @@ def match_labels(labels, classes, *, column="label", drop_unmatched=False):
     )
     if not drop_unmatched:
         raise AuditInputError(
-            what + ": fix the labels, or drop these records (--drop-unmatched-labels; "
-            "audit_model(drop_unmatched_labels=True))."
+            what + ": fix the labels, or drop these records (drop_unmatched_labels=True)."
         )
     if not keep.any():
         raise AuditInputError(what + ": no record would be left.")
@@ -236,8 +235,7 @@ def check_finite_features(tables, columns, *, allow_missing=False):
                 if bad.any():
                     hint = (
                         "; if the model handles missing values itself (an imputer in its "
-                        "pipeline, HistGradientBoosting), pass allow_missing=True "
-                        "(--allow-missing)"
+                        "pipeline, HistGradientBoosting), pass allow_missing=True"
                         if what == "missing"
                         else ""
                     )
@@ -299,7 +297,7 @@ def model_input_columns(model, tables, features, *, id_columns="auto", allow_mis
         unknown = [c for c in id_columns if c not in features]
         if unknown:
             raise AuditInputError(
-                f"id_columns (--id-columns) names {unknown}, which are not feature columns of "
+                f"id_columns= names {unknown}, which are not feature columns of "
                 f"the tables ({features})."
             )
         ids = {c: "named in id_columns" for c in id_columns}
@@ -308,7 +306,7 @@ def model_input_columns(model, tables, features, *, id_columns="auto", allow_mis
         warnings.warn(
             f"Column(s) {list(ids)} look like row ids ({'; '.join(ids.values())}) and are "
             f"left out of the inputs of the model '{model.name}', which does not name its "
-            "inputs. Pass id_columns=[] (--keep-id-columns) if the model reads them.",
+            "inputs. Pass id_columns=[] if the model reads them.",
             AuditInputWarning,
             stacklevel=2,
         )

@@ -106,7 +106,7 @@ def _load_pickle(path, trust_pickle):
         raise AuditInputError(
             f"Refusing to load '{path}': loading a pickle or joblib file runs code stored in "
             "it, so only do it for files you trust. Export the model to ONNX or skops "
-            "(skops.io.dump), or pass --trust-pickle."
+            "(skops.io.dump), or pass trust_pickle=True."
         )
     import joblib
 
@@ -181,7 +181,7 @@ def load_estimator(path, *, trust_pickle=False, trusted_types=(), max_skops_byte
     else:
         raise AuditInputError(
             f"Unknown model format '{path.name}': use a skops file "
-            f"({', '.join(SKOPS_SUFFIXES)}) or, with --trust-pickle, a pickle "
+            f"({', '.join(SKOPS_SUFFIXES)}) or, with trust_pickle=True, a pickle "
             f"({', '.join(PICKLE_SUFFIXES)})."
         )
     _check_classifier(estimator, path)
@@ -284,16 +284,13 @@ def probability_output(outputs, *, graph=None, wanted=None, path="model"):
     """
     zipmaps = [o for o in outputs if o.type.startswith("seq(map(")]
     tensors = [o for o in outputs if o.type in ONNX_FLOAT_TENSORS]
-    pick = (
-        "pick the class probabilities (or logits) with probability_output='NAME' "
-        "(load_model; --probability-output NAME)"
-    )
+    pick = "pick the class probabilities (or logits) with probability_output='NAME'"
     if wanted is not None:
         found = [o for o in zipmaps + tensors if o.name == wanted]
         if not found:
             raise AuditInputError(
                 f"The ONNX model '{path}' has no float or ZipMap output named {wanted!r} "
-                f"(probability_output); its outputs are {_described(outputs)}."
+                f"(probability_output=); its outputs are {_described(outputs)}."
             )
         return found[0]
     if len(zipmaps) == 1:
@@ -503,7 +500,7 @@ class AuditedModel:
                 raise AuditInputError(
                     f"The ONNX model '{self.name}' takes numbers, but the column(s) {text} "
                     "hold text; encode them as the model was trained, or select the "
-                    "model's input columns with --columns."
+                    "model's input columns with columns=."
                 )
             feed[node.name] = block.to_numpy().astype(dtypes[node.type])
         return feed
@@ -630,7 +627,7 @@ class AuditedModel:
             raise AuditInputError(
                 f"Mismatched columns: the model '{self.name}' takes {self.n_features_in_} "
                 f"features but the tables give {len(feature_columns)} besides the label: "
-                f"{list(feature_columns)}. Select them with --columns."
+                f"{list(feature_columns)}. Select them with columns=."
             )
         return list(feature_columns)
 
@@ -658,15 +655,15 @@ class AuditedModel:
                 f"The ONNX model '{self.name}' gives {n_columns} class scores without naming "
                 f"the classes, and the records show {len(keys)} labels ({values[:10]}), so "
                 "which column is which class is unknown (they are never assumed to be 0 .. "
-                f"{n_columns - 1}). State them in column order with classes=[...] (load_model; "
-                "--classes A,B,...), or export the model with its class labels (skl2onnx does)."
+                f"{n_columns - 1}). State them in column order with classes=['A', 'B', ...], or "
+                "export the model with its class labels (skl2onnx does)."
             )
         self.classes_ = np.asarray(values, dtype=object if not numbers else None)
         self.classes_source = "the sorted labels of the tables (the model names none)"
         warnings.warn(
             f"The ONNX model '{self.name}' does not name its classes: its {n_columns} "
             f"probability columns are taken to be the sorted labels {values[:10]}. State them "
-            "with classes=[...] (--classes) if the model orders them otherwise.",
+            "with classes=[...] if the model orders them otherwise.",
             AuditInputWarning,
             stacklevel=2,
         )
@@ -807,5 +804,5 @@ def load_model(
         return AuditedModel(name, path, fmt, estimator=estimator)
     raise AuditInputError(
         f"Unknown model format '{path.name}': use ONNX (.onnx), skops (.skops) or, with "
-        f"--trust-pickle, pickle/joblib ({', '.join(PICKLE_SUFFIXES)})."
+        f"trust_pickle=True, pickle/joblib ({', '.join(PICKLE_SUFFIXES)})."
     )

@@ -50,7 +50,7 @@ def _check_columns(tables, label, columns):
             missing = [c for c in columns if c not in frame.columns]
             if missing:
                 raise AuditInputError(
-                    f"The {name} table lacks the requested column(s) {missing} (--columns)."
+                    f"The {name} table lacks the requested column(s) {missing} (columns=)."
                 )
         return [c for c in columns if c != label]
     features = [c for c in tables["members"].columns if c != label]
@@ -59,7 +59,7 @@ def _check_columns(tables, label, columns):
         if set(theirs) != set(features):
             raise AuditInputError(
                 f"Mismatched columns: the {name} table has {sorted(set(theirs))}, the "
-                f"members table {sorted(set(features))}; use --columns for a common subset."
+                f"members table {sorted(set(features))}; use columns= for a common subset."
             )
     return features
 
@@ -72,7 +72,7 @@ def check_model_tables(members, non_members, population, label, columns):
     for name, frame in tables.items():
         if label not in frame.columns:
             raise AuditInputError(
-                f"The {name} table has no label column {label!r} (--label); its columns are "
+                f"The {name} table has no label column {label!r} (label=); its columns are "
                 f"{list(frame.columns)}."
             )
     features = _check_columns(tables, label, columns)
@@ -213,10 +213,9 @@ def check_train_accuracy(name, correct, labels, *, force=False):
     )
     if not force:
         raise AuditInputError(
-            what + ". Check the probability output (probability_output=, "
-            "--probability-output), the classes (classes=, --classes), the label column "
-            "and the input columns' order; to audit it anyway, pass "
-            "force_low_accuracy=True (--force-low-accuracy)."
+            what + ". Check the probability output (probability_output=), the classes "
+            "(classes=), the label column and the input columns' order; to audit it "
+            "anyway, pass force_low_accuracy=True."
         )
     note = what + "; audited anyway (force_low_accuracy=True): its card says little."
     warnings.warn(note, AuditInputWarning, stacklevel=2)

@@ -353,8 +353,8 @@ def check_skops_archive(path, *, max_bytes=None):
                     f"disk but declares {_size(declared)} once inflated "
                     f"({declared / on_disk:.0f} times its size), above {_size(cap)} "
                     f"({which}): a zip bomb, or a model too large to load safely. Nothing "
-                    "was inflated. If you trust the file, pass max_skops_bytes (load_model; "
-                    "--max-skops-size) of at least its declared size."
+                    "was inflated. If you trust the file, pass max_skops_bytes= of at least its "
+                    "declared size."
                 )
             _verify_declared_sizes(archive)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError) as exc:

@@ -84,7 +84,7 @@ def group_labels(group_by, members, non_members, max_categories):
     labels = labels.astype("string").fillna("<missing>").to_numpy(dtype=object)
     if len(set(labels)) > max_categories:
         raise AuditInputError(
-            f"--group-by {group_by!r} has {len(set(labels))} distinct values; pick a column "
+            f"group_by={group_by!r} has {len(set(labels))} distinct values; pick a column "
             f"with at most {max_categories} (a category, not an identifier or a measurement)."
         )
     return labels
@@ -142,7 +142,6 @@ def _checked_tables(tables, options):
         tables,
         kept,
         drop=options.drop_overlapping_records,
-        flag="--drop-overlapping-records",
     )
     if checked is not tables:  # records left out: the encoding is fitted without them
         with warnings.catch_warnings():
@@ -319,7 +318,7 @@ def run_disclosure(tables, synthetic, kept, *, confidence, seed, notes):
         )
     except ValueError as exc:
         return None, str(exc)
-    return table, None
+    return table.rename(columns={"release": "subject"}), None  # keyed like every CSV
 
 
 def check_max_categories(max_categories):

@@ -184,9 +184,10 @@ def _disclosure_section(result, disclosure):
             else f"{fmt(r)} [{fmt(lo)}, {fmt(hi)}]"
             for r, lo, hi in disclosure[["risk", "risk_low", "risk_high"]].to_numpy()
         ]
-    )[["release", "analysis", "target", "attack_rate", "control_rate", "baseline_rate", "risk"]]
+    )[["subject", "analysis", "target", "attack_rate", "control_rate", "baseline_rate", "risk"]]
     shown = shown.rename(
         columns={
+            "subject": "release",
             "attack_rate": "attack success",
             "control_rate": "control success",
             "baseline_rate": "random guess",

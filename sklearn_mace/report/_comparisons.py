@@ -25,8 +25,15 @@ import pandas as pd
 
 from ..metrics._paired import advantage_difference_test, holm_adjust
 from ._format import fmt, fmt_p, table
+from ._section import Section
 
-__all__ = ["COMPARISON_COLUMNS", "comparison_lines", "comparison_table", "comparisons_section"]
+__all__ = [
+    "COMPARISON_COLUMNS",
+    "Comparisons",
+    "comparison_lines",
+    "comparison_table",
+    "comparisons_section",
+]
 
 COMPARISON_COLUMNS = (
     "analysis",
@@ -156,11 +163,23 @@ def comparison_table(result):
     return frame
 
 
-def comparisons_section(result, comparisons):
+class Comparisons(Section):
+    """The paired comparisons of the subjects: a section of the page, lines when printed."""
+
+    def html(self, report):
+        """The comparisons' table and how to read it; nothing with one subject."""
+        return comparisons_section(report.result, report.comparisons, report.presentation)
+
+    def lines(self, report):
+        """The family, then each difference the tests show."""
+        return comparison_lines(report.result, report.comparisons)
+
+
+def comparisons_section(result, comparisons, presentation):
     """The report's "Comparisons" section; empty when nothing was compared."""
     if comparisons.empty:
         return ""
-    noun = result.presentation.noun
+    noun = presentation.noun
     shown = pd.DataFrame(
         {
             "analysis": comparisons["analysis"],
@@ -184,7 +203,7 @@ def comparisons_section(result, comparisons):
     not_compared = (
         f" Not compared (an analysis failed): {html.escape('; '.join(skipped))}." if skipped else ""
     )
-    records = "target records" if getattr(result.presentation, "record_targets", True) else "runs"
+    records = "target records" if presentation.record_targets else "runs"
     tests = "This test is a family of its own" if k == 1 else f"These {k} tests are a family"
     tests += "" if k == 1 else " of their own"
     intervals = "The interval holds" if k == 1 else f"The {k} intervals hold together"

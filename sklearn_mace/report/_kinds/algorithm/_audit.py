@@ -26,6 +26,7 @@ from ....metrics import audit_epsilon
 from ..._engine import Analysis, AuditEngine, Scores, SharedStep, Subject, Targets, base_seed
 from ..._io import AuditInputError
 from ..._results import AuditResult, failure_notes
+from ..._verdict import ClaimRules
 
 __all__ = ["RECIPES", "AlgorithmReport", "audit_algorithm", "available_recipes"]
 
@@ -45,6 +46,16 @@ OPTIONAL = {"sdv": "sdv", "ctgan": "ctgan", "smartnoise": "snsynth"}
 #: a population column with at most this many distinct values is categorical
 MAX_LEVELS = 20
 RELATIONS = {"add_remove": "add/remove-one", "substitute": "substitute-one"}
+#: a recipe's card: red only when the claim is contradicted (a DP recipe may leak up to its
+#: claim), never green (no number of runs proves a DP claim)
+CLAIM_RULES = ClaimRules(
+    can_bound=False,
+    red_needs_claim=True,
+    headlines={
+        "above": "the claim is contradicted: {claim}",
+        "inconclusive": "inconclusive: the claim is not contradicted: {claim}",
+    },
+)
 
 
 def available_recipes():
@@ -505,8 +516,6 @@ def audit_algorithm(
         },
     )
     results = engine.run_with_progress(subjects, desc="recipes", verbose=verbose)
-    from ._view import presentation
-
     return AlgorithmResult(
         kind="recipe",
         subjects=results,
@@ -517,7 +526,7 @@ def audit_algorithm(
         n_rows=n_rows,
         inputs={"relation": relation, "n_runs": n_runs, "target_names": names, "claim": audited},
         notes=failure_notes(results),
-        presentation=presentation(None),
+        claim_rules=CLAIM_RULES,
     )
 
 

@@ -522,9 +522,7 @@ def _no_population_note(subjects):
 
 
 def _result(results, engine, tables, features, label, notes, claimed):
-    from ._view import presentation
-
-    result = AuditResult(
+    return AuditResult(
         kind="model",
         subjects=results,
         targets=engine.targets,
@@ -536,5 +534,3 @@ def _result(results, engine, tables, features, label, notes, claimed):
         inputs={"label": label, "feature_names": features},
         notes=notes + failure_notes(results),
     )
-    result.presentation = presentation(result)
-    return result

@@ -349,8 +349,6 @@ def audit_release(
 
 
 def _result(prepared, results, notes, tables, other, options, claimed):
-    from ._view import presentation
-
     return AuditResult(
         kind="release",
         subjects=results,
@@ -368,5 +366,4 @@ def _result(prepared, results, notes, tables, other, options, claimed):
         notes=notes + failure_notes(results, other),
         other_failures=other,
         tables=tables,
-        presentation=presentation(None),
     )

@@ -183,7 +183,7 @@ class Cards(Section):
         """HTML: which DP guarantees the headline ε refutes (members against fresh records:
         substitute-one, and the add/remove-one reading)."""
         eps = subject.epsilon_lower_bound
-        if eps <= 0:
+        if not eps > 0:
             return "Refutes no DP guarantee (substitute-one, nor add/remove-one)."
         return (
             f"Refutes substitute-one (ε, δ)-DP for every ε below {fmt(eps, 2)}; an add/remove-one "

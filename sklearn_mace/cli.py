@@ -622,11 +622,12 @@ def _write_and_print(args, result, out, caught):
     third-party warnings, listed in the report's notes, are only counted on the terminal
     (not at all with --quiet)."""
     from .report._output import relocate, staged_output
-    from .report._writer import print_report, write_report_files
+    from .report._writer import presentation_of, print_report, write_report_files
 
+    shown = presentation_of(result)  # how the result is shown, resolved once
     with staged_output(out, option="--out") as stage:
-        paths = write_report_files(result, stage, caught=caught)
-    print_report(result, relocate(paths, stage, out), caught, quiet=args.quiet)
+        paths = write_report_files(result, stage, caught=caught, presentation=shown)
+    print_report(result, relocate(paths, stage, out), caught, quiet=args.quiet, presentation=shown)
 
 
 def _changed(args, defaults):

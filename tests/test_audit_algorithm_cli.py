@@ -92,7 +92,8 @@ def test_the_analyses_are_the_same_before_and_after_the_runs(monkeypatch):
 def test_the_card_the_summary_and_the_verdict_read_the_engines_verdict():
     # "contradicted" is decided once, by the engine (PrivacyClaim.contradicted_by), and
     # every reader takes it from the result
-    from sklearn_mace.report._html import card
+    from sklearn_mace.report._section import Report
+    from sklearn_mace.report._writer import presentation_of
 
     result = audit_algorithm(["dp-histogram"], n_runs=20, verbose=False)
     (subject,) = result.subjects
@@ -106,7 +107,9 @@ def test_the_card_the_summary_and_the_verdict_read_the_engines_verdict():
     assert result.summary["contradicted"].tolist() == [False, True]
     assert result.verdict(subject) == "leak"
     assert result.headline(subject).startswith("the claim is contradicted")
-    assert '<td class="text">contradicted</td>' in card(result, subject, result.records)
+    presentation = presentation_of(result)
+    (cards,) = [s for s in presentation.sections if hasattr(s, "card")]
+    assert '<td class="text">contradicted</td>' in cards.card(Report(result, presentation), subject)
 
 
 def test_the_report_certifies_what_the_audit_certifies():

@@ -335,7 +335,7 @@ def test_the_roc_figure_draws_the_shared_mace_scores_once(halfcopy):
         grouped = [names for names, _ in same_scores(subject.scores)]
         assert [MACE_BAYES.name, MACE_BEST.name] in grouped
         assert len(grouped) == len(subject.scores) - 1, grouped
-        fig, _ = roc_figure(result, subject)
+        fig, _ = roc_figure(result, subject, "release")
         labels = [line.get_label() for line in fig.axes[0].get_lines()]
         both = f"{MACE_BAYES.name} = {MACE_BEST.name} (same scores)"
         assert sum(label.startswith(both) for label in labels) == 1

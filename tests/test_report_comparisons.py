@@ -16,6 +16,7 @@ from sklearn_mace.report import AuditResult, write_report
 from sklearn_mace.report._engine import BAYES_RULE, Analysis, AuditEngine, Scores, Subject
 from sklearn_mace.report._html import render_report
 from sklearn_mace.report._present import Presentation
+from sklearn_mace.report._section import Report
 from sklearn_mace.report._summary import print_summary
 from tests.test_report_engine import N, _targets
 
@@ -79,7 +80,6 @@ def _audit(analyses, names, random_state=0, on_error="raise"):
         delta=engine.delta,
         claimed_epsilon=1.0,
         n_rows={"members": N, "non-members": N},
-        presentation=Presentation(),
     )
 
 
@@ -174,17 +174,21 @@ def test_a_failed_analysis_skips_its_pairs_and_says_so():
     assert ("fails on s2", "s1", "s3") in pairs and len(table) == 4  # 1 + 3 pairs
     skipped = table.attrs["skipped"]
     assert len(skipped) == 2 and all("'s2' failed" in s for s in skipped)
-    page = render_report(result, result.summary, result.records, [], "t", table)
+    report = Report(result, Presentation())
+    report.comparisons = table
+    page = render_report(report, "t")
     assert "Not compared (an analysis failed)" in page
 
 
 def test_one_subject_has_no_comparisons_and_no_file(tmp_path):
     two = _audit([Analysis("Bayes rule", _shifted(3.0), threshold=BAYES_RULE)], ["a", "b"])
-    assert (write_report(two, tmp_path / "out")["comparisons"]).exists()
+    assert (
+        write_report(two, tmp_path / "out", presentation=Presentation())["comparisons"]
+    ).exists()
     result = _audit([Analysis("Bayes rule", _shifted(3.0), threshold=BAYES_RULE)], ["only"])
     assert result.comparisons.empty
     # the same folder: the earlier run's comparisons.csv goes (a folder never mixes runs)
-    paths = write_report(result, tmp_path / "out")
+    paths = write_report(result, tmp_path / "out", presentation=Presentation())
     assert "comparisons" not in paths and not (tmp_path / "out" / "comparisons.csv").exists()
     assert "Comparisons of the" not in paths["report"].read_text(encoding="utf-8")
 
@@ -194,7 +198,7 @@ def test_the_report_and_the_summary_show_the_comparisons(tmp_path):
     result = _audit(
         [Analysis("Bayes rule", _by_subject(shifts), threshold=BAYES_RULE)], list(shifts)
     )
-    paths = write_report(result, tmp_path / "out")
+    paths = write_report(result, tmp_path / "out", presentation=Presentation())
     written = paths["comparisons"].read_text(encoding="utf-8").splitlines()
     assert written[0].startswith("analysis,subject_a,subject_b,heldout_advantage_a")
     page = paths["report"].read_text(encoding="utf-8")
@@ -202,7 +206,7 @@ def test_the_report_and_the_summary_show_the_comparisons(tmp_path):
     assert "&#x27;release 2&#x27; leaks less than &#x27;release 1&#x27;" in page
     assert "This test is a family of its own" in page  # one test: singular
     printed = io.StringIO()
-    print_summary(result, paths, file=printed)
+    print_summary(result, Presentation(), paths, file=printed)
     text = printed.getvalue()
     assert "comparisons: 1 paired test of held-out advantages" in text
     assert "'release 2' leaks less than 'release 1' (Bayes rule" in text

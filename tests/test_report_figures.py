@@ -25,7 +25,6 @@ def _result(group=None):
         targets=targets,
         membership=targets.membership,
         prior=targets.prior,
-        presentation=SimpleNamespace(noun="release"),
     )
 
 
@@ -66,7 +65,7 @@ def test_identical_scores_are_one_curve_named_by_both():
     bayes = rng.normal(size=2 * N) + m
     other = rng.normal(size=2 * N)
     scores = {"MACE Bayes rule (x)": bayes, "MACE best-ε threshold (x)": bayes, "DOMIAS": other}
-    fig, caption = roc_figure(_result(), _subject("leaky", scores))
+    fig, caption = roc_figure(_result(), _subject("leaky", scores), "release")
     labels = _curve_labels(fig.axes[0])
     # before: three curves, the Bayes rule's drawn exactly under the best-ε threshold's
     assert len(labels) == 2
@@ -80,7 +79,7 @@ def test_identical_scores_are_one_curve_named_by_both():
 def test_different_scores_keep_their_own_curves():
     rng = np.random.default_rng(2)
     scores = {name: rng.normal(size=2 * N) for name in ("a", "b", "c")}
-    fig, _ = roc_figure(_result(), _subject("s", scores))
+    fig, _ = roc_figure(_result(), _subject("s", scores), "release")
     assert [label.split(" (")[0] for label in _curve_labels(fig.axes[0])] == ["a", "b", "c"]
     assert not any("same scores" in label for label in _curve_labels(fig.axes[0]))
 

@@ -11,8 +11,10 @@ from scipy.stats import binom
 from sklearn_mace.metrics import audit_epsilon, audit_sample_size
 from sklearn_mace.report import write_report
 from sklearn_mace.report._engine import BAYES_RULE, Analysis
+from sklearn_mace.report._present import Presentation
 from sklearn_mace.report._sample_size import planning_analysis, sample_size_line
 from sklearn_mace.report._summary import print_summary
+from sklearn_mace.report._writer import presentation_of
 from tests.test_report_comparisons import _audit, _boom_on, _by_subject, _shifted
 from tests.test_report_engine import N
 
@@ -38,7 +40,7 @@ def test_the_line_plans_for_the_strongest_analysis_at_its_claim_level():
     subject, analysis = planning_analysis(result)
     assert (subject.name, analysis.name) == ("strong", "Bayes rule")
     plan = _planned(result, subject, 1.0)
-    line = sample_size_line(result)
+    line = sample_size_line(result, Presentation())
     assert f"would need about {plan.n_members} members and {plan.n_nonmembers} non-members" in line
     assert f"Bayes rule at its claim's level ({100 * subject.claim_confidence:.2f} %)" in line
     assert f"this audit has {N} and {N}." in line and "leaked ε = 1 " in line
@@ -49,7 +51,7 @@ def test_a_split_rule_needs_twice_the_planned_count_and_claimed_zero_plans_for_o
     result.claimed_epsilon = 0.0
     (subject,) = result.subjects
     plan = _planned(result, subject, 1.0)
-    line = sample_size_line(result)
+    line = sample_size_line(result, Presentation())
     assert f"at least {2 * plan.n_members} members and {2 * plan.n_nonmembers} non-members" in line
     assert "leaked ε = 1 " in line and "hence twice the planned count" in line
 
@@ -63,7 +65,7 @@ def test_the_algorithm_audit_counts_the_runs_that_certify():
     result = audit_algorithm(["dp-histogram"], n_runs=30, verbose=False)
     certify = int(result.summary["n_certify_runs"].iloc[0])
     assert certify < 30
-    line = sample_size_line(result)
+    line = sample_size_line(result, presentation_of(result))
     assert f"this audit certifies on {certify} and {certify} (of its 30 and 30)." in line
     assert "certified on every target" not in line
 
@@ -72,18 +74,20 @@ def test_no_line_when_every_analysis_failed(tmp_path):
     result = _audit(
         [Analysis("fails", _boom_on("only"), threshold=BAYES_RULE)], ["only"], on_error="report"
     )
-    assert planning_analysis(result) is None and sample_size_line(result) == ""
-    paths = write_report(result, tmp_path / "out")
+    assert planning_analysis(result) is None and sample_size_line(result, Presentation()) == ""
+    paths = write_report(result, tmp_path / "out", presentation=Presentation())
     assert "Sample size:" not in paths["report"].read_text(encoding="utf-8")
 
 
 def test_the_report_and_the_summary_print_the_line(tmp_path):
     result = _audit([Analysis("Bayes rule", _shifted(2.0), threshold=BAYES_RULE)], ["a", "b"])
-    paths = write_report(result, tmp_path / "out")
-    assert html.escape(sample_size_line(result)) in paths["report"].read_text(encoding="utf-8")
+    paths = write_report(result, tmp_path / "out", presentation=Presentation())
+    assert html.escape(sample_size_line(result, Presentation())) in paths["report"].read_text(
+        encoding="utf-8"
+    )
     printed = io.StringIO()
-    print_summary(result, paths, file=printed)
-    assert sample_size_line(result) in printed.getvalue()
+    print_summary(result, Presentation(), paths, file=printed)
+    assert sample_size_line(result, Presentation()) in printed.getvalue()
 
 
 @pytest.mark.parametrize("epsilon, n_claims", [(1.0, 9), (2.0, 4)])
@@ -109,7 +113,9 @@ def test_a_report_without_figure_points_does_not_mention_them(tmp_path):
     # the model and algorithm reports have no figure points: "figure points included" was
     # copied onto them from the release report
     result = _audit([Analysis("Bayes rule", _shifted(2.0), threshold=BAYES_RULE)], ["a"])
-    page = write_report(result, tmp_path / "out")["report"].read_text(encoding="utf-8")
+    page = write_report(result, tmp_path / "out", presentation=Presentation())["report"].read_text(
+        encoding="utf-8"
+    )
     assert "figure point" not in page
 
 

@@ -13,12 +13,14 @@ import pytest
 
 from sklearn_mace.report import AuditResult, audit_release
 from sklearn_mace.report._engine import Analysis, AuditEngine, Scores, Subject, Targets
-from sklearn_mace.report._html import card
-from sklearn_mace.report._kinds.algorithm._view import AlgorithmPresentation, power_text
+from sklearn_mace.report._html import Cards
+from sklearn_mace.report._kinds.algorithm._audit import CLAIM_RULES
+from sklearn_mace.report._kinds.algorithm._view import power_text
 from sklearn_mace.report._kinds.release import _audit as release_module
 from sklearn_mace.report._present import Presentation
+from sklearn_mace.report._section import Report
 from sklearn_mace.report._summary import print_summary
-from sklearn_mace.report._verdict import check_margin, disclosure, explanation
+from sklearn_mace.report._verdict import ClaimRules, check_margin, disclosure, explanation
 
 
 def _noise(engine, subject, seed):
@@ -64,7 +66,7 @@ class _Engine(AuditEngine):
         return self._analyses
 
 
-def _audit(analyses, n, names=("x",), margin=0.2, presentation=None, on_error="raise"):
+def _audit(analyses, n, names=("x",), margin=0.2, claim_rules=None, on_error="raise"):
     engine = _Engine(analyses, n, on_error=on_error)
     subjects = engine.run([Subject(name, {}) for name in names])
     return AuditResult(
@@ -75,15 +77,20 @@ def _audit(analyses, n, names=("x",), margin=0.2, presentation=None, on_error="r
         delta=0.0,
         claimed_epsilon=1.0,
         n_rows={"members": n, "non-members": n},
-        presentation=Presentation() if presentation is None else presentation,
+        claim_rules=ClaimRules() if claim_rules is None else claim_rules,
         bounded_margin=margin,
     )
 
 
 def _printed(result):
     out = io.StringIO()
-    print_summary(result, {"report": "report.html"}, file=out)
+    print_summary(result, Presentation(), {"report": "report.html"}, file=out)
     return out.getvalue()
+
+
+def card(result, subject):
+    """The common card of ``subject``."""
+    return Cards().card(Report(result, Presentation()), subject)
 
 
 # ----------------------------------------------------------------------------- green
@@ -97,7 +104,7 @@ def test_a_big_clean_audit_is_green_with_its_bounds():
     assert (summary["advantage_upper_bound"] <= 0.2).all()
     assert (summary["advantage_upper_bound"] >= summary["advantage_lower_bound"]).all()
     assert np.isfinite(summary["advantage_epsilon_upper_bound"]).all()
-    page = card(result, subject, result.records)
+    page = card(result, subject)
     assert '<div class="card bounded">' in page and "<b>at most" in page
     assert "leakage bounded: no threshold on any analysis" in page
     printed = _printed(result)
@@ -158,7 +165,7 @@ def test_a_leaky_but_small_audit_is_inconclusive_not_green():
     assert "bounded" not in verdicts
     grey = [s for s, v in zip(result.subjects, verdicts, strict=True) if v == "inconclusive"]
     assert len(grey) >= 20
-    page = card(result, grey[0], result.records)
+    page = card(result, grey[0])
     assert '<div class="card inconclusive">' in page and "could not bound" in page
     assert "would bound every analysis within the margin (80 % power)" in page
     assert "inconclusive: no leakage certified" in result.headline(grey[0])
@@ -170,7 +177,7 @@ def test_a_failed_analysis_leaves_the_card_unbounded():
     assert np.isnan(subject.advantage_upper_bound) and subject.bound_source is None
     assert result.verdict(subject) == "inconclusive"
     assert "1 analysis(es) failed" in " ".join(explanation(result, subject))
-    assert "not bounded (an analysis failed)" in card(result, subject, result.records)
+    assert "not bounded (an analysis failed)" in card(result, subject)
 
 
 def test_a_significant_p_value_is_never_beside_green():
@@ -185,8 +192,7 @@ def test_a_significant_p_value_is_never_beside_green():
 
 
 def test_an_algorithm_card_is_never_green_and_states_its_power():
-    presentation = AlgorithmPresentation()
-    result = _audit([Analysis("noise", _noise)], 2500, presentation=presentation)
+    result = _audit([Analysis("noise", _noise)], 2500, claim_rules=CLAIM_RULES)
     (subject,) = result.subjects
     assert subject.advantage_upper_bound <= 0.2  # it would be green on a release card
     assert result.verdict(subject) == "inconclusive"
@@ -239,7 +245,7 @@ def test_a_planted_verbatim_copy_is_red(monkeypatch):
     text = " ".join(explanation(result, subject))
     named = sorted(int(r) for r in copied)[:10]
     assert f"rows {', '.join(map(str, named))}, … of the members file" in text
-    page = card(result, subject, result.records)
+    page = card(result, subject)
     assert '<div class="card leak">' in page and "disclosure: 20 of 200 members" in page
 
 

@@ -12,11 +12,21 @@ import re
 import numpy as np
 
 from ..metrics import IndividualRiskDisplay, MembershipRocDisplay
+from ._section import Section
 
 #: the legend of a risk figure's dots (when no group colours them)
 MEMBER_CALLED = "member called a member by the held-out posterior"
 
-__all__ = ["common_figures", "figure", "figure_file", "legend_below", "note", "same_scores", "slug"]
+__all__ = [
+    "Figures",
+    "common_figures",
+    "figure",
+    "figure_file",
+    "legend_below",
+    "note",
+    "same_scores",
+    "slug",
+]
 
 
 def slug(name):
@@ -84,8 +94,9 @@ def same_scores(scores):
     return groups
 
 
-def roc_figure(result, subject):
-    """Every table analysis's ROC curve, with one FPR floor for all of them."""
+def roc_figure(result, subject, noun):
+    """Every table analysis's ROC curve, with one FPR floor for all of them (``noun``: what
+    a subject is called)."""
     m = result.membership
     n_mem, n_non = int(m.sum()), int(len(m) - m.sum())
     floor = min(0.5 / n_non, 0.005)
@@ -97,7 +108,6 @@ def roc_figure(result, subject):
         legend_below(ax)
     else:
         note(ax, "every analysis failed (see Failed analyses)")
-    noun = result.presentation.noun
     ax.set_title(
         f"{noun} '{subject.name}': membership attacks ({n_mem} members, {n_non} non-members)"
     )
@@ -152,12 +162,35 @@ def risk_figure(result, subject):
     return fig
 
 
-def common_figures(result):
+class Figures(Section):
+    """ "Figures": the figures of each of ``makers``, in order, as the writer drew them.
+
+    Parameters
+    ----------
+    makers : tuple of callable
+        ``maker(report) -> {file name: (Figure, caption)}`` (:func:`common_figures`: the ROC
+        and risk figures of records of a table).
+    """
+
+    def __init__(self, makers):
+        self.makers = tuple(makers)
+
+    def figures(self, report):
+        """Every maker's figures, keyed by file name."""
+        return {name: drawn for make in self.makers for name, drawn in make(report).items()}
+
+    def html(self, report):
+        """The drawn figures, embedded."""
+        return "<h2>Figures</h2>" + "".join(report.figures)
+
+
+def common_figures(report):
     """The ROC and risk figures of every subject, keyed by file name, with captions."""
+    result, noun = report.result, report.presentation.noun
     figures = {}
     by = "" if result.targets.group_by is None else f", coloured by {result.targets.group_by}"
     for subject in result.subjects:
-        figures[figure_file("roc", result, subject)] = roc_figure(result, subject)
+        figures[figure_file("roc", result, subject)] = roc_figure(result, subject, noun)
         ranking = subject.ranking or "the ranking analysis"
         figures[figure_file("risk", result, subject)] = (
             risk_figure(result, subject),

@@ -1,9 +1,12 @@
-"""report.html for every audit: cards, claims, estimates, exposed records, how to read.
+"""The common sections of every report: cards, failures, claims, estimates, exposed records,
+how to read, notes; and the page they make.
 
 One set of claim rules for every card (see ``_results.py``): the headline is the largest
 certified ε with its source and the family-wise confidence it holds at; the largest certified
 advantage stands beside it with the trivial ``|2p − 1|``; estimates are labelled estimates; a
-record is named only when a certified rule flags it.
+record is named only when a certified rule flags it. A kind of audit changes a card's words by
+subclassing :class:`Cards`, and what "How to read" says by the items it gives
+:class:`HowToRead`.
 """
 
 import html
@@ -13,9 +16,21 @@ import pandas as pd
 
 from ._format import fmt, fmt_p, html_page, table
 from ._sample_size import sample_size_line
+from ._section import Section
+from ._summary import claims_lines, comparison_lines, summary_header, verdict_line
 from ._verdict import case, explanation
 
-__all__ = ["render_report"]
+__all__ = [
+    "Cards",
+    "Claims",
+    "Estimates",
+    "Exposed",
+    "Failed",
+    "HowToRead",
+    "Notes",
+    "common_reading",
+    "render_report",
+]
 
 MEANINGS = {  # what each case of the verdict means, under the card's headline
     "above": "the {noun} is not ({eps:g}, {delta:g})-DP for substitute-one neighbours (a "
@@ -36,8 +51,8 @@ def _source(analysis):
     )
 
 
-def _epsilon_lines(result, subject):
-    """The headline ε with its source, level and neighbour relation."""
+def _epsilon_lines(result, subject, relation):
+    """The headline ε with its source, level and neighbour relation (HTML ``relation``)."""
     eps, source = subject.epsilon_lower_bound, subject.epsilon_source
     level = (
         f"the largest of the {subject.n_claims} certified numbers of this card, which hold "
@@ -45,18 +60,6 @@ def _epsilon_lines(result, subject):
         "Bonferroni)"
     )
     where = "no claim certifies ε > 0" if source is None else _source(source)
-    relation = result.presentation.relation_line(result, subject)
-    relation = (
-        relation
-        if relation is not None
-        else (
-            f"Refutes substitute-one (ε, δ)-DP for every ε below {fmt(eps, 2)}; an add/remove-one "
-            f"guarantee (what DP-SGD accountants and DP synthesizers state) only below "
-            f"{fmt(eps / 2, 2)}: add/remove-one ε implies substitute-one 2ε."
-            if eps > 0
-            else "Refutes no DP guarantee (substitute-one, nor add/remove-one)."
-        )
-    )
     return f"""<div>ε <b>at least {fmt(eps, 2)}</b> <span class="muted">(δ = {result.delta:g};
     {where}) — {level}</span></div>
   <div class="muted">{relation}</div>"""
@@ -134,41 +137,108 @@ def _failed_note(subject):
     return f'<div class="failed">failed, not in these numbers: {names} (see Failed analyses)</div>'
 
 
-def card(result, subject, records):
-    """One subject's card: verdict, headline ε, advantage, estimate, exposure, failures."""
-    p, kind, colour = result.presentation, case(result, subject), result.verdict(subject)
-    meaning = p.meaning(result, subject, kind)
-    if meaning is None:
-        meaning = MEANINGS[kind].format(noun=p.noun, eps=result.claimed_epsilon, delta=result.delta)
-    exposure = p.exposure_line(result, subject, records)
-    exposure = _exposure_line(result, subject, records) if exposure is None else exposure
-    name = f"<b>{html.escape(subject.name)}</b>{p.facts_line(result, subject)}"
-    return f"""
+def _sample_size_paragraph(report):
+    line = sample_size_line(report.result, report.presentation)
+    return f'<p class="muted">{html.escape(line)}</p>' if line else ""
+
+
+class Cards(Section):
+    """One card per subject, the sample-size plan under them; printed: the claims table,
+    then each card's verdict line and why it has its colour.
+
+    The common words; a kind of audit subclasses it to say more or otherwise (its facts
+    after the subject's name, lines after the claims, its own relation, exposure and
+    meaning, its printed header and verdict line).
+    """
+
+    def html(self, report):
+        """Every subject's card, then the sample-size plan."""
+        cards = "".join(self.card(report, s) for s in report.result.subjects)
+        plan = _sample_size_paragraph(report)
+        return f'<div class="cards">{cards}</div>' + (f"\n{plan}" if plan else "")
+
+    def card(self, report, subject):
+        """One subject's card: verdict, headline ε, advantage, estimate, exposure, failures."""
+        result, noun = report.result, report.presentation.noun
+        kind, colour = case(result, subject), result.verdict(subject)
+        name = f"<b>{html.escape(subject.name)}</b>{self.facts(report, subject)}"
+        return f"""
 <div class="card {colour}">
-  <div class="muted">{p.noun} {name}</div>
+  <div class="muted">{noun} {name}</div>
   <div class="verdict">{result.headline(subject)}</div>
-  {_epsilon_lines(result, subject)}
+  {_epsilon_lines(result, subject, self.relation(report, subject))}
   {_advantage_line(result, subject)}
-  {_upper_line(result, subject) if p.can_bound else ""}
+  {_upper_line(result, subject) if result.claim_rules.can_bound else ""}
   {_estimate_line(subject)}
-  {p.card_lines(result, subject)}
-  {exposure}
+  {self.details(report, subject)}
+  {self.exposure(report, subject)}
   {_failed_note(subject)}
-  <div class="muted">{meaning}.</div>
+  <div class="muted">{self.meaning(report, subject, kind)}.</div>
 </div>"""
 
-
-def failed_section(result):
-    """The "Failed analyses" section: each failed step, on which subject, why."""
-    failures = result.failures
-    if failures.empty:
+    def facts(self, report, subject):
+        """HTML after the subject's name: none in the common card."""
         return ""
-    return (
-        "<h2>Failed analyses</h2>\n<p>These analyses failed; the report shows everything "
-        "else, and summary.csv marks their rows <code>status = failed</code> with the "
-        "reason. The correction still counts them, so the other claims keep their stated "
-        "confidence.</p>\n" + table(failures, text_columns=tuple(failures.columns))
-    )
+
+    def relation(self, report, subject):
+        """HTML: which DP guarantees the headline ε refutes (members against fresh records:
+        substitute-one, and the add/remove-one reading)."""
+        eps = subject.epsilon_lower_bound
+        if not eps > 0:
+            return "Refutes no DP guarantee (substitute-one, nor add/remove-one)."
+        return (
+            f"Refutes substitute-one (ε, δ)-DP for every ε below {fmt(eps, 2)}; an add/remove-one "
+            f"guarantee (what DP-SGD accountants and DP synthesizers state) only below "
+            f"{fmt(eps / 2, 2)}: add/remove-one ε implies substitute-one 2ε."
+        )
+
+    def details(self, report, subject):
+        """HTML lines after the claims: none in the common card."""
+        return ""
+
+    def exposure(self, report, subject):
+        """HTML: the most exposed member, named only when a certified rule flags it."""
+        return _exposure_line(report.result, subject, report.records)
+
+    def meaning(self, report, subject, kind):
+        """The card's last line: what the verdict (``kind``: its case) means."""
+        result = report.result
+        return MEANINGS[kind].format(
+            noun=report.presentation.noun, eps=result.claimed_epsilon, delta=result.delta
+        )
+
+    def lines(self, report):
+        """The printed header and claims table, then each subject's verdict and why."""
+        result = report.result
+        lines = claims_lines(report, self.header(report))
+        for subject in result.subjects:
+            lines.append(self.verdict_line(report, subject))
+            lines += [f"  {subject.name}: {text}." for text in explanation(result, subject)]
+        return lines
+
+    def header(self, report):
+        """The printed summary's first line: the targets, the prior, δ and the family."""
+        return summary_header(report)
+
+    def verdict_line(self, report, subject):
+        """The printed line of one subject's verdict, with the sources of its numbers."""
+        return verdict_line(report.result, subject)
+
+
+class Failed(Section):
+    """The "Failed analyses" section: each failed step, on which subject, why."""
+
+    def html(self, report):
+        """The failures' table; nothing when every step succeeded."""
+        failures = report.result.failures
+        if failures.empty:
+            return ""
+        return (
+            "<h2>Failed analyses</h2>\n<p>These analyses failed; the report shows everything "
+            "else, and summary.csv marks their rows <code>status = failed</code> with the "
+            "reason. The correction still counts them, so the other claims keep their stated "
+            "confidence.</p>\n" + table(failures, text_columns=tuple(failures.columns))
+        )
 
 
 CLAIM_HEADERS = {
@@ -207,16 +277,35 @@ def _trivial_floor_note(summary):
     )
 
 
-def claims_section(result, summary):
-    """Every certified claim: one row per analysis, and per figure point if any."""
+THRESHOLDS = (  # what the claims table's threshold column means
+    '"split": the threshold was chosen on a random half of the targets and certified on the '
+    'other half; "explicit": a rule fixed before seeing the data, certified on every target.'
+)
+
+
+class Claims(Section):
+    """Every certified claim: one row per analysis, and per figure point if any.
+
+    Parameters
+    ----------
+    thresholds : str, default=THRESHOLDS
+        What the table's threshold column means.
+    """
+
+    def __init__(self, thresholds=THRESHOLDS):
+        self.thresholds = thresholds
+
+    def html(self, report):
+        """The claims table and how to read it."""
+        return _claims_table(report, self.thresholds)
+
+
+def _claims_table(report, thresholds):
+    result, summary = report.result, report.summary
     trivial = fmt(abs(2 * result.prior - 1))
     headers = CLAIM_HEADERS | {"advantage_lower_bound": f"advantage ≥ (trivial {trivial})"}
     how = np.where(summary["status"] == "ok", summary["detail"], "failed: " + summary["reason"])
     shown = summary.assign(detail=how)[list(headers)].rename(columns=headers)
-    thresholds = result.presentation.thresholds_note(result) or (
-        '"split": the threshold was chosen on a random half of the targets and certified on the '
-        'other half; "explicit": a rule fixed before seeing the data, certified on every target.'
-    )
     figures = ", figure points included," if _has_figure_points(summary) else ""
     return f"""<h2>Certified claims of every analysis</h2>
 {table(shown, text_columns=("subject", "analysis", "role", "threshold", "how"))}
@@ -226,13 +315,20 @@ from the analysis's held-out scores; advantage ≤ is the certified upper bound 
 of every threshold rule on those scores, either direction (the best one's advantage plus
 Hoeffding's deviation for one rule; summary.csv also gives the ε such an advantage
 implies).{_trivial_floor_note(summary)} {thresholds} FPR ≤ and FNR ≤ are exact Clopper–Pearson
-upper bounds. Every row of a {result.presentation.noun}{figures} holds together at
+upper bounds. Every row of a {report.presentation.noun}{figures} holds together at
 {result.confidence:.0%}. AUC and TPR at low FPR describe the scores (not certified). Written to
 summary.csv.</p>"""
 
 
-def estimates_section(summary):
+class Estimates(Section):
     """The plug-in estimates (MACE's ``U_N``), apart from the claims."""
+
+    def html(self, report):
+        """The estimates' table; nothing when no analysis estimates."""
+        return _estimates_table(report.summary)
+
+
+def _estimates_table(summary):
     rows = summary[summary["advantage_estimate"].notna() & (summary["role"] == "analysis")]
     if rows.empty:
         return ""
@@ -263,15 +359,24 @@ interval covers the sampling spread of U_N around its own mean, not its bias, so
 interval nor the ε it implies is a lower bound. Never used for a verdict.</p>"""
 
 
-def exposed_section(result, records):
-    """The exposed members of every subject (only those a certified rule flags)."""
+class Exposed(Section):
+    """The exposed members of every subject (only those a certified rule flags), with the
+    presentation's ``exposed_columns``."""
+
+    def html(self, report):
+        """Per subject, its first ten exposed members."""
+        return _exposed_tables(report)
+
+
+def _exposed_tables(report):
+    result, records, p = report.result, report.records, report.presentation
     group = [] if result.targets.group_by is None else [result.targets.group_by]
-    columns = ["rank", "row", *group, "risk_estimate", *result.presentation.exposed_columns]
+    columns = ["rank", "row", *group, "risk_estimate", *p.exposed_columns]
     parts = []
     for subject in result.subjects:
         mine = records[(records["subject"] == subject.name) & (records["member"] == 1)]
         exposed = mine[mine["exposed"]].head(10)
-        title = f"<h3>{result.presentation.noun.capitalize()} '{html.escape(subject.name)}'</h3>"
+        title = f"<h3>{p.noun.capitalize()} '{html.escape(subject.name)}'</h3>"
         if exposed.empty:
             parts.append(title + '<p class="muted">no member is flagged by a certified rule.</p>')
             continue
@@ -288,12 +393,31 @@ it (records.csv: <code>exposed</code>); risk_estimate is the held-out |f̂_p| (p
 estimate). Every target with every score, members first: records.csv.</p>"""
 
 
-def how_to_read(result):
-    """The common explanation, then the kind's own items."""
-    p = result.presentation
+class HowToRead(Section):
+    """ "How to read the numbers": the items of each of ``readings``, in order.
+
+    Parameters
+    ----------
+    readings : tuple of callable
+        ``reading(report) -> list of str``: ``<li>`` items (:func:`common_reading`: what
+        every report about records of a table says).
+    """
+
+    def __init__(self, readings):
+        self.readings = tuple(readings)
+
+    def html(self, report):
+        """The list of every reading's items."""
+        items = [item for reading in self.readings for item in reading(report)]
+        return f"<h2>How to read the numbers</h2>\n<ul>{''.join(items)}</ul>"
+
+
+def common_reading(report):
+    """The items every report whose targets are records of a table has."""
+    result, p = report.result, report.presentation
     trivial = fmt(abs(2 * result.prior - 1))
-    points = ", figure points" if _has_figure_points(result.summary) else ""
-    items = [
+    points = ", figure points" if _has_figure_points(report.summary) else ""
+    return [
         f'<li><b>Certified</b> ("at least"): every ε ≥ and advantage ≥ of a {p.noun} — table '
         f"rows, the card's headline{points} — holds together with probability "
         f"{result.confidence:.0%}: each is computed at 1 − α/K for the K certified numbers of "
@@ -336,8 +460,6 @@ def how_to_read(result):
         "many members an attacker identifies while almost never accusing a non-member."
         f"{low_fpr_note(result)}</li>",
     ]
-    items = items if p.record_targets else []
-    return f"<h2>How to read the numbers</h2>\n<ul>{''.join(items + p.how_to_read(result))}</ul>"
 
 
 def low_fpr_note(result):
@@ -354,44 +476,61 @@ def low_fpr_note(result):
     )
 
 
-def _sample_size_paragraph(result):
-    line = sample_size_line(result)
-    return f'<p class="muted">{html.escape(line)}</p>' if line else ""
+class Notes(Section):
+    """The audit's notes: a list on the page, one ``note:`` line each when printed."""
+
+    def html(self, report):
+        """The notes' list; nothing without notes."""
+        notes = "".join(f"<li>{html.escape(n)}</li>" for n in report.result.notes)
+        return f"<h2>Notes</h2><ul>{notes}</ul>" if notes else ""
+
+    def lines(self, report):
+        """One line per note."""
+        return [f"note: {note}" for note in report.result.notes]
 
 
-def render_report(result, summary, records, figure_html, title, comparisons=None):
-    """The whole report.html page (``comparisons``: :attr:`AuditResult.comparisons`)."""
-    p = result.presentation
-    notes = "".join(f"<li>{html.escape(n)}</li>" for n in result.notes)
-    cards = "".join(card(result, s, records) for s in result.subjects)
+def render_report(report, title):
+    """The whole report.html page: every section's HTML, in the presentation's order.
+
+    Parameters
+    ----------
+    report : Report
+        The result, its presentation and the figures drawn.
+    title : str
+        The page's title.
+
+    Returns
+    -------
+    page : str
+        A self-contained HTML page.
+    """
+    result, p = report.result, report.presentation
     subtitle = (
         f"prior p = {fmt(result.prior)} · δ = {result.delta:g} · certified claims at "
-        f"{result.confidence:.0%} per {p.noun}{p.subtitle(result)}"
+        f"{result.confidence:.0%} per {p.noun}{p.subtitle}"
     )
-    body = "\n".join(
-        [
-            f'<div class="cards">{cards}</div>',
-            _sample_size_paragraph(result),
-            failed_section(result),
-            claims_section(result, summary),
-            estimates_section(summary),
-            comparisons_section(result, result.comparisons if comparisons is None else comparisons),
-            *p.sections(result),
-            "<h2>Figures</h2>" + "".join(figure_html),
-            exposed_section(result, records) if p.record_targets else "",
-            how_to_read(result),
-            p.inputs_section(result),
-            f"<h2>Notes</h2><ul>{notes}</ul>" if notes else "",
-        ]
-    )
+    shown = [section.html(report) for section in p.sections]
+    body = "\n".join(part for part in shown if part)
     return html_page(title, result.n_rows, subtitle, body)
 
 
-def comparisons_section(result, comparisons):
+class Comparisons(Section):
+    """The paired comparisons of the subjects: a section of the page, lines when printed."""
+
+    def html(self, report):
+        """The comparisons' table and how to read it; nothing with one subject."""
+        return comparisons_section(report.result, report.comparisons, report.presentation)
+
+    def lines(self, report):
+        """The family, then each difference the tests show."""
+        return comparison_lines(report.result, report.comparisons)
+
+
+def comparisons_section(result, comparisons, presentation):
     """The report's "Comparisons" section; empty when nothing was compared."""
     if comparisons.empty:
         return ""
-    noun = result.presentation.noun
+    noun = presentation.noun
     shown = pd.DataFrame(
         {
             "analysis": comparisons["analysis"],
@@ -415,7 +554,7 @@ def comparisons_section(result, comparisons):
     not_compared = (
         f" Not compared (an analysis failed): {html.escape('; '.join(skipped))}." if skipped else ""
     )
-    records = "target records" if getattr(result.presentation, "record_targets", True) else "runs"
+    records = "target records" if presentation.record_targets else "runs"
     tests = "This test is a family of its own" if k == 1 else f"These {k} tests are a family"
     tests += "" if k == 1 else " of their own"
     intervals = "The interval holds" if k == 1 else f"The {k} intervals hold together"

@@ -1,103 +1,84 @@
-"""What each kind of audit adds to the common report: the hooks of a presentation.
+"""How one kind of audit is shown: a few words and the ordered sections of its report.
 
-The report itself (``_html.py``, ``_figures.py``, ``_summary.py``, ``_writer.py``) is the same
-for every audit: cards under the same claim rules, the same claims table, the same records.
-A presentation adds what only its kind has — the release audit's copy counts, column
-encoding, disclosure risks and release-size figure; the model audit's accuracies and loss
-histograms. A new kind of audit subclasses :class:`Presentation` and hands an instance to its
-:class:`~sklearn_mace.report.AuditResult`.
+The report is the same for every audit (``_html.py``, ``_figures.py``, ``_comparisons.py``,
+``_sample_size.py``, ``_summary.py``, ``_writer.py``): cards under the same claim rules, the
+same claims table, the same records. A :class:`Presentation` lists the sections a kind's
+report is made of (:class:`~._section.Section`: HTML, printed lines, figures, files), the
+common ones it uses and its own — the release audit's copy counts, column encoding,
+disclosure risks and release-size figure; the model audit's accuracies and loss histograms;
+the algorithm audit's claim, targets table and power. Each kind's ``_view.py`` builds one
+from a result (``presentation(result)``); the writer and the printer are handed it. The
+result itself is plain data: it does not know how it is shown.
 """
 
-__all__ = ["Presentation"]
+from dataclasses import dataclass, field
+
+from ._figures import Figures, common_figures
+from ._html import (
+    Cards,
+    Claims,
+    Comparisons,
+    Estimates,
+    Exposed,
+    Failed,
+    HowToRead,
+    Notes,
+    common_reading,
+)
+from ._sample_size import SampleSize
+
+__all__ = ["Presentation", "common_sections"]
 
 
+def common_sections():
+    """The common report, in order: what a presentation shows unless it lists its own."""
+    return (
+        Cards(),
+        Failed(),
+        Claims(),
+        Estimates(),
+        Comparisons(),
+        SampleSize(),
+        Figures((common_figures,)),
+        Exposed(),
+        HowToRead((common_reading,)),
+        Notes(),
+    )
+
+
+@dataclass(frozen=True)
 class Presentation:
-    """The defaults: nothing beyond the common report."""
+    """How one audit is shown.
 
-    noun = "subject"  # what one audited subject is called ("release", "model")
-    title = "sklearn-mace privacy audit"
-    command = "sklearn-mace"  # the printed summary's first word
-    #: the records.csv columns shown beside each exposed record in report.html
-    exposed_columns = ()
-    #: the card's headline per case ("above", "leak", "disclosure", "inconclusive",
-    #: "bounded" -> text with ``{epsilon}``); None: the common ones (``_verdict.VERDICTS``)
-    verdicts = None
-    #: whether a card may be green ("leakage bounded"): an algorithm card, which tests a
-    #: claimed ε with finitely many runs, never proves it
-    can_bound = True
-    #: whether only a certified ε above the claimed one turns a card red (an algorithm
-    #: card: a DP recipe may leak up to its claim)
-    red_needs_claim = False
-    #: whether the targets are records of a table (members and non-members), so that the
-    #: common parts about records apply: exposed records, the held-out risk figure, the ROC
-    #: figure of every target and the common "How to read" items. An audit whose targets
-    #: are something else (the shadow runs of a training recipe) turns them off and says
-    #: what its numbers mean itself.
-    record_targets = True
-    #: what the targets of each side are called (the sample-size line counts them)
-    target_nouns = ("members", "non-members")
+    Attributes
+    ----------
+    noun : str
+        What one audited subject is called (``"release"``, ``"model"``, ``"recipe"``).
+    title : str
+        The page's title.
+    command : str
+        The printed summary's first word.
+    target_nouns : tuple of str
+        What the targets of each side are called (the sample-size line counts them).
+    exposed_columns : tuple of str
+        The records.csv columns shown beside each exposed record.
+    record_targets : bool
+        Whether the targets are records of a table (members and non-members); an audit
+        whose targets are shadow runs of a training recipe says "runs".
+    relation : str
+        The neighbour relation the certified ε refutes, in two words.
+    subtitle : str
+        The end of the page's line under the title (`` · …``).
+    sections : tuple of Section
+        The report's sections, in the order the page and the printed summary show them.
+    """
 
-    def relation_name(self, result):
-        """The neighbour relation the certified ε refutes, in two words."""
-        return "substitute-one"
-
-    def facts_line(self, result, subject):
-        """HTML after the subject's name on its card."""
-        return ""
-
-    def meaning(self, result, subject, verdict):
-        """The card's last line: what the verdict means; None: the common text."""
-        return None
-
-    def relation_line(self, result, subject):
-        """HTML: which DP guarantees the headline ε refutes; None: the common text
-        (members against fresh records: substitute-one)."""
-        return None
-
-    def thresholds_note(self, result):
-        """What the claims table's threshold column means; None: the common text."""
-        return None
-
-    def exposure_line(self, result, subject, records):
-        """HTML: the card's line on exposed records; None: the common one."""
-        return None
-
-    def verdict_line(self, result, subject):
-        """The printed summary's line for ``subject``; None: the common one."""
-        return None
-
-    def summary_header(self, result):
-        """The printed summary's first line; None: the common one."""
-        return None
-
-    def card_lines(self, result, subject):
-        """HTML lines on the subject's card, after the claims."""
-        return ""
-
-    def subtitle(self, result):
-        """The page's line under the title (after the inputs)."""
-        return ""
-
-    def sections(self, result):
-        """HTML sections after the estimates table."""
-        return []
-
-    def inputs_section(self, result):
-        """An HTML section on how the inputs were used, after "How to read"."""
-        return ""
-
-    def how_to_read(self, result):
-        """Further ``<li>`` items of "How to read the numbers"."""
-        return []
-
-    def figures(self, result):
-        """Further figures: file name -> (matplotlib Figure, caption)."""
-        return {}
-
-    def summary_lines(self, result):
-        """Further lines of the printed summary (after the notes)."""
-        return []
-
-    def extra_files(self, result, out):
-        """Further files written beside the report: key -> path."""
-        return {}
+    noun: str = "subject"
+    title: str = "sklearn-mace privacy audit"
+    command: str = "sklearn-mace"
+    target_nouns: tuple = ("members", "non-members")
+    exposed_columns: tuple = ()
+    record_targets: bool = True
+    relation: str = "substitute-one"
+    subtitle: str = ""
+    sections: tuple = field(default_factory=common_sections)

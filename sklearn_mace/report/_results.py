@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ._comparisons import comparison_table
+from ._verdict import ClaimRules
 
 __all__ = ["AnalysisResult", "AuditResult", "ReportInputs", "SubjectResult", "failure_notes"]
 
@@ -404,8 +405,10 @@ class AuditResult:
         ``(subject, analysis, reason)`` of failed steps outside the subjects' analyses.
     tables : dict of str -> DataFrame
         Further tables written beside the report (``disclosure``).
-    presentation : object
-        What this kind of audit adds to the report (card lines, sections, figures).
+    claim_rules : ClaimRules
+        What turns the cards' claims into their verdicts (whether a card may be green,
+        whether only a contradicted claim makes it red, the headlines): plain data, so the
+        verdict and ``summary.csv`` never depend on how the result is shown.
     bounded_margin : float
         A card is green ("leakage bounded") only when every analysis's certified upper
         bound on the advantage is at most ``|2p − 1| + bounded_margin``.
@@ -429,7 +432,7 @@ class AuditResult:
     notes: list = field(default_factory=list)
     other_failures: list = field(default_factory=list)
     tables: dict = field(default_factory=dict)
-    presentation: object = field(default=None, repr=False, compare=False)
+    claim_rules: ClaimRules = field(default_factory=ClaimRules)
     bounded_margin: float = 0.1
     comparisons: object = field(default=None, repr=False, compare=False)
 

@@ -11,8 +11,9 @@ of the targets (the other half chooses the threshold), so it needs at least twic
 """
 
 from ..metrics import audit_sample_size
+from ._section import Section
 
-__all__ = ["POWER", "planning_analysis", "sample_size_line"]
+__all__ = ["POWER", "SampleSize", "planning_analysis", "sample_size_line"]
 
 POWER = 0.8
 FALLBACK_EPSILON = 1.0  # planned for when the claimed ε is 0 (nothing to plan against)
@@ -33,13 +34,25 @@ def planning_analysis(result):
     return None
 
 
-def sample_size_line(result):
+class SampleSize(Section):
+    """The plan's line in the printed summary (after the comparisons); on the page it stands
+    under the cards (:class:`~._html.Cards`)."""
+
+    def lines(self, report):
+        """The sentence, when some analysis has a claim."""
+        line = sample_size_line(report.result, report.presentation)
+        return [line] if line else []
+
+
+def sample_size_line(result, presentation):
     """One sentence for the card page and the printed summary ("" without any claim).
 
     Parameters
     ----------
     result : AuditResult
         The audit.
+    presentation : Presentation
+        What a subject and the targets of each side are called, and the neighbour relation.
 
     Returns
     -------
@@ -66,12 +79,12 @@ def sample_size_line(result):
     except ValueError as exc:
         return f"Sample size: not planned ({exc})"
     factor, how = (2, "at least ") if split else (1, "about ")
-    ones, zeros = result.presentation.target_nouns
+    ones, zeros = presentation.target_nouns
     need = f"{how}{factor * plan.n_members} {ones} and {factor * plan.n_nonmembers} {zeros}"
     return (
         f"Sample size: to certify ε > 0 with {100 * POWER:.0f} % power if a "
-        f"{result.presentation.noun} leaked ε = {epsilon:g} "
-        f"({result.presentation.relation_name(result)}, δ = "
+        f"{presentation.noun} leaked ε = {epsilon:g} "
+        f"({presentation.relation}, δ = "
         f"{result.delta:g}), {analysis.name} at its claim's level "
         f"({100 * subject.claim_confidence:.2f} %) would need {need} "
         f"({_rule(analysis.claim, n1, n0)}; the attack assumed to err like randomized response "

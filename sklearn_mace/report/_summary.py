@@ -1,12 +1,13 @@
-"""The summary both CLIs print: every claim, then each subject's verdict with its sources."""
+"""The summary the CLI prints: every section's lines, in the presentation's order (the claims
+table and each subject's verdict with its sources first: :class:`~._html.Cards`), then where
+the report is."""
 
 import sys
 
 from ._format import fmt, fmt_p
-from ._sample_size import sample_size_line
-from ._verdict import explanation
+from ._section import Report
 
-__all__ = ["print_summary"]
+__all__ = ["claims_lines", "print_summary", "summary_header", "verdict_line"]
 
 HEADER = (
     "subject",
@@ -89,43 +90,50 @@ def verdict_line(result, subject):
     return line
 
 
-def print_summary(result, paths, file=None):
-    """Print the claims of every subject, its verdict, the notes and where the report is."""
-    file = sys.stdout if file is None else file
+def summary_header(report):
+    """The printed summary's first line: the targets, the prior, δ and the family's level."""
+    result, p = report.result, report.presentation
     n_mem = int(result.membership.sum())
-    p = result.presentation
     levels = sorted({(s.n_claims, s.claim_confidence) for s in result.subjects})
     each = ", ".join(f"{k} claims each at {level:.2%}" for k, level in levels)
-    header = p.summary_header(result)
-    if header is None:
-        header = (
-            f"{p.command}: {n_mem} members, {len(result.membership) - n_mem} non-members, "
-            f"prior {result.prior:.3g}, δ = {result.delta:g}; the certified numbers of a "
-            f"{p.noun} hold together at {result.confidence:.0%} (Bonferroni: {each})"
-        )
-    print(header, file=file)
-    trivial = abs(2 * result.prior - 1)
-    print(
+    return (
+        f"{p.command}: {n_mem} members, {len(result.membership) - n_mem} non-members, "
+        f"prior {result.prior:.3g}, δ = {result.delta:g}; the certified numbers of a "
+        f"{p.noun} hold together at {result.confidence:.0%} (Bonferroni: {each})"
+    )
+
+
+def claims_lines(report, header):
+    """``header``, what adv. ≥ and adv. ≤ mean, and the claims table, one line per row."""
+    trivial = abs(2 * report.result.prior - 1)
+    return [
+        header,
         f"(adv. ≥ / adv. ≤: certified advantage at the prior of the analysis's rule / upper "
         f"bound for any threshold on its scores; trivial |2p − 1| = {trivial:.3f})",
-        file=file,
-    )
-    for line in _table_lines(result.summary):
-        print(line, file=file)
-    for subject in result.subjects:
-        line = p.verdict_line(result, subject)
-        print(verdict_line(result, subject) if line is None else line, file=file)
-        for text in explanation(result, subject):
-            print(f"  {subject.name}: {text}.", file=file)
-    for line in comparison_lines(result, result.comparisons):
-        print(line, file=file)
-    plan = sample_size_line(result)
-    if plan:
-        print(plan, file=file)
-    for line in p.summary_lines(result):
-        print(line, file=file)
-    for note in result.notes:
-        print(f"note: {note}", file=file)
+        *_table_lines(report.summary),
+    ]
+
+
+def print_summary(result, presentation, paths, file=None):
+    """Print every section's lines (the claims, each verdict, the comparisons, the plan,
+    the notes, …) and where the report is.
+
+    Parameters
+    ----------
+    result : AuditResult
+        The audit.
+    presentation : Presentation
+        Its sections, in the order they print.
+    paths : dict
+        What the writer wrote (``paths["report"]``: report.html).
+    file : file-like, default=None
+        Where to print; default: standard output.
+    """
+    file = sys.stdout if file is None else file
+    report = Report(result, presentation)
+    for section in presentation.sections:
+        for line in section.lines(report):
+            print(line, file=file)
     print(f"report: {paths['report']}  (summary.csv, records.csv, figures/ beside it)", file=file)
 
 

@@ -29,6 +29,7 @@ An algorithm card (a claimed ε tested by shadow runs) is red only when the clai
 contradicted and never green: no finite number of runs proves a DP claim.
 """
 
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -36,7 +37,15 @@ from scipy.stats import hypergeom
 
 from ..metrics import bounded_sample_size
 
-__all__ = ["VERDICTS", "check_margin", "disclosure", "explanation", "headline", "verdict"]
+__all__ = [
+    "VERDICTS",
+    "ClaimRules",
+    "check_margin",
+    "disclosure",
+    "explanation",
+    "headline",
+    "verdict",
+]
 
 VERDICTS = {  # the headline of each case; {epsilon}: the claimed ε
     "above": "leakage certified above ε = {epsilon:g}",
@@ -48,6 +57,30 @@ VERDICTS = {  # the headline of each case; {epsilon}: the claimed ε
 COLOURS = {"above": "leak", "leak": "leak", "disclosure": "leak"}
 POWER = 0.8
 _TOLERANCE = 1e-12
+
+
+@dataclass(frozen=True)
+class ClaimRules:
+    """The rules that turn a card's claims into its verdict: plain data, set by the audit.
+
+    Attributes
+    ----------
+    can_bound : bool, default=True
+        Whether a card may be green ("leakage bounded"). An algorithm card, which tests a
+        claimed ε with finitely many runs, never proves it: False.
+    red_needs_claim : bool, default=False
+        Whether only a contradicted claim turns a card red (some analysis's
+        ``contradicted``, decided by the engine): a DP recipe may leak up to its claim.
+        Its card is then red or grey.
+    headlines : dict, default=VERDICTS
+        The card's headline per case (``"above"``, ``"leak"``, ``"disclosure"``,
+        ``"inconclusive"``, ``"bounded"``): text with ``{epsilon}`` (the claimed ε) and
+        ``{claim}`` (the claim in words).
+    """
+
+    can_bound: bool = True
+    red_needs_claim: bool = False
+    headlines: dict = field(default_factory=lambda: dict(VERDICTS))
 
 
 def check_margin(bounded_margin):
@@ -100,8 +133,8 @@ def _bounded(result, subject):
 
 def case(result, subject):
     """``"above"``, ``"leak"``, ``"disclosure"``, ``"inconclusive"`` or ``"bounded"``."""
-    p = result.presentation
-    if getattr(p, "red_needs_claim", False):  # an algorithm card: red iff contradicted
+    rules = result.claim_rules
+    if rules.red_needs_claim:  # an algorithm card: red iff contradicted
         return "above" if subject.contradicted else "inconclusive"
     above = subject.epsilon_lower_bound > result.claimed_epsilon
     if above:
@@ -110,7 +143,7 @@ def case(result, subject):
         return "leak"
     if disclosure(subject) is not None:
         return "disclosure"
-    if not getattr(p, "can_bound", True) or significant_tests(subject):
+    if not rules.can_bound or significant_tests(subject):
         return "inconclusive"
     if unparsed_columns(result, subject):
         return "inconclusive"
@@ -125,7 +158,7 @@ def verdict(result, subject):
 
 def headline(result, subject):
     """The card's first line: the case in words, and any verbatim disclosure."""
-    verdicts = getattr(result.presentation, "verdicts", None) or VERDICTS
+    verdicts = result.claim_rules.headlines
     claim = result.inputs.claim  # an algorithm audit's claim, in words
     words = claim.describe() if claim is not None else f"ε = {result.claimed_epsilon:g}"
     line = verdicts[case(result, subject)].format(epsilon=result.claimed_epsilon, claim=words)
@@ -238,6 +271,6 @@ def explanation(result, subject):
             f"above the trivial {abs(2 * result.prior - 1):.3f}, and no exact test rejects; "
             "this bounds these analyses, not every attack"
         )
-    elif kind == "inconclusive" and getattr(result.presentation, "can_bound", True):
+    elif kind == "inconclusive" and result.claim_rules.can_bound:
         texts.append("inconclusive: " + "; ".join(_inconclusive_texts(result, subject)))
     return texts

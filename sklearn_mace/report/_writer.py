@@ -6,16 +6,22 @@ disclosure.csv). Nothing is written elsewhere; every CSV goes through ``write_cs
 import contextlib
 from pathlib import Path
 
-from ._figures import common_figures
 from ._format import embed_figure
 from ._html import render_report
+from ._kinds._registry import kind_named
 from ._output import check_output_dir, relocate, staged_output, write_csv
+from ._section import Report
 from ._warnings import add_warning_notes, catching_warnings
 
-__all__ = ["print_report", "write_report", "write_report_files"]
+__all__ = ["presentation_of", "print_report", "write_report", "write_report_files"]
 
 
-def write_report(result, out, *, title=None):
+def presentation_of(result):
+    """How ``result`` is shown: its kind's presentation (``_kinds/_registry.py``)."""
+    return kind_named(result.kind).presentation(result)
+
+
+def write_report(result, out, *, title=None, presentation=None):
     """Write an audit — of synthetic releases or of models — to the folder ``out``.
 
     Writes ``report.html`` (figures embedded as base64 PNG, no external resources),
@@ -43,6 +49,8 @@ def write_report(result, out, *, title=None):
         The output folder (created if needed).
     title : str, default=None
         Title of the HTML page; default: the audit kind's.
+    presentation : Presentation, default=None
+        How the result is shown; default: its kind's (``result.kind``).
 
     Returns
     -------
@@ -75,58 +83,69 @@ def write_report(result, out, *, title=None):
     """
     check_output_dir(out, option="out")
     with staged_output(out, option="out") as stage:
-        paths = write_report_files(result, stage, title=title)
+        paths = write_report_files(result, stage, title=title, presentation=presentation)
     return relocate(paths, stage, out)
 
 
-def write_report_files(result, out, *, title=None, caught=None):
+def write_report_files(result, out, *, title=None, caught=None, presentation=None):
     """The body of :func:`write_report`, writing into the (staging) folder ``out``.
 
     ``caught``: the warnings of the run (a :class:`._warnings.WarningLog` from
     ``catching_warnings``), or None. When given, the warnings raised while writing
     (matplotlib's, drawing) join them and all become the report's notes
-    (:func:`._warnings.add_warning_notes`) before the page is rendered.
+    (:func:`._warnings.add_warning_notes`) before the page is rendered. ``presentation``:
+    how the result is shown (default: :func:`presentation_of`).
     """
     out = Path(out)
-    title = title or result.presentation.title
+    report = Report(result, presentation_of(result) if presentation is None else presentation)
     (out / "figures").mkdir(parents=True, exist_ok=True)
-    summary, records = result.summary, result.records
     paths = {
         "report": out / "report.html",
         "summary": out / "summary.csv",
         "records": out / "records.csv",
     }
-    write_csv(summary, paths["summary"])
-    write_csv(records, paths["records"])
-    comparisons = result.comparisons
-    if not comparisons.empty:
+    write_csv(report.summary, paths["summary"])
+    write_csv(report.records, paths["records"])
+    if not report.comparisons.empty:
         paths["comparisons"] = out / "comparisons.csv"
-        write_csv(comparisons, paths["comparisons"])
-    figure_html = []
+        write_csv(report.comparisons, paths["comparisons"])
     with contextlib.nullcontext([]) if caught is None else catching_warnings() as drawing:
-        paths.update(result.presentation.extra_files(result, out))
-        common = common_figures(result) if result.presentation.record_targets else {}
-        figures = {**common, **result.presentation.figures(result)}
-        for name, (fig, caption) in figures.items():
-            png, element = embed_figure(fig, name, caption)
-            paths[name] = out / "figures" / name
-            paths[name].write_bytes(png)
-            figure_html.append(element)
+        paths.update(_section_files(report, out))
     if caught is not None:
         caught.extend(drawing)
         add_warning_notes(result, caught)
-    page = render_report(result, summary, records, figure_html, title, comparisons)
+    page = render_report(report, title or report.presentation.title)
     paths["report"].write_text(page, encoding="utf-8")
     return paths
 
 
-def print_report(result, paths, caught=None, *, quiet=False):
+def _section_files(report, out):
+    """Every section's files, then its figures, drawn into ``out/figures`` and embedded
+    (``report.figures``), in the sections' order."""
+    paths = {}
+    sections = report.presentation.sections
+    for section in sections:
+        paths.update(section.files(report, out))
+    figures = {}
+    for section in sections:
+        figures.update(section.figures(report))
+    for name, (fig, caption) in figures.items():
+        png, element = embed_figure(fig, name, caption)
+        paths[name] = out / "figures" / name
+        paths[name].write_bytes(png)
+        report.figures.append(element)
+    return paths
+
+
+def print_report(result, paths, caught=None, *, quiet=False, presentation=None):
     """Print the summary of a written report: the third-party warnings of ``caught`` (a
     ``WarningLog`` whose notes were added), listed in the report's notes, are counted in one
-    line (not at all when ``quiet``)."""
+    line (not at all when ``quiet``). ``presentation``: how the result is shown (default:
+    :func:`presentation_of`)."""
     from dataclasses import replace
 
     from ._summary import print_summary
     from ._warnings import printed_notes
 
-    print_summary(replace(result, notes=printed_notes(result, caught, quiet)), paths)
+    shown = presentation_of(result) if presentation is None else presentation
+    print_summary(replace(result, notes=printed_notes(result, caught, quiet)), shown, paths)

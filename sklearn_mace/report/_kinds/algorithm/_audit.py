@@ -38,6 +38,7 @@ from ..._engine import (
 )
 from ..._io import AuditInputError
 from ..._results import AuditResult, failure_notes
+from ..._verdict import ClaimRules
 from ._types import AlgorithmInputs, AlgorithmReportInputs, AlgorithmShared, AuditedRecipe
 
 __all__ = ["RECIPES", "AlgorithmReport", "audit_algorithm", "available_recipes"]
@@ -58,6 +59,16 @@ OPTIONAL = {"sdv": "sdv", "ctgan": "ctgan", "smartnoise": "snsynth"}
 #: a population column with at most this many distinct values is categorical
 MAX_LEVELS = 20
 RELATIONS = {"add_remove": "add/remove-one", "substitute": "substitute-one"}
+#: a recipe's card: red only when the claim is contradicted (a DP recipe may leak up to its
+#: claim), never green (no number of runs proves a DP claim)
+CLAIM_RULES = ClaimRules(
+    can_bound=False,
+    red_needs_claim=True,
+    headlines={
+        "above": "the claim is contradicted: {claim}",
+        "inconclusive": "inconclusive: the claim is not contradicted: {claim}",
+    },
+)
 
 
 def available_recipes():
@@ -466,21 +477,28 @@ def audit_algorithm(
         ),
     )
     results = engine.run_with_progress(subjects, desc="recipes", verbose=verbose)
-    from ._view import presentation
+    return _result(results, engine, audited, n_rows)
 
+
+def _result(results, engine, audited, n_rows):
+    """The audit's result: one subject per recipe, its claim on the audited relation."""
+    settings = engine.inputs
     return AlgorithmResult(
         kind="recipe",
         subjects=results,
-        targets=runs,
-        confidence=confidence,
-        delta=delta,
-        claimed_epsilon=float(audited.epsilon_at(delta)),
+        targets=engine.targets,
+        confidence=engine.confidence,
+        delta=engine.delta,
+        claimed_epsilon=float(audited.epsilon_at(engine.delta)),
         n_rows=n_rows,
         inputs=AlgorithmReportInputs(
-            relation=relation, n_runs=n_runs, target_names=names, claim=audited
+            relation=settings.relation,
+            n_runs=settings.n_runs,
+            target_names=settings.target_names,
+            claim=audited,
         ),
         notes=failure_notes(results),
-        presentation=presentation(None),
+        claim_rules=CLAIM_RULES,
     )
 
 

@@ -11,11 +11,13 @@ import numpy as np
 import pandas as pd
 
 from ....metrics import MembershipRocDisplay, detectable_epsilon
-from ..._figures import figure, figure_file, legend_below, note
+from ..._figures import Figures, figure, figure_file, legend_below, note
 from ..._format import fmt, table
+from ..._html import Cards, Claims, Comparisons, Estimates, Failed, HowToRead, Notes
 from ..._present import Presentation
+from ..._sample_size import SampleSize
 
-__all__ = ["AlgorithmPresentation", "power_text"]
+__all__ = ["AlgorithmCards", "power_text", "presentation"]
 
 POWER = 0.8
 
@@ -55,22 +57,17 @@ def _target_table(result, subject):
     return table(pd.DataFrame(rows), text_columns=("target", "claim"))
 
 
-class AlgorithmPresentation(Presentation):
-    """The algorithm audit's additions to the common report."""
+THRESHOLDS = (  # every rule here is fixed on the attack's fitting runs
+    '"explicit": the attack\'s threshold was chosen on the runs it was trained on '
+    "and is certified on the other runs only, which it never saw."
+)
 
-    noun = "recipe"
-    title = "sklearn-mace algorithm privacy audit"
-    command = "sklearn-mace audit-algorithm"
-    target_nouns = ("runs with the target", "runs without it")
-    record_targets = False
-    verdicts = {
-        "above": "the claim is contradicted: {claim}",
-        "inconclusive": "inconclusive: the claim is not contradicted: {claim}",
-    }
-    can_bound = False  # no number of runs proves a DP claim: never green
-    red_needs_claim = True  # a DP recipe may leak up to its claim: red iff contradicted
 
-    def facts_line(self, result, subject):
+class AlgorithmCards(Cards):
+    """The card of a recipe: the claim it tests, its runs, the targets' table and the runs'
+    power; no exposed record (the targets are named in its table)."""
+
+    def facts(self, report, subject):
         """The runs behind the card."""
         f = subject.facts
         if "train_size" not in f:
@@ -80,21 +77,9 @@ class AlgorithmPresentation(Presentation):
             f"{f['n_certify_runs']} runs per side certify"
         )
 
-    def subtitle(self, result):
-        """The relation, the run count and the targets."""
-        name, _ = _relation(result)
-        return (
-            f" · {name} neighbours · {result.inputs.n_runs} runs per side · "
-            f"{len(result.inputs.target_names)} targets"
-        )
-
-    def relation_name(self, result):
-        """The relation of the runs (and of the claim)."""
-        return _relation(result)[0]
-
-    def relation_line(self, result, subject):
+    def relation(self, report, subject):
         """Which guarantee the runs test: the relation of the runs, nothing converted."""
-        name, how = _relation(result)
+        name, how = _relation(report.result)
         eps = subject.epsilon_lower_bound
         refutes = (
             f"refutes {name} (ε, δ)-DP for every ε below {fmt(eps, 2)}"
@@ -103,22 +88,27 @@ class AlgorithmPresentation(Presentation):
         )
         return f"Neighbour relation: {name} ({how}); the bound {refutes}."
 
-    def thresholds_note(self, result):
-        """Every rule here is fixed on the attack's fitting runs."""
+    def details(self, report, subject):
+        """Claimed ε beside the certified bound, per target, and the correction."""
+        result, k = report.result, len(subject.analyses)
         return (
-            '"explicit": the attack\'s threshold was chosen on the runs it was trained on '
-            "and is certified on the other runs only, which it never saw."
+            f"{_target_table(result, subject)}"
+            f'<div class="muted">Multiplicity: the {k} targets\' bounds of this recipe hold '
+            f"together at {result.confidence:.0%} (each at {subject.claim_confidence:.2%}, "
+            "Bonferroni over the targets); each recipe is a separate claim. A claim is "
+            "contradicted only when its certified ε exceeds the claimed ε.</div>"
         )
 
-    def exposure_line(self, result, subject, records):
+    def exposure(self, report, subject):
         """No record is 'exposed' here: the targets are named in the card's table."""
         return ""
 
-    def meaning(self, result, subject, verdict):
+    def meaning(self, report, subject, kind):
         """What the verdict says about the recipe's claim."""
+        result = report.result
         name, _ = _relation(result)
         eps, delta = result.claimed_epsilon, result.delta
-        if verdict == "above":
+        if kind == "above":
             return (
                 f"the recipe is not ({eps:g}, {delta:g})-DP for {name} neighbours, with the "
                 "stated confidence: its claim is false (or its implementation is)"
@@ -129,58 +119,21 @@ class AlgorithmPresentation(Presentation):
             "stronger attack may certify more"
         )
 
-    def card_lines(self, result, subject):
-        """Claimed ε beside the certified bound, per target, and the correction."""
-        k = len(subject.analyses)
-        return (
-            f"{_target_table(result, subject)}"
-            f'<div class="muted">Multiplicity: the {k} targets\' bounds of this recipe hold '
-            f"together at {result.confidence:.0%} (each at {subject.claim_confidence:.2%}, "
-            "Bonferroni over the targets); each recipe is a separate claim. A claim is "
-            "contradicted only when its certified ε exceeds the claimed ε.</div>"
-        )
-
-    def how_to_read(self, result):
-        """The shadow-run audit in a few lines."""
-        name, how = _relation(result)
-        return [
-            "<li><b>Shadow runs</b>: each recipe is trained "
-            f"{result.inputs.n_runs} times on datasets without any target and as many "
-            f"times with each target ({name}: {how}); each output is featurized about the "
-            "target (a DP histogram's release: its count of the target's cell).</li>",
-            "<li><b>Certified ε at least</b>: per target an attack is trained on part of the "
-            "runs of each side and its threshold chosen there (threshold "
-            "<code>explicit</code> in the claims table: fixed before the other runs are "
-            "looked at); exact Clopper–Pearson upper bounds on that rule's FPR and FNR on "
-            "the other runs give the smallest ε an (ε, δ)-DP recipe allows, "
-            f"FPR + e^ε·FNR ≥ 1 − δ (δ = {result.delta:g}). The runs are independent "
-            "trainings, as the bounds assume (Jagielski et al. 2020).</li>",
-            f"<li><b>Verdict</b>: a claimed ε is contradicted only when a certified bound "
-            f"exceeds it; all bounds of a recipe hold together at {result.confidence:.0%}. "
-            "With n certifying runs per side no audit certifies much more than log(n/3): "
-            "a claim above that cannot be contradicted by this many runs.</li>",
-            "<li><b>AUC</b> of the attack on the certifying runs describes how well the "
-            "runs separate (not certified).</li>",
-        ]
-
-    def figures(self, result):
-        """Per recipe: every target's ROC on the certifying runs."""
-        return {figure_file("roc", result, s): _roc_figure(result, s) for s in result.subjects}
-
-    def summary_header(self, result):
+    def header(self, report):
         """The run counts, the relation and the correction."""
+        result = report.result
         name, _ = _relation(result)
         k = len(result.inputs.target_names)
         return (
-            f"{self.command}: {len(result.subjects)} recipe(s), {k} target(s), "
+            f"{report.presentation.command}: {len(result.subjects)} recipe(s), {k} target(s), "
             f"{result.inputs.n_runs} runs per side, {name} neighbours, δ = "
             f"{result.delta:g}; each recipe's {k} bounds hold together at "
             f"{result.confidence:.0%} (Bonferroni over the targets)"
         )
 
-    def verdict_line(self, result, subject):
+    def verdict_line(self, report, subject):
         """The verdict with the largest certified ε and its target, and the runs' power."""
-        source = subject.epsilon_source
+        result, source = report.result, subject.epsilon_source
         where = "" if source is None else f" ({source.name})"
         power = "" if result.verdict(subject) == "leak" else f"; {power_text(result, subject)}"
         return (
@@ -188,6 +141,37 @@ class AlgorithmPresentation(Presentation):
             f"{result.claimed_epsilon:g}, certified ε at least {subject.epsilon_lower_bound:.2f}"
             f"{where}{power}"
         )
+
+
+def algorithm_reading(report):
+    """The shadow-run audit in a few lines."""
+    result = report.result
+    name, how = _relation(result)
+    return [
+        "<li><b>Shadow runs</b>: each recipe is trained "
+        f"{result.inputs.n_runs} times on datasets without any target and as many "
+        f"times with each target ({name}: {how}); each output is featurized about the "
+        "target (a DP histogram's release: its count of the target's cell).</li>",
+        "<li><b>Certified ε at least</b>: per target an attack is trained on part of the "
+        "runs of each side and its threshold chosen there (threshold "
+        "<code>explicit</code> in the claims table: fixed before the other runs are "
+        "looked at); exact Clopper–Pearson upper bounds on that rule's FPR and FNR on "
+        "the other runs give the smallest ε an (ε, δ)-DP recipe allows, "
+        f"FPR + e^ε·FNR ≥ 1 − δ (δ = {result.delta:g}). The runs are independent "
+        "trainings, as the bounds assume (Jagielski et al. 2020).</li>",
+        f"<li><b>Verdict</b>: a claimed ε is contradicted only when a certified bound "
+        f"exceeds it; all bounds of a recipe hold together at {result.confidence:.0%}. "
+        "With n certifying runs per side no audit certifies much more than log(n/3): "
+        "a claim above that cannot be contradicted by this many runs.</li>",
+        "<li><b>AUC</b> of the attack on the certifying runs describes how well the "
+        "runs separate (not certified).</li>",
+    ]
+
+
+def runs_figures(report):
+    """Per recipe: every target's ROC on the certifying runs."""
+    result = report.result
+    return {figure_file("roc", result, s): _roc_figure(result, s) for s in result.subjects}
 
 
 def power_text(result, subject):
@@ -235,5 +219,31 @@ def _roc_figure(result, subject):
 
 
 def presentation(result):
-    """What the algorithm audit adds to the common report."""
-    return AlgorithmPresentation()
+    """The algorithm report: the recipe's card, the common claims, estimates, comparisons
+    and plan, the runs' ROC curves, how to read a shadow-run audit, the notes; nothing about
+    records of a table (exposed records, held-out risks): its targets are the audited
+    records, named on the card, and the engine's "records" are shadow runs."""
+    name, _ = _relation(result)
+    return Presentation(
+        noun="recipe",
+        title="sklearn-mace algorithm privacy audit",
+        command="sklearn-mace audit-algorithm",
+        target_nouns=("runs with the target", "runs without it"),
+        record_targets=False,
+        relation=name,
+        subtitle=(
+            f" · {name} neighbours · {result.inputs.n_runs} runs per side · "
+            f"{len(result.inputs.target_names)} targets"
+        ),
+        sections=(
+            AlgorithmCards(),
+            Failed(),
+            Claims(THRESHOLDS),
+            Estimates(),
+            Comparisons(),
+            SampleSize(),
+            Figures((runs_figures,)),
+            HowToRead((algorithm_reading,)),
+            Notes(),
+        ),
+    )

@@ -466,23 +466,23 @@ def audit_model(
         _subject(name, model, **context, features=model_columns[name])
         for name, model in models.items()
     ]
-    engine = ModelAudit(
-        targets,
-        confidence=confidence,
-        delta=float(delta),
-        random_state=random_state,
-        n_jobs=n_jobs,
-        on_error=on_error,
-        inputs=ModelInputs(
-            targets=targets_frame,
-            labels=targets_frame[label].to_numpy(),
-            population=population,
-            n_reference_models=int(n_reference_models),
-        ),
-    )
+    settings = dict(confidence=confidence, delta=float(delta), random_state=random_state)
+    settings.update(n_jobs=n_jobs, on_error=on_error)
+    engine = _engine(targets, targets_frame, label, population, n_reference_models, **settings)
     results = engine.run_with_progress(subjects, desc="sklearn-mace audit-model", verbose=verbose)
     notes += _reference_notes(subjects, population)
     return _result(results, engine, tables, features, label, notes, claimed)
+
+
+def _engine(targets, frame, label, population, n_reference_models, **settings):
+    """The engine of a model audit: the targets, and what every model's analyses share."""
+    inputs = ModelInputs(
+        targets=frame,
+        labels=frame[label].to_numpy(),
+        population=population,
+        n_reference_models=int(n_reference_models),
+    )
+    return ModelAudit(targets, inputs=inputs, **settings)
 
 
 def _check_reference_models(n_reference_models, label_only):
@@ -538,9 +538,7 @@ def _no_population_note(subjects):
 
 
 def _result(results, engine, tables, features, label, notes, claimed):
-    from ._view import presentation
-
-    result = AuditResult(
+    return AuditResult(
         kind="model",
         subjects=results,
         targets=engine.targets,
@@ -552,5 +550,3 @@ def _result(results, engine, tables, features, label, notes, claimed):
         inputs=ModelReportInputs(label=label, feature_names=features),
         notes=notes + failure_notes(results),
     )
-    result.presentation = presentation(result)
-    return result

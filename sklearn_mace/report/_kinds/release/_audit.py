@@ -331,10 +331,7 @@ def audit_release(
     check_max_categories(max_categories)
     check_on_error(on_error)
     claimed = (float(claimed_epsilon), check_margin(bounded_margin))
-    if not isinstance(synthetic, dict):
-        synthetic = {"synthetic": synthetic}
-    if not synthetic:
-        raise AuditInputError("At least one synthetic table is needed.")
+    synthetic = _as_releases(synthetic)
     base = base_seed(random_state)
     options = ReleaseOptions(
         columns=columns,
@@ -366,9 +363,16 @@ def audit_release(
     return _result(prepared, results, notes, tables, other, options, claimed)
 
 
-def _result(prepared, results, notes, tables, other, options, claimed):
-    from ._view import presentation
+def _as_releases(synthetic):
+    """``{name: table}``: a single table is called "synthetic"; no table is an error."""
+    if not isinstance(synthetic, dict):
+        synthetic = {"synthetic": synthetic}
+    if not synthetic:
+        raise AuditInputError("At least one synthetic table is needed.")
+    return synthetic
 
+
+def _result(prepared, results, notes, tables, other, options, claimed):
     return AuditResult(
         kind="release",
         subjects=results,
@@ -386,5 +390,4 @@ def _result(prepared, results, notes, tables, other, options, claimed):
         notes=notes + failure_notes(results, other),
         other_failures=other,
         tables=tables,
-        presentation=presentation(None),
     )

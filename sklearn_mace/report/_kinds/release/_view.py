@@ -6,13 +6,26 @@ from pathlib import Path
 import numpy as np
 
 from ....metrics import AdvantageDisplay
-from ..._figures import figure, legend_below, note
+from ..._figures import Figures, common_figures, figure, legend_below, note
 from ..._format import fmt, table
+from ..._html import (
+    Cards,
+    Claims,
+    Comparisons,
+    Estimates,
+    Exposed,
+    Failed,
+    HowToRead,
+    Notes,
+    common_reading,
+)
 from ..._output import write_csv
 from ..._present import Presentation
+from ..._sample_size import SampleSize
+from ..._section import Section
 from ._inputs import EXACT_NAME, MAX_DISCLOSURE_RECORDS, NEAR_COPY_DISTANCE
 
-__all__ = ["ReleasePresentation"]
+__all__ = ["Columns", "Disclosure", "ReleaseCards", "presentation"]
 
 
 def _count(k, n):
@@ -79,18 +92,14 @@ def size_figure(result):
     return fig
 
 
-class ReleasePresentation(Presentation):
-    """The synthetic-data audit's additions to the common report."""
+class ReleaseCards(Cards):
+    """The common card, with the release's rows after its name and its copy counts."""
 
-    noun = "release"
-    command = "sklearn-mace audit"
-    exposed_columns = ("nearest_synthetic_distance", "verbatim_in_release")
-
-    def facts_line(self, result, subject):
+    def facts(self, report, subject):
         """The release's number of rows."""
         return f" · {subject.facts.get('synthetic_rows', '?')} synthetic rows"
 
-    def card_lines(self, result, subject):
+    def details(self, report, subject):
         """How many members and non-members the release copies, verbatim and nearly."""
         c = subject.facts
         n1, n0 = c["member_targets"], c["nonmember_targets"]
@@ -100,18 +109,32 @@ class ReleasePresentation(Presentation):
     the encoded space, exact ones included): {_count(c["member_near_copies"], n1)} members,
     {_count(c["nonmember_near_copies"], n0)} non-members</div>"""
 
-    def subtitle(self, result):
-        """The number of encoded features."""
-        return f" · {len(result.inputs.feature_names)} encoded features"
 
-    def sections(self, result):
-        """Attribute inference and linkability, when they were run."""
-        disclosure = result.tables.get("disclosure")
-        return [] if disclosure is None else [_disclosure_section(result, disclosure)]
+class Disclosure(Section):
+    """Attribute inference, linkability and singling out, when they were run: a section of
+    the page and disclosure.csv."""
 
-    def inputs_section(self, result):
-        """How each input column was encoded, or why it was dropped."""
-        grouped = _grouped_columns(result.inputs.column_report)
+    def html(self, report):
+        """The risks' table; nothing when the disclosure analyses did not run."""
+        disclosure = report.result.tables.get("disclosure")
+        return "" if disclosure is None else _disclosure_section(report.result, disclosure)
+
+    def files(self, report, out):
+        """disclosure.csv, when the disclosure analyses ran."""
+        disclosure = report.result.tables.get("disclosure")
+        if disclosure is None:
+            return {}
+        path = Path(out) / "disclosure.csv"
+        write_csv(disclosure, path)  # text cells escaped (formula injection)
+        return {"disclosure": path}
+
+
+class Columns(Section):
+    """How each input column was encoded, or why it was dropped; printed: the dropped ones."""
+
+    def html(self, report):
+        """The columns grouped by treatment."""
+        grouped = _grouped_columns(report.result.inputs.column_report)
         return f"""<h2>Columns</h2>
 {table(grouped, text_columns=("columns", "treatment"))}
 <p class="muted">Numeric columns are centred on the median and divided by the interquartile
@@ -120,59 +143,54 @@ category counts like one standard deviation), rare categories and those absent f
 merged into &lt;other&gt;; identifier-like, date/time, constant and exactly dependent columns
 are dropped (the treatment says why).</p>"""
 
-    def how_to_read(self, result):
-        """Copies, MACE's query and the release-size figure."""
-        return [
-            "<li><b>MACE</b> queries the nearest-synthetic distance (MACE Eq. 2); its Bayes "
-            "rule is the cross-fitted plug-in classifier (each record scored by densities "
-            "fitted without it).</li>",
-            "<li><b>MACE best-ε threshold</b>: the same held-out scores as MACE's Bayes rule, "
-            "with the threshold that gives the largest ε on a random half of the targets, "
-            'certified on the other half. "Best" is on the half that chooses: certified on half '
-            "as many targets, it often certifies less than the Bayes rule, whose rule is fixed "
-            "in advance and certified on every target; it can win when a low-FPR operating "
-            "point refutes a larger ε.</li>",
-            "<li><b>Copies</b>: a record appears <b>verbatim</b> in the release when some "
-            "synthetic row equals it on every audited column (numbers compared as numbers); a "
-            f"<b>near copy</b> has its nearest synthetic row within {NEAR_COPY_DISTANCE:g} in "
-            "the encoded space. Members and non-members are counted apart: copies of "
-            f'non-members happen by chance. "{html.escape(EXACT_NAME)}" calls a record a '
-            "member iff it is verbatim in the release, a rule fixed in advance, so its claim "
-            "uses every target with no split.</li>",
-            "<li><b>The release-size figure</b> shows MACE's Bayes rule when only 10 %, 25 % "
-            "or 50 % of the release is published; its certified points are claims of the card, "
-            "counted in its correction. Its dashed line is the largest advantage at the prior "
-            f"that ε = {result.claimed_epsilon:g} allows: a red card's ε can come from a "
-            "low-FPR operating point while the advantage stays below that line.</li>",
-        ]
-
-    def figures(self, result):
-        """MACE's advantage against the published size of each release."""
-        level = max((s.claim_confidence for s in result.subjects), default=result.confidence)
-        caption = (
-            "Solid lines: the certified lower bound on MACE's optimal membership advantage "
-            f"(each point a claim of its card, at {level:.2%}) when only a random part of "
-            "each release is published; dotted lines and bands: the plug-in estimate U_N with "
-            "its McDiarmid interval (sampling spread only, not the estimator's bias). The "
-            "dashed red line is the largest advantage an ε = "
-            f"{result.claimed_epsilon:g} (substitute-one) DP generator allows at the prior."
-        )
-        return {"advantage_vs_synthetic_size.png": (size_figure(result), caption)}
-
-    def summary_lines(self, result):
+    def lines(self, report):
         """The dropped columns, one line each."""
-        report = result.inputs.column_report
-        dropped = report[report["features"] == 0]
+        column_report = report.result.inputs.column_report
+        dropped = column_report[column_report["features"] == 0]
         return [f"column {row.column!r} {row.treatment}" for row in dropped.itertuples(index=False)]
 
-    def extra_files(self, result, out):
-        """disclosure.csv, when the disclosure analyses ran."""
-        disclosure = result.tables.get("disclosure")
-        if disclosure is None:
-            return {}
-        path = Path(out) / "disclosure.csv"
-        write_csv(disclosure, path)  # text cells escaped (formula injection)
-        return {"disclosure": path}
+
+def release_reading(report):
+    """Copies, MACE's query and the release-size figure."""
+    result = report.result
+    return [
+        "<li><b>MACE</b> queries the nearest-synthetic distance (MACE Eq. 2); its Bayes "
+        "rule is the cross-fitted plug-in classifier (each record scored by densities "
+        "fitted without it).</li>",
+        "<li><b>MACE best-ε threshold</b>: the same held-out scores as MACE's Bayes rule, "
+        "with the threshold that gives the largest ε on a random half of the targets, "
+        'certified on the other half. "Best" is on the half that chooses: certified on half '
+        "as many targets, it often certifies less than the Bayes rule, whose rule is fixed "
+        "in advance and certified on every target; it can win when a low-FPR operating "
+        "point refutes a larger ε.</li>",
+        "<li><b>Copies</b>: a record appears <b>verbatim</b> in the release when some "
+        "synthetic row equals it on every audited column (numbers compared as numbers); a "
+        f"<b>near copy</b> has its nearest synthetic row within {NEAR_COPY_DISTANCE:g} in "
+        "the encoded space. Members and non-members are counted apart: copies of "
+        f'non-members happen by chance. "{html.escape(EXACT_NAME)}" calls a record a '
+        "member iff it is verbatim in the release, a rule fixed in advance, so its claim "
+        "uses every target with no split.</li>",
+        "<li><b>The release-size figure</b> shows MACE's Bayes rule when only 10 %, 25 % "
+        "or 50 % of the release is published; its certified points are claims of the card, "
+        "counted in its correction. Its dashed line is the largest advantage at the prior "
+        f"that ε = {result.claimed_epsilon:g} allows: a red card's ε can come from a "
+        "low-FPR operating point while the advantage stays below that line.</li>",
+    ]
+
+
+def size_figures(report):
+    """MACE's advantage against the published size of each release."""
+    result = report.result
+    level = max((s.claim_confidence for s in result.subjects), default=result.confidence)
+    caption = (
+        "Solid lines: the certified lower bound on MACE's optimal membership advantage "
+        f"(each point a claim of its card, at {level:.2%}) when only a random part of "
+        "each release is published; dotted lines and bands: the plug-in estimate U_N with "
+        "its McDiarmid interval (sampling spread only, not the estimator's bias). The "
+        "dashed red line is the largest advantage an ε = "
+        f"{result.claimed_epsilon:g} (substitute-one) DP generator allows at the prior."
+    )
+    return {"advantage_vs_synthetic_size.png": (size_figure(result), caption)}
 
 
 def _disclosure_section(result, disclosure):
@@ -210,5 +228,25 @@ disclosure.csv.</p>"""
 
 
 def presentation(result):
-    """What the release audit adds to the common report."""
-    return ReleasePresentation()
+    """The release report: the common sections with the release's card, its disclosure
+    risks, release-size figure and columns."""
+    return Presentation(
+        noun="release",
+        command="sklearn-mace audit",
+        exposed_columns=("nearest_synthetic_distance", "verbatim_in_release"),
+        subtitle=f" · {len(result.inputs.feature_names)} encoded features",
+        sections=(
+            ReleaseCards(),
+            Failed(),
+            Claims(),
+            Estimates(),
+            Comparisons(),
+            SampleSize(),
+            Disclosure(),
+            Figures((common_figures, size_figures)),
+            Exposed(),
+            HowToRead((common_reading, release_reading)),
+            Columns(),
+            Notes(),
+        ),
+    )

@@ -40,7 +40,7 @@ ALLOWED = {
     "disclosure": {"_validation", "density", "utils"},
     "attacks": _MODELS,
     "estimation": _MODELS | {"attacks"},
-    "algorithm": {"_validation", "metrics", "queries", "utils"},
+    "algorithm": {"_validation", "datasets", "metrics", "queries", "utils"},
     "report": _MODELS
     | {"attacks", "estimation", "experiment", "datasets", "generative", "disclosure", "algorithm"},
     "cli": {"report"},

@@ -74,16 +74,17 @@ def test_the_report_certifies_what_the_audit_certifies():
     # the engine re-certifies each target's rule on the held-out runs: it must give the
     # AlgorithmAudit's own bounds (same seed, same runs, same level 1 − α/K)
     from sklearn_mace.algorithm import AlgorithmAudit, DPHistogramSynthesizer, ReleaseFeatures
-    from sklearn_mace.algorithm._demo import DEMO_CATEGORIES, DEMO_TRAIN_SIZE, demo_population
+    from sklearn_mace.datasets import make_categorical_population
 
     result = audit_algorithm(["dp-histogram"], n_runs=30, claimed_epsilon=0.5, verbose=False)
-    population, targets, _ = demo_population(0)
+    demo = make_categorical_population()
+    population, targets = demo.data, demo.targets
     name = RECIPES["dp-histogram"]
     audit = AlgorithmAudit(
-        DPHistogramSynthesizer(0.5, categories=[np.arange(k) for k in DEMO_CATEGORIES]),
+        DPHistogramSynthesizer(0.5, categories=[np.arange(k) for k in demo.categories]),
         targets=targets,
         n_runs=30,
-        train_size=DEMO_TRAIN_SIZE,
+        train_size=demo.train_size,
         datasets="fixed",
         featurizer=ReleaseFeatures(None, n_neighbors=(), radii=(0.0,), bandwidth=None),
         random_state=keyed_seed(0, name, RUNS, "scores"),

@@ -4,6 +4,8 @@ Few runs per side keep each test to seconds; what the verdicts are worth at 1 00
 measured by ``benchmarks/bench_algorithm_claims.py`` and ``tests/test_algorithm_slow.py``.
 """
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -165,6 +167,33 @@ def test_a_failed_recipe_gives_a_partial_report_and_exit_3(tmp_path, monkeypatch
     assert (summary.loc[summary["status"] == "ok", "recipe"] == RECIPES["dp-histogram"]).all()
 
 
+def test_a_warning_of_the_audit_lands_in_the_report_notes(tmp_path, monkeypatch, capsys):
+    """The algorithm audit runs through the command line's one path: a warning raised while
+    it runs is a note of its report, and counted on the terminal."""
+    import warnings
+
+    from sklearn_mace.report._kinds.algorithm import _audit as _algorithm
+
+    real = _algorithm.make_recipe
+
+    def warning(name, **kwargs):
+        warnings.warn(f"planted warning for {name}", UserWarning, stacklevel=1)
+        return real(name, **kwargs)
+
+    monkeypatch.setattr(_algorithm, "make_recipe", warning)
+    out = tmp_path / "out"
+    assert (
+        main(["audit-algorithm", "--recipe", "dp-histogram", "--n-runs", "10", "--out", str(out)])
+        == 0
+    )
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "UserWarning: planted warning for dp-histogram" in page
+    printed = capsys.readouterr().out
+    assert (
+        "1 warnings of NumPy, scikit-learn and other code, listed in the report's notes" in printed
+    )
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [
@@ -271,6 +300,10 @@ def test_the_one_run_design_on_the_cli(tmp_path, capsys):
     assert (summary["design"] == "one_run").all() and (summary["n_canaries"] == 400).all()
     assert (summary["epsilon_lower_bound"] >= 0).all()
     assert "summary:" in capsys.readouterr().out
+    # through the report's staging: the manifest lists summary.csv, the one file written
+    manifest = (out / ".sklearn-mace-files.json").read_text(encoding="utf-8")
+    assert json.loads(manifest)["files"] == ["summary.csv"]
+    assert sorted(p.name for p in out.iterdir()) == [".sklearn-mace-files.json", "summary.csv"]
     with pytest.raises(SystemExit) as stop:
         main([*argv, "--neighbour", "substitute", "--out", str(tmp_path / "o2"), "--quiet"])
     assert stop.value.code == 2

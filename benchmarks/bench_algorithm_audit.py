@@ -25,17 +25,19 @@ import numpy as np
 from joblib import parallel_config
 
 from sklearn_mace.algorithm import AlgorithmAudit, DPHistogramSynthesizer, ReleaseFeatures
-from sklearn_mace.algorithm._demo import DEMO_CATEGORIES, DEMO_TRAIN_SIZE, demo_population
 from sklearn_mace.algorithm._runs import training_set
+from sklearn_mace.datasets import make_categorical_population
+
+DEMO = make_categorical_population()  # the embedded demo population (seed 0)
 
 
 def make_audit(n_runs, n_jobs, target):
-    recipe = DPHistogramSynthesizer(1.0, categories=[np.arange(k) for k in DEMO_CATEGORIES])
+    recipe = DPHistogramSynthesizer(1.0, categories=[np.arange(k) for k in DEMO.categories])
     return AlgorithmAudit(
         recipe,
         targets=[target],
         n_runs=n_runs,
-        train_size=DEMO_TRAIN_SIZE,
+        train_size=DEMO.train_size,
         datasets="fixed",
         featurizer=ReleaseFeatures(None, n_neighbors=(), radii=(0.0,), bandwidth=None),
         n_jobs=n_jobs,
@@ -62,7 +64,7 @@ def bare_recipe(audit, population, target):
         pool=pool,
         targets=target[None],
         relation="add_remove",
-        n_train=DEMO_TRAIN_SIZE,
+        n_train=DEMO.train_size,
         n_runs=audit.n_runs,
         n_synthetic=None,
         fixed_seed=None,
@@ -84,7 +86,7 @@ def main():
     parser.add_argument("--runs", type=int, default=1000, help="runs per side")
     parser.add_argument("--no-dask", action="store_true")
     args = parser.parse_args()
-    population, targets, _ = demo_population(0)
+    population, targets = DEMO.data, DEMO.targets
     target = targets[0]
 
     rows = []

@@ -46,8 +46,10 @@ from sklearn_mace.algorithm import (
     ReleaseFeatures,
     WrongNoiseHistogramSynthesizer,
 )
-from sklearn_mace.algorithm._demo import DEMO_CATEGORIES, DEMO_TRAIN_SIZE, demo_population
+from sklearn_mace.datasets import make_categorical_population
 from sklearn_mace.metrics import audit_epsilon
+
+DEMO = make_categorical_population()  # the embedded demo population (seed 0)
 
 COUNT = ReleaseFeatures(None, n_neighbors=(), radii=(0.0,), bandwidth=None)
 RECIPES = {"correct": DPHistogramSynthesizer, "wrong": WrongNoiseHistogramSynthesizer}
@@ -83,7 +85,7 @@ def audit_once(recipe, relation, n_runs, seed, population, target, featurizer=CO
         targets=[target],
         relation=relation,
         n_runs=n_runs,
-        train_size=DEMO_TRAIN_SIZE if len(population) > DEMO_TRAIN_SIZE else 0.5,
+        train_size=DEMO.train_size if len(population) > DEMO.train_size else 0.5,
         datasets="fixed",
         featurizer=featurizer,
         random_state=seed,
@@ -95,7 +97,7 @@ def audit_once(recipe, relation, n_runs, seed, population, target, featurizer=CO
 
 
 def histogram_audits(kind, epsilon, relation, n_runs, n_audits, jobs, population, target):
-    recipe = RECIPES[kind](epsilon, categories=[np.arange(k) for k in DEMO_CATEGORIES])
+    recipe = RECIPES[kind](epsilon, categories=[np.arange(k) for k in DEMO.categories])
     recipe.set_params(relation=relation)
     results = Parallel(n_jobs=jobs)(
         delayed(audit_once)(recipe, relation, n_runs, seed, population, target)
@@ -262,7 +264,7 @@ def main():
         args.audits, args.n_runs, args.rr_runs, args.tight_runs = 4, 50, 100, [100]
         args.rr_audits = 4
         args.large_audits, args.bug_audits, args.split_audits = 2, 2, 4
-    population, targets, _ = demo_population(0)
+    population, targets = DEMO.data, DEMO.targets
     target = targets[0]
     if args.part in ("sound", "all"):
         sound(args, population, target)

@@ -390,18 +390,19 @@ def test_the_wrong_noise_is_caught_under_substitute_reduced():
     """One audit of the demo's setting at 1 000 runs per side (the slow suite runs 20 and
     asks for 90 %): the wrong-noise histogram claimed at ε = 1 under substitute."""
     from sklearn_mace.algorithm import ReleaseFeatures, WrongNoiseHistogramSynthesizer
-    from sklearn_mace.algorithm._demo import DEMO_CATEGORIES, DEMO_TRAIN_SIZE, demo_population
+    from sklearn_mace.datasets import make_categorical_population
 
-    population, targets, _ = demo_population(0)
+    demo = make_categorical_population()
+    population, targets = demo.data, demo.targets
     recipe = WrongNoiseHistogramSynthesizer(
-        1.0, categories=[np.arange(k) for k in DEMO_CATEGORIES], relation="substitute"
+        1.0, categories=[np.arange(k) for k in demo.categories], relation="substitute"
     )
     audit = AlgorithmAudit(
         recipe,
         targets=[targets[0]],
         relation="substitute",
         n_runs=1000,
-        train_size=DEMO_TRAIN_SIZE,
+        train_size=demo.train_size,
         datasets="fixed",
         featurizer=ReleaseFeatures(None, n_neighbors=(), radii=(0.0,), bandwidth=None),
         claimed_epsilon=1.0,

@@ -19,7 +19,9 @@ from sklearn_mace.algorithm import (
     ReleaseFeatures,
     WrongNoiseHistogramSynthesizer,
 )
-from sklearn_mace.algorithm._demo import DEMO_CATEGORIES, DEMO_TRAIN_SIZE, demo_population
+from sklearn_mace.datasets import make_categorical_population
+
+DEMO = make_categorical_population()  # the embedded demo population (seed 0)
 
 pytestmark = pytest.mark.slow
 
@@ -29,13 +31,13 @@ ALPHA = 0.05
 
 @pytest.fixture(scope="module")
 def demo():
-    population, targets, _ = demo_population(0)
+    population, targets = DEMO.data, DEMO.targets
     return population, targets[0]
 
 
 def _bounds(Recipe, epsilon, relation, n_runs, seeds, demo, n_jobs=2):
     population, target = demo
-    recipe = Recipe(epsilon, categories=[np.arange(k) for k in DEMO_CATEGORIES], relation=relation)
+    recipe = Recipe(epsilon, categories=[np.arange(k) for k in DEMO.categories], relation=relation)
 
     def one(seed):
         return (
@@ -44,7 +46,7 @@ def _bounds(Recipe, epsilon, relation, n_runs, seeds, demo, n_jobs=2):
                 targets=[target],
                 relation=relation,
                 n_runs=n_runs,
-                train_size=DEMO_TRAIN_SIZE,
+                train_size=DEMO.train_size,
                 datasets="fixed",
                 featurizer=COUNT,
                 random_state=seed,
@@ -89,9 +91,9 @@ def test_catches_the_wrong_noise(demo):
 def test_processes_and_a_dask_cluster_give_the_serial_result(demo):
     distributed = pytest.importorskip("distributed")
     population, target = demo
-    recipe = DPHistogramSynthesizer(1.0, categories=[np.arange(k) for k in DEMO_CATEGORIES])
+    recipe = DPHistogramSynthesizer(1.0, categories=[np.arange(k) for k in DEMO.categories])
     params = dict(
-        targets=[target], n_runs=60, train_size=DEMO_TRAIN_SIZE, featurizer=COUNT, random_state=5
+        targets=[target], n_runs=60, train_size=DEMO.train_size, featurizer=COUNT, random_state=5
     )
     serial = AlgorithmAudit(recipe, **params).fit(population)
     processes = AlgorithmAudit(recipe, n_jobs=2, **params).fit(population)

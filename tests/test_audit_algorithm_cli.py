@@ -4,6 +4,8 @@ Few runs per side keep each test to seconds; what the verdicts are worth at 1 00
 measured by ``benchmarks/bench_algorithm_claims.py`` and ``tests/test_algorithm_slow.py``.
 """
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -93,7 +95,7 @@ def test_the_card_the_summary_and_the_verdict_read_the_engines_verdict():
     # "contradicted" is decided once, by the engine (PrivacyClaim.contradicted_by), and
     # every reader takes it from the result
     from sklearn_mace.report._section import Report
-    from sklearn_mace.report._writer import presentation_of
+    from sklearn_mace.report._show import presentation_of
 
     result = audit_algorithm(["dp-histogram"], n_runs=20, verbose=False)
     (subject,) = result.subjects
@@ -116,16 +118,17 @@ def test_the_report_certifies_what_the_audit_certifies():
     # the engine re-certifies each target's rule on the held-out runs: it must give the
     # AlgorithmAudit's own bounds (same seed, same runs, same level 1 − α/K)
     from sklearn_mace.algorithm import AlgorithmAudit, DPHistogramSynthesizer, ReleaseFeatures
-    from sklearn_mace.algorithm._demo import DEMO_CATEGORIES, DEMO_TRAIN_SIZE, demo_population
+    from sklearn_mace.datasets import make_categorical_population
 
     result = audit_algorithm(["dp-histogram"], n_runs=30, claimed_epsilon=0.5, verbose=False)
-    population, targets, _ = demo_population(0)
+    demo = make_categorical_population()
+    population, targets = demo.data, demo.targets
     name = RECIPES["dp-histogram"]
     audit = AlgorithmAudit(
-        DPHistogramSynthesizer(0.5, categories=[np.arange(k) for k in DEMO_CATEGORIES]),
+        DPHistogramSynthesizer(0.5, categories=[np.arange(k) for k in demo.categories]),
         targets=targets,
         n_runs=30,
-        train_size=DEMO_TRAIN_SIZE,
+        train_size=demo.train_size,
         datasets="fixed",
         featurizer=ReleaseFeatures(None, n_neighbors=(), radii=(0.0,), bandwidth=None),
         random_state=keyed_seed(0, name, RUNS, "scores"),
@@ -204,6 +207,33 @@ def test_a_failed_recipe_gives_a_partial_report_and_exit_3(tmp_path, monkeypatch
     assert failed["reason"].str.contains("planted failure").all()
     assert failed["contradicted"].isna().all()
     assert (summary.loc[summary["status"] == "ok", "subject"] == RECIPES["dp-histogram"]).all()
+
+
+def test_a_warning_of_the_audit_lands_in_the_report_notes(tmp_path, monkeypatch, capsys):
+    """The algorithm audit runs through the command line's one path: a warning raised while
+    it runs is a note of its report, and counted on the terminal."""
+    import warnings
+
+    from sklearn_mace.report._kinds.algorithm import _audit as _algorithm
+
+    real = _algorithm.make_recipe
+
+    def warning(name, **kwargs):
+        warnings.warn(f"planted warning for {name}", UserWarning, stacklevel=1)
+        return real(name, **kwargs)
+
+    monkeypatch.setattr(_algorithm, "make_recipe", warning)
+    out = tmp_path / "out"
+    assert (
+        main(["audit-algorithm", "--recipe", "dp-histogram", "--n-runs", "10", "--out", str(out)])
+        == 0
+    )
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "UserWarning: planted warning for dp-histogram" in page
+    printed = capsys.readouterr().out
+    assert (
+        "1 warnings of NumPy, scikit-learn and other code, listed in the report's notes" in printed
+    )
 
 
 @pytest.mark.parametrize(
@@ -312,6 +342,10 @@ def test_the_one_run_design_on_the_cli(tmp_path, capsys):
     assert (summary["design"] == "one_run").all() and (summary["n_canaries"] == 400).all()
     assert (summary["epsilon_lower_bound"] >= 0).all()
     assert "summary:" in capsys.readouterr().out
+    # through the report's staging: the manifest lists summary.csv, the one file written
+    manifest = (out / ".sklearn-mace-files.json").read_text(encoding="utf-8")
+    assert json.loads(manifest)["files"] == ["summary.csv"]
+    assert sorted(p.name for p in out.iterdir()) == [".sklearn-mace-files.json", "summary.csv"]
     with pytest.raises(SystemExit) as stop:
         main([*argv, "--neighbour", "substitute", "--out", str(tmp_path / "o2"), "--quiet"])
     assert stop.value.code == 2

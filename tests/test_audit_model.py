@@ -370,8 +370,18 @@ def _check_demo(out, printed):
 
 
 def test_reduced_demo_contrasts_the_two_models(tmp_path):
-    """The demo's code path on 150 members, 150 hold-out and 300 population rows."""
-    from sklearn_mace.report._kinds.model._demo import run_model_demo
+    """The demo's code path on 150 members, 150 hold-out and 300 population rows: the
+    command line's path, with the kind's demo replaced by a smaller copy."""
+    from dataclasses import replace
+
+    from sklearn_mace.cli import build_parser, run_kind
+    from sklearn_mace.report._kinds.model._demo import audit_demo
+
+    def small_demo(args, stage):
+        return audit_demo(stage, verbose=False, sizes=(150, 150, 300))
+
+    args = build_parser().parse_args(["audit-model", "--out", str(tmp_path / "demo"), "--quiet"])
+    kind = replace(args.kind, demo=replace(args.kind.demo, run=small_demo))
 
     # a user's own figure and file: the staged writer replaces only what its manifest lists
     # (issue #25: the user's PNGs in figures/ were deleted) and leaves these alone
@@ -380,7 +390,7 @@ def test_reduced_demo_contrasts_the_two_models(tmp_path):
     (tmp_path / "demo" / "mine.txt").write_text("keep")
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        run_model_demo(tmp_path / "demo", verbose=False, sizes=(150, 150, 300))
+        run_kind(kind, args)
     assert (tmp_path / "demo" / "figures" / "mine.png").read_bytes() == b"mine"
     assert (tmp_path / "demo" / "mine.txt").read_text() == "keep"
     summary = _check_demo(tmp_path / "demo", printed.getvalue())

@@ -155,7 +155,7 @@ def test_boolean_and_string_label_columns_are_categories():
 
 
 def test_perfect_copy_and_hold_out_copy_releases_pass_the_input_layer(inputs, tmp_path):
-    from sklearn_mace.cli import _read_inputs
+    from sklearn_mace.report._arguments import read_inputs
 
     files = {
         "members": inputs["members"],
@@ -163,7 +163,7 @@ def test_perfect_copy_and_hold_out_copy_releases_pass_the_input_layer(inputs, tm
         "synthetic 'copy'": inputs["members"],
         "synthetic 'holdout'": inputs["non-members"],
     }
-    tables = _read_inputs(files, distinct=("members", "non-members"))
+    tables = read_inputs(files, distinct=("members", "non-members"))
     arrays, _, _ = encode_tables(tables)
     np.testing.assert_array_equal(arrays["synthetic 'copy'"], arrays["members"])
     np.testing.assert_array_equal(arrays["synthetic 'holdout'"], arrays["non-members"])

@@ -29,9 +29,10 @@ def test_demo_tables_plant_the_contrast():
 
 @pytest.mark.slow
 def test_full_demo_certifies_the_leaky_release_only(tmp_path, capsys):
-    from sklearn_mace.report._kinds.release._demo import run_demo
+    from sklearn_mace.cli import build_parser, run_kind
 
-    result = run_demo(out=tmp_path / "demo", verbose=False)
+    args = build_parser().parse_args(["demo", "--out", str(tmp_path / "demo"), "--quiet"])
+    result = run_kind(args.kind, args)  # the command line's path, which returns the result
     summary = result.summary
     assert not result.partial
     assert np.isfinite(summary["epsilon_lower_bound"]).all()

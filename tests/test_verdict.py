@@ -269,11 +269,12 @@ def test_verbatim_copies_of_members_and_non_members_alike_are_no_disclosure():
 # ----------------------------------------------------------------------------- the CLI
 @pytest.mark.parametrize("command", ["audit", "audit-model"])
 def test_bounded_margin_is_an_option_of_both_audits(command, capsys):
-    from sklearn_mace.cli import _claim_kwargs, build_parser
+    from sklearn_mace.cli import build_parser
+    from sklearn_mace.report._arguments import claim_kwargs
 
     extra = ["--label", "y"] if command == "audit-model" else []
     args = build_parser().parse_args([command, *extra, "--bounded-margin", "0.05"])
-    assert _claim_kwargs(args)["bounded_margin"] == 0.05
+    assert claim_kwargs(args)["bounded_margin"] == 0.05
     assert build_parser().parse_args([command, *extra]).bounded_margin == 0.1
     with pytest.raises(SystemExit):
         build_parser().parse_args([command, *extra, "--bounded-margin", "1.5"])

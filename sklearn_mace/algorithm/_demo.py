@@ -12,42 +12,17 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import clone
 
+from ..datasets import make_categorical_population
 from ._audit import AlgorithmAudit
 from ._featurize import ReleaseFeatures
 from ._mechanisms import DPHistogramSynthesizer, WrongNoiseHistogramSynthesizer
 
 __all__ = ["dp_histogram_demo"]
 
-#: The demo's categorical domain: three columns with 4, 3 and 5 categories (60 cells).
-DEMO_CATEGORIES = (4, 3, 5)
-DEMO_POPULATION = 3000
-DEMO_TRAIN_SIZE = 1000
-
 RECIPES = {
     "DP histogram (Laplace noise, correct)": DPHistogramSynthesizer,
     "DP histogram (wrong noise: half the scale)": WrongNoiseHistogramSynthesizer,
 }
-
-
-def demo_population(random_state=0):
-    """The embedded population and its two targets.
-
-    3 000 records over the 60 cells, drawn from cell probabilities of a flat Dirichlet with
-    one cell left empty. Targets: the most common record (a canary in a well-populated
-    cell, where a histogram's count is far from the clipping at 0) and a record of the
-    empty cell (a canary outside the data's support).
-    """
-    rng = np.random.default_rng(random_state)
-    n_cells = int(np.prod(DEMO_CATEGORIES))
-    weights = rng.dirichlet(np.ones(n_cells))
-    empty = int(np.argmin(weights))
-    weights[empty] = 0.0
-    cells = rng.choice(n_cells, size=DEMO_POPULATION, p=weights / weights.sum())
-    population = np.column_stack(np.unravel_index(cells, DEMO_CATEGORIES)).astype(float)
-    common = np.unravel_index(np.bincount(cells, minlength=n_cells).argmax(), DEMO_CATEGORIES)
-    canary = np.unravel_index(empty, DEMO_CATEGORIES)
-    targets = np.array([common, canary], dtype=float)
-    return population, targets, ["most common record", "empty-cell canary"]
 
 
 def dp_histogram_demo(
@@ -62,7 +37,8 @@ def dp_histogram_demo(
 ):
     """Audit the correct and the wrong-noise DP histogram synthesizer, both claimed at ε.
 
-    The embedded population (3 000 records over a 60-cell categorical domain) trains each
+    The embedded population (:func:`~sklearn_mace.datasets.make_categorical_population`:
+    3 000 records over a 60-cell categorical domain) trains each
     recipe ``n_runs`` times without any target and ``n_runs`` times with each of two
     targets — the most common record and a canary in a cell no record occupies — on one
     fixed draw of 999 other records (:class:`AlgorithmAudit` with ``datasets="fixed"``,
@@ -124,8 +100,9 @@ def dp_histogram_demo(
 
     if isinstance(random_state, bool) or not isinstance(random_state, Integral):
         raise ValueError(f"random_state must be an int; got {random_state!r}.")
-    population, targets, names = demo_population(random_state)
-    domain = [np.arange(k) for k in DEMO_CATEGORIES]
+    data = make_categorical_population(random_state=random_state)
+    population, targets, names = data.data, data.targets, data.target_names
+    domain = [np.arange(k) for k in data.categories]
     count = ReleaseFeatures(None, n_neighbors=(), radii=(0.0,), bandwidth=None)
     if results_dir is not None:
         os.makedirs(results_dir, exist_ok=True)
@@ -136,7 +113,7 @@ def dp_histogram_demo(
             recipe,
             targets=targets,
             n_runs=n_runs,
-            train_size=DEMO_TRAIN_SIZE,
+            train_size=data.train_size,
             datasets="fixed",
             featurizer=count,
             claimed_epsilon=epsilon,

@@ -9,6 +9,7 @@ from .._lazy import attach
 __getattr__, __dir__, __all__ = attach(
     __name__,
     {
+        "._categorical": ["make_categorical_population"],
         "._images": ["add_white_box", "load_digit_images", "load_mnist_images", "split_members"],
         "._planted": ["make_planted_leak"],
     },

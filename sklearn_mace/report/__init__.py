@@ -17,6 +17,6 @@ __getattr__, __dir__, __all__ = attach(
         "._kinds.model._io": ["load_model"],
         "._kinds.release._audit": ["audit_release"],
         "._results": ["AnalysisResult", "AuditResult", "SubjectResult"],
-        "._writer": ["write_report"],
+        "._show": ["write_report"],
     },
 )

@@ -19,7 +19,6 @@ target ``j``, the ``i``-th run with target ``j`` in its training set; of the oth
 ``i``-th run without any target (shared by every target, as in the audit).
 """
 
-import importlib.util
 from dataclasses import dataclass
 from functools import partial
 
@@ -39,23 +38,12 @@ from ..._engine import (
 from ..._io import AuditInputError
 from ..._results import AuditResult, failure_notes
 from ..._verdict import ClaimRules
+from ._recipes import HISTOGRAMS, RECIPES, available_recipes
 from ._types import AlgorithmInputs, AlgorithmReportInputs, AlgorithmShared, AuditedRecipe
 
 __all__ = ["RECIPES", "AlgorithmReport", "audit_algorithm", "available_recipes"]
 
 RUNS = "shadow runs"
-#: built-in recipes: CLI name -> name in the report (the wrong one's name says so)
-RECIPES = {
-    "dp-histogram": "DP histogram (Laplace noise, correct)",
-    "wrong-noise-histogram": "DP histogram (wrong noise: half the scale)",
-    "gaussian-mixture": "GaussianMixture (5 components, not DP)",
-    "sdv": "sdv GaussianCopula",
-    "ctgan": "CTGAN",
-    "smartnoise": "smartnoise MST",
-}
-HISTOGRAMS = ("dp-histogram", "wrong-noise-histogram")
-#: the package each optional recipe needs (extras sdv, ctgan, smartnoise)
-OPTIONAL = {"sdv": "sdv", "ctgan": "ctgan", "smartnoise": "snsynth"}
 #: a population column with at most this many distinct values is categorical
 MAX_LEVELS = 20
 RELATIONS = {"add_remove": "add/remove-one", "substitute": "substitute-one"}
@@ -69,20 +57,6 @@ CLAIM_RULES = ClaimRules(
         "inconclusive": "inconclusive: the claim is not contradicted: {claim}",
     },
 )
-
-
-def available_recipes():
-    """The built-in recipes usable here: the adapters only when their package is installed.
-
-    Returns
-    -------
-    names : list of str
-    """
-    return [
-        name
-        for name in RECIPES
-        if name not in OPTIONAL or importlib.util.find_spec(OPTIONAL[name]) is not None
-    ]
 
 
 def make_recipe(name, *, epsilon, relation, domain):
@@ -258,12 +232,12 @@ class AlgorithmResult(AuditResult):
         )
 
 
-def _targets_and_names(X, targets, demo_targets):
+def _targets_and_names(X, targets, demo):
     """The target records and their names: the demo's, or the most vulnerable records."""
     from ....algorithm import select_vulnerable_records
 
-    if targets is None and demo_targets is not None:
-        return demo_targets
+    if targets is None and demo is not None:
+        return demo.targets, demo.target_names
     k = 2 if targets is None else int(targets)
     if k > len(X) - 3:
         raise AuditInputError(
@@ -301,14 +275,15 @@ def _subject(key, *, epsilon, relation, domain, n_train, group=1):
 
 
 def _population(population, recipes, random_state):
-    """``(X, domain, demo_targets, n_rows)``: the embedded demo's population and targets, or
-    the user's population encoded (a histogram recipe needs it categorical)."""
-    from ....algorithm._demo import DEMO_CATEGORIES, demo_population
+    """``(X, domain, demo, n_rows)``: the embedded demo's population (``demo``, its targets
+    and training size: :func:`~sklearn_mace.datasets.make_categorical_population`), or the
+    user's population encoded (a histogram recipe needs it categorical) and None."""
+    from ....datasets import make_categorical_population
 
     if population is None:
-        X, demo_X, demo_names = demo_population(random_state)
-        domain = [np.arange(k, dtype=float) for k in DEMO_CATEGORIES]
-        return X, domain, (demo_X, demo_names), {"embedded demo population": len(X)}
+        demo = make_categorical_population(random_state=random_state)
+        domain = [np.arange(k, dtype=float) for k in demo.categories]
+        return demo.data, domain, demo, {"embedded demo population": len(demo.data)}
     X, domain = encode_population(population)
     missing = [r for r in recipes if r in HISTOGRAMS and domain is None]
     if missing:
@@ -445,13 +420,11 @@ def audit_algorithm(
     >>> result.summary[["analysis", "contradicted"]].to_dict("list")
     {'analysis': ['most common record', 'empty-cell canary'], 'contradicted': [False, False]}
     """
-    from ....algorithm._demo import DEMO_TRAIN_SIZE
-
     check_on_error(on_error)
     stated, audited, delta = _claims(claim, claimed_epsilon, delta, relation)
-    X, domain, demo_targets, n_rows = _population(population, recipes, random_state)
-    target_X, names = _targets_and_names(X, targets, demo_targets)
-    n_train = DEMO_TRAIN_SIZE if population is None else int(round(0.5 * (len(X) - len(names))))
+    X, domain, demo, n_rows = _population(population, recipes, random_state)
+    target_X, names = _targets_and_names(X, targets, demo)
+    n_train = demo.train_size if demo is not None else int(round(0.5 * (len(X) - len(names))))
     calibration = stated.epsilons[0] if stated.kind in ("pure", "approximate") else claimed_epsilon
     context = dict(epsilon=calibration, relation=stated.relation, domain=domain, n_train=n_train)
     context["group"] = 1 if stated.relation == relation else 2
@@ -538,11 +511,10 @@ def audit_algorithm_one_run(
         :meth:`~sklearn_mace.algorithm.AlgorithmAudit.summary`.
     """
     from ....algorithm import AlgorithmAudit
-    from ....algorithm._demo import DEMO_TRAIN_SIZE
 
     stated, _, delta = _claims(claim, claimed_epsilon, delta, "add_remove")
-    X, domain, _, _ = _population(population, recipes, random_state)
-    n_train = DEMO_TRAIN_SIZE if population is None else int(round(0.5 * (len(X) - n_canaries)))
+    X, domain, demo, _ = _population(population, recipes, random_state)
+    n_train = demo.train_size if demo is not None else int(round(0.5 * (len(X) - n_canaries)))
     if not 10 <= n_canaries <= len(X) - 2:
         raise AuditInputError(
             f"n_canaries={n_canaries} must be between 10 and the population's size minus 2 "

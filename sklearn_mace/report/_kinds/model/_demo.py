@@ -15,17 +15,13 @@ classifier on scikit-learn's bundled digits, saved to ONNX and skops and audited
 Everything is written under ``out``: ``models/`` and ``inputs/`` (the tables as CSV) and the
 report, so the printed command reruns the same audit from files. All go through the report's
 staging (``report/_output.py``): written into a staging folder, moved into ``out`` at the end,
-listed in the folder's manifest; a user's file of the same name is never overwritten.
+listed in the folder's manifest; a user's file of the same name is never overwritten. The
+command line (``_cli.py``, the common path of ``sklearn_mace/cli.py``) stages, writes the
+report and prints; this module makes the data and the models and audits them. NumPy and
+scikit-learn load inside the functions: the command line imports the names below at its start.
 """
 
 from pathlib import Path
-
-import numpy as np
-from sklearn.datasets import load_digits
-from sklearn.ensemble import RandomForestClassifier
-from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
 
 N_MEMBERS, N_NON_MEMBERS = 400, 400
 LABEL = "digit"
@@ -44,6 +40,9 @@ def make_model_demo_tables(random_state=0, sizes=(N_MEMBERS, N_NON_MEMBERS, None
 
     ``sizes``: rows of each table; the population (None) takes all remaining rows.
     """
+    import numpy as np
+    from sklearn.datasets import load_digits
+
     table = load_digits(as_frame=True).frame.rename(columns={"target": LABEL})
     order = np.random.default_rng(random_state).permutation(len(table))
     n_mem, n_non, n_pop = sizes
@@ -54,6 +53,11 @@ def make_model_demo_tables(random_state=0, sizes=(N_MEMBERS, N_NON_MEMBERS, None
 
 def demo_recipes(random_state=0):
     """The two unfitted training recipes (pipelines) of the demo."""
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
     overfit = RandomForestClassifier(50, random_state=random_state)
     regularised = make_pipeline(StandardScaler(), LogisticRegression(C=0.005, max_iter=2000))
     return overfit, regularised
@@ -61,6 +65,7 @@ def demo_recipes(random_state=0):
 
 def save_demo_models(members, folder, random_state=0):
     """Train both models on ``members`` and save them; returns the CLI's model arguments."""
+    import numpy as np
     import skops.io as sio
     from skl2onnx import to_onnx
     from sklearn.base import clone
@@ -81,21 +86,9 @@ def save_demo_models(members, folder, random_state=0):
     return files
 
 
-def run_model_demo(
-    out="mace-output/audit-model",
-    n_jobs=None,
-    random_state=0,
-    verbose=True,
-    sizes=(N_MEMBERS, N_NON_MEMBERS, None),
-):
-    """Train, save, load back and audit the two demo models; write the report under ``out``.
-
-    ``sizes`` (members, hold-out, population rows) exists so that the tests can run a smaller
-    copy of the demo; the command line always uses the default.
-    """
+def check_demo_packages():
+    """The demo saves ONNX and skops files: an ``AuditInputError`` without skl2onnx or skops."""
     from ... import AuditInputError
-    from ..._output import relocate, staged_output
-    from ..._writer import print_report, write_report_files
     from ._io import MODELS_EXTRA
 
     try:
@@ -105,54 +98,42 @@ def run_model_demo(
         raise AuditInputError(
             f"The model demo saves ONNX and skops files: {MODELS_EXTRA}."
         ) from exc
-    out = Path(out)
-    with staged_output(out, option="out", folders=DEMO_FOLDERS, files=DEMO_FILES) as stage:
-        result, caught = _audit_demo_models(stage, n_jobs, random_state, verbose, sizes)
-        paths = write_report_files(result, stage, caught=caught)
-    print_report(result, relocate(paths, stage, out), caught, quiet=not verbose)
-    inputs, models = out / "inputs", out / "models"
-    names = ("overfit", "regularised", "recipe")
-    files = {name: models / file for name, file in zip(names, MODEL_FILES, strict=True)}
-    print(
-        f"the same from files: sklearn-mace audit-model --model overfit={files['overfit']} "
-        f"regularised={files['regularised']} --shadow-estimator "
-        f"overfit={files['recipe']} --members {inputs}/members.csv --non-members "
-        f"{inputs}/non_members.csv --population {inputs}/population.csv --label {LABEL} "
-        f"--out {out}-from-files"
-    )
-    return result
 
 
-def _audit_demo_models(stage, n_jobs, random_state, verbose, sizes):
-    """Write the tables and models under ``stage``, load the models back and audit them;
-    returns the result and its warnings (see ``report._warnings``)."""
+def audit_demo(
+    stage, n_jobs=None, random_state=0, verbose=True, sizes=(N_MEMBERS, N_NON_MEMBERS, None)
+):
+    """Write the tables and models under ``stage``, load the models back and audit them.
+
+    ``stage`` is the staging folder of the report (the common path of the command line
+    writes the report beside them, moves everything into place and prints the summary).
+    ``sizes`` (members, hold-out, population rows) exists so that the tests can run a smaller
+    copy of the demo; the command line always uses the default.
+
+    Returns
+    -------
+    result : AuditResult
+    """
     from ... import audit_model, load_model
     from ..._output import write_csv
-    from ..._warnings import catching_warnings
     from ._io import load_estimator
 
     members, non_members, population = make_model_demo_tables(random_state, sizes)
     (stage / "inputs").mkdir(parents=True, exist_ok=True)
     for name, frame in zip(INPUT_NAMES, (members, non_members, population), strict=True):
         write_csv(frame, stage / "inputs" / f"{name}.csv")
-    print(
-        "sklearn-mace audit-model demo: digits, an overfit random forest (ONNX) and a "
-        f"regularised logistic regression (skops), trained on the same {len(members)} "
-        "members"
+    files = save_demo_models(members, stage / "models", random_state)
+    models = {name: load_model(files[name], name=name) for name in ("overfit", "regularised")}
+    recipes = {"overfit": load_estimator(files["recipe"])}
+    return audit_model(
+        models,
+        members,
+        non_members,
+        label=LABEL,
+        population=population,
+        shadow_estimators=recipes,
+        n_jobs=n_jobs,
+        random_state=random_state,
+        verbose=verbose,
+        on_error="report",  # the command line's: a partial report
     )
-    with catching_warnings() as caught:
-        files = save_demo_models(members, stage / "models", random_state)
-        models = {name: load_model(files[name], name=name) for name in ("overfit", "regularised")}
-        recipes = {"overfit": load_estimator(files["recipe"])}
-        result = audit_model(
-            models,
-            members,
-            non_members,
-            label=LABEL,
-            population=population,
-            shadow_estimators=recipes,
-            n_jobs=n_jobs,
-            random_state=random_state,
-            verbose=verbose,
-        )
-    return result, caught

@@ -17,14 +17,11 @@ breast-cancer records, one leaky and one safer, audited side by side.
 Each release has 1000 rows. The input tables are written as CSV under ``<out>/inputs`` so
 that the same audit can be rerun from files with the printed command; they go through the
 report's staging (``report/_output.py``) with the report: listed in the folder's manifest,
-moved into place at the end, and a user's file of the same name is never overwritten.
+moved into place at the end, and a user's file of the same name is never overwritten. The
+command line (``_cli.py``, the common path of ``sklearn_mace/cli.py``) stages, writes the
+report and prints; this module makes the data and audits it. NumPy, pandas and scikit-learn
+load inside the functions: the command line imports the names below at its start.
 """
-
-import numpy as np
-import pandas as pd
-from sklearn.datasets import load_breast_cancer
-from sklearn.mixture import GaussianMixture
-from sklearn.preprocessing import StandardScaler
 
 N_MEMBERS, N_NON_MEMBERS, N_SYNTHETIC = 200, 185, 1000
 INPUT_NAMES = ("members", "non_members", "reference", "synthetic_leaky", "synthetic_safe")
@@ -34,6 +31,8 @@ DEMO_FILES = tuple(f"inputs/{name}.csv" for name in INPUT_NAMES)
 
 
 def _sample(mixture, scaler, n, columns, random_state):
+    import pandas as pd
+
     mixture.set_params(random_state=random_state)
     Z, _ = mixture.sample(n)
     frame = pd.DataFrame(scaler.inverse_transform(Z), columns=columns)
@@ -42,6 +41,11 @@ def _sample(mixture, scaler, n, columns, random_state):
 
 def make_demo_tables(random_state=0):
     """Members, hold-out, reference and the two synthetic releases as DataFrames."""
+    import numpy as np
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.mixture import GaussianMixture
+    from sklearn.preprocessing import StandardScaler
+
     data = load_breast_cancer(as_frame=True)
     features = data.data
     rng = np.random.default_rng(random_state)
@@ -86,49 +90,26 @@ def write_demo_inputs(folder, random_state=0):
     return members, non_members, reference, releases
 
 
-def run_demo(out="mace-output/demo", random_state=0, verbose=True):
-    """Audit the two demo releases, write the report and its inputs under ``out`` and print
-    the summary.
+def audit_demo(stage, random_state=0, verbose=True):
+    """Write the demo's tables under ``stage/inputs`` and audit the two releases.
 
-    The inputs (``inputs/*.csv``) and the report are staged together and moved into ``out``
-    at the end (nothing else in ``out`` is touched; ``out`` is checked first, an error
-    naming ``out``). Every warning of the audit goes into the report's notes; those of
-    NumPy, scikit-learn, … are only counted on the terminal (not at all when not
-    ``verbose``).
+    ``stage`` is the staging folder of the report (the common path of the command line
+    writes the report beside the inputs, moves both into place and prints the summary).
+
+    Returns
+    -------
+    result : AuditResult
     """
-    from pathlib import Path
+    from ._audit import audit_release
 
-    from ... import audit_release
-    from ..._output import relocate, staged_output
-    from ..._warnings import catching_warnings
-    from ..._writer import print_report, write_report_files
-
-    out = Path(out)
-    with staged_output(out, option="out", folders=DEMO_FOLDERS, files=DEMO_FILES) as stage:
-        members, non_members, reference, releases = write_demo_inputs(
-            stage / "inputs", random_state
-        )
-        print(
-            "sklearn-mace demo: breast cancer, a leaky (overfit 100-component mixture) and a "
-            "safer (3-component mixture) synthetic release"
-        )
-        with catching_warnings() as caught:
-            result = audit_release(
-                members,
-                non_members,
-                releases,
-                reference,
-                group_by="diagnosis",
-                random_state=random_state,
-                verbose=verbose,
-            )
-        paths = write_report_files(result, stage, caught=caught)
-    print_report(result, relocate(paths, stage, out), caught, quiet=not verbose)
-    inputs = out / "inputs"
-    print(
-        f"the same from files: sklearn-mace audit --members {inputs}/members.csv "
-        f"--non-members {inputs}/non_members.csv --reference {inputs}/reference.csv "
-        f"--synthetic leaky={inputs}/synthetic_leaky.csv safe={inputs}/synthetic_safe.csv "
-        f"--group-by diagnosis --out {out}-from-files"
+    members, non_members, reference, releases = write_demo_inputs(stage / "inputs", random_state)
+    return audit_release(
+        members,
+        non_members,
+        releases,
+        reference,
+        group_by="diagnosis",
+        random_state=random_state,
+        verbose=verbose,
+        on_error="report",  # the command line's: a partial report
     )
-    return result

@@ -1,0 +1,38 @@
+"""The built-in training recipes of the algorithm audit, by the name the command line takes.
+
+One list, read by the audit (``_audit.py``) and by its command line (``_cli.py``, the
+choices of ``--recipe``); nothing heavier than ``importlib`` loads here, since the command
+line imports it at its start.
+"""
+
+import importlib.util
+
+__all__ = ["HISTOGRAMS", "OPTIONAL", "RECIPES", "available_recipes"]
+
+#: built-in recipes: CLI name -> name in the report (the wrong one's name says so)
+RECIPES = {
+    "dp-histogram": "DP histogram (Laplace noise, correct)",
+    "wrong-noise-histogram": "DP histogram (wrong noise: half the scale)",
+    "gaussian-mixture": "GaussianMixture (5 components, not DP)",
+    "sdv": "sdv GaussianCopula",
+    "ctgan": "CTGAN",
+    "smartnoise": "smartnoise MST",
+}
+#: the two histograms of known ε: the default recipes, calibrated to the claim
+HISTOGRAMS = ("dp-histogram", "wrong-noise-histogram")
+#: the package each optional recipe needs (extras sdv, ctgan, smartnoise)
+OPTIONAL = {"sdv": "sdv", "ctgan": "ctgan", "smartnoise": "snsynth"}
+
+
+def available_recipes():
+    """The built-in recipes usable here: the adapters only when their package is installed.
+
+    Returns
+    -------
+    names : list of str
+    """
+    return [
+        name
+        for name in RECIPES
+        if name not in OPTIONAL or importlib.util.find_spec(OPTIONAL[name]) is not None
+    ]

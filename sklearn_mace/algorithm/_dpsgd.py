@@ -356,6 +356,7 @@ class DPSGDLogisticRegression(ClassifierMixin, BaseEstimator):
         """
         from scipy.special import expit, softmax
 
+        check_is_fitted(self)
         scores = self.decision_function(X)
         if self.classes_.size == 2:
             positive = expit(scores)
@@ -375,6 +376,7 @@ class DPSGDLogisticRegression(ClassifierMixin, BaseEstimator):
         labels : ndarray of shape (n_samples,)
             Values of ``classes_``.
         """
+        check_is_fitted(self)
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
 

@@ -23,7 +23,9 @@ With ``--audits N`` each recipe is audited N times more (seeds 100…): how ofte
 contradicted and the mean/max bounds. Import and first use of torch and opacus are timed apart
 (once per process).
 
-Run: ``OMP_NUM_THREADS=1 nice -n 10 python benchmarks/bench_dpsgd_one_run.py --audits 40``.
+Run: ``OMP_NUM_THREADS=1 nice -n 10 python benchmarks/bench_dpsgd_one_run.py --epsilons 1 4 8
+--audits 40`` (135 s on the shared 2-core machine at load ≈ 6, 2026-11-27; the numbers are in
+the CHANGELOG entry of issue #30).
 """
 
 import argparse

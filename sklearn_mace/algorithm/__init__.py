@@ -4,7 +4,9 @@
 without a target record and certifies a lower bound on its ε; :class:`ReleaseFeatures`
 featurizes each release; :func:`select_vulnerable_records` and :func:`make_canaries` pick the
 targets; :class:`DPHistogramSynthesizer` (and its deliberately broken twin) are mechanisms of
-known ε to check an audit against; the adapters run sdv, ctgan and smartnoise-synth
+known ε to check an audit against; :class:`DPSGDLogisticRegression` (and its noise bug) is a
+DP-SGD trainer whose claim is opacus' accountant, audited in one run with
+:func:`make_dirac_canaries`; the adapters run sdv, ctgan and smartnoise-synth
 generators as recipes when those packages are installed.
 """
 
@@ -17,6 +19,11 @@ __getattr__, __dir__, __all__ = attach(
         "._audit": ["AlgorithmAudit"],
         "._claims": ["PrivacyClaim"],
         "._demo": ["dp_histogram_demo"],
+        "._dpsgd": [
+            "DPSGDLogisticRegression",
+            "NoiseBugDPSGDLogisticRegression",
+            "make_dirac_canaries",
+        ],
         "._featurize": ["ReleaseFeatures"],
         "._mechanisms": ["DPHistogramSynthesizer", "WrongNoiseHistogramSynthesizer"],
         "._targets": ["make_canaries", "select_vulnerable_records", "vulnerability_scores"],

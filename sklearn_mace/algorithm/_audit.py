@@ -392,11 +392,16 @@ default="knn_distance"
                 f"targets have {targets.shape[1]} columns but the population X has "
                 f"{X.shape[1]}; a target is a record of the same table."
             )
+        # rows by value (+ 0.0 makes −0.0 and 0.0 one key, as == does): a dict instead of
+        # comparing every target with every row (1 000 canaries × 570 rows took 0.5 s)
+        rows_of = {}
+        for row, values in enumerate(X + 0.0):
+            rows_of.setdefault(values.tobytes(), []).append(row)
         indices = np.full(len(targets), -1)
-        for j, target in enumerate(targets):
-            rows = np.setdiff1d(np.flatnonzero((X == target).all(axis=1)), indices)
-            if rows.size:  # the first equal row not already another target's
-                indices[j] = rows[0]
+        for j, target in enumerate(targets + 0.0):
+            rows = rows_of.get(target.tobytes())
+            if rows:  # the first equal row not already another target's
+                indices[j] = rows.pop(0)
         return targets, indices
 
     def _resolve_n_train(self, n_pool):

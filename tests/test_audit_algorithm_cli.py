@@ -12,6 +12,7 @@ import pytest
 from sklearn.base import BaseEstimator
 
 from sklearn_mace.cli import main
+from sklearn_mace.report import AuditInputError
 from sklearn_mace.report._engine import keyed_seed
 from sklearn_mace.report._kinds.algorithm._audit import (
     RECIPES,
@@ -372,3 +373,28 @@ def test_comparisons_use_only_the_runs_no_attack_was_fitted_on(demo):
             member = frame["member"].to_numpy()[both] == 1
             expected = flags[member].mean() - flags[~member].mean()
             assert row[f"heldout_advantage_{side}"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_dpsgd_recipes_in_one_run_keep_and_break_their_claim(tmp_path, capsys):
+    # issue #30's command: the correct trainer keeps the accountant's curve, the noise bug
+    # (σ/4, same claim) breaks it; one training each with 1 000 Dirac canaries
+    pytest.importorskip("opacus")
+    out = tmp_path / "out"
+    argv = ["audit-algorithm", "--recipe", "dpsgd-logreg", "dpsgd-logreg-noise-bug"]
+    argv += ["--design", "one-run", "--claimed-epsilon", "4", "--out", str(out), "--quiet"]
+    assert main(argv) == 0
+    summary = pd.read_csv(out / "summary.csv")
+    assert summary["contradicted"].tolist() == [False, True]
+    assert summary["epsilon_lower_bound"].iloc[0] <= 4.0  # the claim's ε at δ = 1e-5
+    assert summary["claim"].str.contains("curve").all()  # the accountant's, not ε alone
+
+
+def test_dpsgd_recipes_are_refused_in_the_multi_run_design(tmp_path, capsys):
+    pytest.importorskip("opacus")
+    argv = ["audit-algorithm", "--recipe", "dpsgd-logreg", "--out", str(tmp_path / "out")]
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    assert "add --design one-run" in capsys.readouterr().err
+    with pytest.raises(AuditInputError, match="audit_algorithm_one_run"):
+        audit_algorithm(["dpsgd-logreg"], n_runs=10, verbose=False)

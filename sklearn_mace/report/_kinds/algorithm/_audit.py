@@ -38,12 +38,14 @@ from ..._engine import (
 from ..._io import AuditInputError
 from ..._results import AuditResult, failure_notes
 from ..._verdict import ClaimRules
-from ._recipes import HISTOGRAMS, RECIPES, available_recipes
+from ._recipes import DPSGD, HISTOGRAMS, RECIPES, available_recipes
 from ._types import AlgorithmInputs, AlgorithmReportInputs, AlgorithmShared, AuditedRecipe
 
 __all__ = ["RECIPES", "AlgorithmReport", "audit_algorithm", "available_recipes"]
 
 RUNS = "shadow runs"
+#: the δ of a DP-SGD recipe's calibration, and of its certified ε unless one is given
+DPSGD_DELTA = 1e-5
 #: a population column with at most this many distinct values is categorical
 MAX_LEVELS = 20
 RELATIONS = {"add_remove": "add/remove-one", "substitute": "substitute-one"}
@@ -78,6 +80,10 @@ def make_recipe(name, *, epsilon, relation, domain):
         return algorithm.SDVGenerator()
     if name == "ctgan":
         return algorithm.CTGANGenerator(epochs=50)
+    if name == "dpsgd-logreg":
+        return algorithm.DPSGDLogisticRegression(epsilon=epsilon, delta=DPSGD_DELTA)
+    if name == "dpsgd-logreg-noise-bug":
+        return algorithm.NoiseBugDPSGDLogisticRegression(epsilon=epsilon, delta=DPSGD_DELTA)
     return algorithm.SmartNoiseGenerator("mst", epsilon=epsilon)
 
 
@@ -280,6 +286,12 @@ def _population(population, recipes, random_state):
     user's population encoded (a histogram recipe needs it categorical) and None."""
     from ....datasets import make_categorical_population
 
+    trainers = [r for r in recipes if r in DPSGD]
+    if trainers:
+        raise AuditInputError(
+            f"the recipe {trainers[0]} is audited in one run, with Dirac canaries: "
+            "audit_algorithm_one_run (design one-run)."
+        )
     if population is None:
         demo = make_categorical_population(random_state=random_state)
         domain = [np.arange(k, dtype=float) for k in demo.categories]
@@ -490,17 +502,22 @@ def audit_algorithm_one_run(
 
     Each recipe is trained once with ``n_canaries`` population records, each included
     independently with probability ½ (:class:`~sklearn_mace.algorithm.AlgorithmAudit` with
-    ``design="one_run"``, add/remove-one). No card is drawn for this design yet: the result
-    is the summary table.
+    ``design="one_run"``, add/remove-one). The DP-SGD recipes (``dpsgd-logreg``,
+    ``dpsgd-logreg-noise-bug``) are calibrated to the claimed ε at δ = 1e-5 and get
+    ``n_canaries`` Dirac canaries instead (:func:`~sklearn_mace.algorithm.make_dirac_canaries`;
+    the population's last column is the label, :func:`classification_records`); their claim
+    is their accountant's curve unless ``claim`` is given. No card is drawn for this design
+    yet: the result is the summary table.
 
     Parameters
     ----------
     recipes : sequence of str, default=("dp-histogram", "wrong-noise-histogram")
         Built-in recipes (:data:`RECIPES`).
     population : DataFrame or None, default=None
-        The records; None: the embedded demo population.
+        The records; None: the embedded demo population (the DP-SGD recipes: scikit-learn's
+        bundled breast-cancer table).
     n_canaries : int >= 10, default=1000
-        Canaries, drawn from the population.
+        Canaries, drawn from the population (the DP-SGD recipes: Dirac canaries).
     claimed_epsilon, claim, delta, confidence, random_state
         As for :func:`audit_algorithm` (the relation is add/remove-one).
 
@@ -510,33 +527,103 @@ def audit_algorithm_one_run(
         One row per recipe: ``recipe`` then the one-run columns of
         :meth:`~sklearn_mace.algorithm.AlgorithmAudit.summary`.
     """
-    from ....algorithm import AlgorithmAudit
+    stated, _, certified_delta = _claims(claim, claimed_epsilon, delta, "add_remove")
+    calibration = stated.epsilons[0] if stated.kind in ("pure", "approximate") else claimed_epsilon
+    settings = dict(n_canaries=n_canaries, epsilon=calibration, confidence=confidence)
+    settings["seed"] = base_seed(random_state)
+    rows = {}
+    others = [key for key in recipes if key not in DPSGD]
+    if others:
+        X, domain, demo, _ = _population(population, others, random_state)
+        n_train = demo.train_size if demo is not None else int(round(0.5 * (len(X) - n_canaries)))
+        _check_canaries(n_canaries, len(X))
+        for key in others:
+            rows[key] = _one_run_row(
+                key, X, domain, n_train, claim=stated, delta=certified_delta, **settings
+            )
+    for key in recipes:
+        if key in DPSGD:  # the accountant's curve is the claim unless one is given
+            rows[key] = _dpsgd_one_run_row(key, population, claim=claim, delta=delta, **settings)
+    return pd.DataFrame([rows[key] for key in recipes])
 
-    stated, _, delta = _claims(claim, claimed_epsilon, delta, "add_remove")
-    X, domain, demo, _ = _population(population, recipes, random_state)
-    n_train = demo.train_size if demo is not None else int(round(0.5 * (len(X) - n_canaries)))
-    if not 10 <= n_canaries <= len(X) - 2:
+
+def _check_canaries(n_canaries, n_rows):
+    if not 10 <= n_canaries <= n_rows - 2:
         raise AuditInputError(
             f"n_canaries={n_canaries} must be between 10 and the population's size minus 2 "
-            f"({len(X) - 2})."
+            f"({n_rows - 2})."
         )
-    calibration = stated.epsilons[0] if stated.kind in ("pure", "approximate") else claimed_epsilon
-    rows = []
-    for key in recipes:
-        subject = _subject(
-            key, epsilon=calibration, relation="add_remove", domain=domain, n_train=n_train
-        )
-        audit = AlgorithmAudit(
-            subject.inputs.recipe,
-            design="one_run",
-            n_canaries=n_canaries,
-            train_size=min(n_train, len(X) - n_canaries),
-            n_synthetic=subject.inputs.n_synthetic,
-            featurizer=subject.inputs.featurizer,
-            claim=stated,
-            delta=delta,
-            confidence=confidence,
-            random_state=base_seed(random_state),
-        ).fit(X)
-        rows.append({"recipe": subject.name, **audit.summary().iloc[0].to_dict()})
-    return pd.DataFrame(rows)
+
+
+def _one_run_row(key, X, domain, n_train, *, n_canaries, epsilon, claim, delta, confidence, seed):
+    """One training of a built-in recipe with ``n_canaries`` population records as canaries:
+    its row of the one-run summary."""
+    from ....algorithm import AlgorithmAudit
+
+    subject = _subject(key, epsilon=epsilon, relation="add_remove", domain=domain, n_train=n_train)
+    audit = AlgorithmAudit(
+        subject.inputs.recipe,
+        design="one_run",
+        n_canaries=n_canaries,
+        train_size=min(n_train, len(X) - n_canaries),
+        n_synthetic=subject.inputs.n_synthetic,
+        featurizer=subject.inputs.featurizer,
+        claim=claim,
+        delta=delta,
+        confidence=confidence,
+        random_state=seed,
+    ).fit(X)
+    return {"recipe": subject.name, **audit.summary().iloc[0].to_dict()}
+
+
+def _dpsgd_one_run_row(key, population, *, n_canaries, epsilon, claim, delta, confidence, seed):
+    """One training of a DP-SGD recipe with Dirac canaries
+    (:func:`~sklearn_mace.algorithm.make_dirac_canaries`, each in with probability ½): its
+    row of the one-run summary. The recipe is calibrated to ``epsilon`` at δ = 1e-5 and
+    claims its accountant's curve (``privacy_claim()``) unless ``claim`` is given; its ε is
+    certified at δ = 1e-5 unless ``delta`` is."""
+    from ....algorithm import AlgorithmAudit, make_dirac_canaries
+
+    records = classification_records(population)
+    members, canaries = make_dirac_canaries(records, n_canaries)
+    recipe = make_recipe(key, epsilon=epsilon, relation="add_remove", domain=None)
+    audit = AlgorithmAudit(
+        recipe,
+        design="one_run",
+        targets=canaries,
+        train_size=len(members),
+        claim=recipe.privacy_claim() if claim is None else claim,
+        delta=DPSGD_DELTA if delta is None else delta,
+        confidence=confidence,
+        random_state=seed,
+    ).fit(members)
+    return {"recipe": RECIPES[key], **audit.summary().iloc[0].to_dict()}
+
+
+def classification_records(population):
+    """The records a DP-SGD recipe trains on: standardized features, the label last.
+
+    Parameters
+    ----------
+    population : DataFrame or None
+        Numeric columns, the label last; None: scikit-learn's bundled breast-cancer table
+        (569 records, 30 features, offline).
+
+    Returns
+    -------
+    records : ndarray of shape (n_records, n_features + 1)
+    """
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.preprocessing import StandardScaler
+
+    if population is None:
+        X, y = load_breast_cancer(return_X_y=True)
+    else:
+        numeric = population.select_dtypes("number")
+        if numeric.shape[1] != population.shape[1] or population.isna().any().any():
+            raise AuditInputError(
+                "a DP-SGD recipe reads the population as numeric features with the label in "
+                "the last column, without missing values; encode the other columns first."
+            )
+        X, y = numeric.iloc[:, :-1].to_numpy(float), numeric.iloc[:, -1].to_numpy()
+    return np.column_stack([StandardScaler().fit_transform(X), y])

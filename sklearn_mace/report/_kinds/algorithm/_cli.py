@@ -15,7 +15,7 @@ from pathlib import Path
 from ... import _arguments as arguments
 from ..._arguments import EXIT_CODES
 from .._kind import print_report, write_report
-from ._recipes import HISTOGRAMS, RECIPES
+from ._recipes import DPSGD, HISTOGRAMS, RECIPES
 
 #: Python parameters whose flag has another name (see ``Command.renamed``)
 RENAMED = {"recipes": "recipe", "n_canaries": "canaries"}
@@ -44,8 +44,10 @@ def add_arguments(sub):
         choices=tuple(RECIPES),
         metavar="NAME",
         help="built-in recipes to audit: dp-histogram, wrong-noise-histogram, "
-        "gaussian-mixture, and sdv, ctgan, smartnoise when their package is installed "
-        "(default: the two histograms)",
+        "gaussian-mixture, and sdv, ctgan, smartnoise when their package is installed; "
+        "dpsgd-logreg and dpsgd-logreg-noise-bug (opacus, --design one-run: Dirac canaries, "
+        "the population's last column the label, default scikit-learn's breast-cancer "
+        "table) (default: the two histograms)",
     )
     sub.add_argument(
         "--population",
@@ -162,6 +164,12 @@ def check_arguments(args):
         )
     if len(set(recipes)) != len(recipes):
         raise AuditInputError(f"--recipe names each recipe once; got {recipes}.")
+    trainers = [r for r in recipes if r in DPSGD]
+    if trainers and args.design != "one-run":
+        raise AuditInputError(
+            f"--recipe {trainers[0]} is audited in one run, with Dirac canaries: add "
+            "--design one-run."
+        )
 
 
 def input_files(args):

@@ -362,6 +362,13 @@ def _check_demo(out, printed):
         assert (out / name).exists(), name
     summary = pd.read_csv(out / "summary.csv")
     assert set(summary["subject"]) == {"overfit", "regularised"}
+    # the models' files as the report folder holds them (not the staging folder, gone)
+    paths = summary.drop_duplicates("subject").set_index("subject")["path"]
+    assert paths.to_dict() == {
+        "overfit": "models/overfit.onnx",
+        "regularised": "models/regularised.skops",
+    }
+    assert all((out / path).exists() for path in paths)
     assert "the same from files: sklearn-mace audit-model" in printed
     for analysis in (MACE_BAYES.name, SHADOW_NAME, LIRA_NAME, RMIA_NAME):
         rows = summary[summary["analysis"] == analysis].set_index("subject")

@@ -436,16 +436,15 @@ class AuditEngine:
                     failed[step.name] = reason
             progress.update()
         analyses = self.analyses(subject)
-        level = self.claim_confidence(len(analyses))
         results = []
         for analysis in analyses:
             progress.set_postfix_str(f"{subject.name}: {analysis.name}")
-            results.append(self.run_analysis(analysis, subject, failed, level))
+            results.append(self.run_analysis(analysis, subject, failed, len(analyses)))
             progress.update()
         return SubjectResult(
             name=subject.name,
             analyses=results,
-            claim_confidence=level,
+            claim_confidence=self.claim_confidence(len(analyses)),
             facts=self.describe(subject, results),
             record_columns=self.record_columns(subject, results),
             ranking=self.ranking,
@@ -461,8 +460,9 @@ class AuditEngine:
                 raise
             return None, failure_reason(exc)
 
-    def run_analysis(self, analysis, subject, failed, level):
-        """Score, certify and summarise one analysis; a failure is kept with its reason."""
+    def run_analysis(self, analysis, subject, failed, n_claims):
+        """Score, certify and summarise one analysis of a subject's ``n_claims``; a failure
+        is kept with its reason."""
         result = AnalysisResult(name=analysis.name, figure=analysis.figure, detail=analysis.detail)
         missing = [need for need in analysis.needs if need in failed]
         if missing:
@@ -473,8 +473,8 @@ class AuditEngine:
             scores = analysis.compute(engine, subject, seed)
             self.check_scores(scores.score, analysis.name)
             seed = self.seed(subject.name, analysis.name, "certify")
-            claim = self.certify(analysis, scores, level, seed)
-            return scores, claim, self.bound(analysis, scores, level)
+            claim = self.certify(analysis, scores, n_claims, seed)
+            return scores, claim, self.bound(analysis, scores, n_claims)
 
         outcome, reason = self.run_step(scored_and_certified, subject, analysis.name)
         if reason is not None:
@@ -507,10 +507,11 @@ class AuditEngine:
         keep = np.asarray(scores.certify_mask, dtype=bool)
         return m[keep], score[keep]
 
-    def certify(self, analysis, scores, level, seed):
+    def certify(self, analysis, scores, n_claims, seed):
         """The analysis's certified claim: :func:`~sklearn_mace.metrics.audit_epsilon` of its
         rule (the analysis's threshold, or the one its scores bring) on the targets the rule
-        never saw (:meth:`certified_part`)."""
+        never saw (:meth:`certified_part`), at the level of one of the subject's
+        ``n_claims`` (:meth:`claim_confidence`, from the engine's ``confidence``)."""
         m, score = self.certified_part(scores)
         threshold = analysis.threshold if scores.threshold is None else scores.threshold
         if threshold is None:
@@ -522,13 +523,13 @@ class AuditEngine:
             score[m == 1],
             score[m == 0],
             delta=self.delta,
-            confidence=level,
+            confidence=self.claim_confidence(n_claims),
             threshold=threshold,
             prior=self.targets.prior,
             random_state=seed,
         )
 
-    def bound(self, analysis, scores, level):
+    def bound(self, analysis, scores, n_claims):
         """The analysis's certified upper bound on the advantage of every threshold rule on
         its held-out scores (:func:`~sklearn_mace.metrics.advantage_upper_bound`), at the
         claim's level, on the targets the claim is certified on (:meth:`certified_part`)."""
@@ -538,7 +539,7 @@ class AuditEngine:
             score[m == 0],
             prior=self.targets.prior,
             delta=self.delta,
-            confidence=level,
+            confidence=self.claim_confidence(n_claims),
         )
 
     def contradicted(self, claim):

@@ -113,6 +113,7 @@ def audit_demo(
     Returns
     -------
     result : AuditResult
+        The models' ``path`` is relative to the report's folder (``models/overfit.onnx``).
     """
     from ... import audit_model, load_model
     from ..._output import write_csv
@@ -125,7 +126,7 @@ def audit_demo(
     files = save_demo_models(members, stage / "models", random_state)
     models = {name: load_model(files[name], name=name) for name in ("overfit", "regularised")}
     recipes = {"overfit": load_estimator(files["recipe"])}
-    return audit_model(
+    result = audit_model(
         models,
         members,
         non_members,
@@ -137,3 +138,6 @@ def audit_demo(
         verbose=verbose,
         on_error="report",  # the command line's: a partial report
     )
+    for subject in result.subjects:  # the staging folder goes away: the path in the report
+        subject.facts["path"] = Path(subject.facts["path"]).relative_to(stage).as_posix()
+    return result

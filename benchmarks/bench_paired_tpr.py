@@ -2,7 +2,7 @@
 
 Issue #27: the exact test (order-statistic thresholds, McNemar on the members) is valid but
 nearly powerless. The default (``method="auto"``) is now a paired bootstrap. This script
-draws the pairs of ``tests/test_paired.py`` (two attacks' scores of the same records:
+draws the pairs of ``tests/metrics/test_paired.py`` (two attacks' scores of the same records:
 members shifted by ``mu``, the attacks' noise correlated ``rho``) and prints, per design,
 how many runs each test rejects at 5 %:
 
@@ -26,7 +26,7 @@ from scipy.stats import binom, norm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sklearn_mace.metrics import delong_test, tpr_at_fpr_test  # noqa: E402
-from tests.test_paired import paired_scores  # noqa: E402
+from tests.metrics.test_paired import paired_scores  # noqa: E402
 
 PLANTED = (norm.isf(0.1) + norm.ppf(0.4), norm.isf(0.1) + norm.ppf(0.3))
 

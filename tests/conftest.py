@@ -9,7 +9,7 @@ their libraries' defaults. Tests use small data, where one thread costs little e
 idle machine (``benchmarks/bench_threads.py``), and results then do not depend on the
 machine's core count. The limits are set before NumPy and torch load (their thread pools
 read the variables once); an explicit setting in the environment wins. Tests of the thread
-choice itself (``tests/test_threads.py``) raise torch's ceiling where they need to.
+choice itself (``tests/utils/test_threads.py``) raise torch's ceiling where they need to.
 """
 
 import os

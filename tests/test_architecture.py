@@ -254,3 +254,22 @@ def test_the_checker_sees_cycles_and_rule_breaks():
     # function-level imports count: the CLI reaches the kinds from inside build_parser
     cli = {(target, eager) for _, target, eager, _ in GRAPH["sklearn_mace.cli"]}
     assert ("sklearn_mace.report._kinds._registry", False) in cli
+
+
+def test_the_tests_mirror_the_package():
+    """``tests/<part>/`` for a subpackage's tests (``tests/report/model/`` for a kind of
+    audit), ``tests/test_<module>.py`` for a top-level module's and the project's own:
+    every test folder names a part of the package, and every subpackage with code has one."""
+    tests = Path(__file__).resolve().parent
+    folders = {
+        p.relative_to(tests).as_posix()
+        for p in tests.rglob("*")
+        if p.is_dir() and any(p.glob("test_*.py"))
+    }
+    parts = {name.split(".", 1)[1].replace(".", "/") for name in PACKAGES if "." in name}
+    kinds = {f"report/{p.name}" for p in (ROOT / "report" / "_kinds").iterdir() if p.is_dir()}
+    assert folders <= parts | kinds, folders - parts - kinds
+    public = {p for p in parts if "/" not in p and not p.startswith("_")}
+    assert len(public) >= 10  # the discovery sees the subpackages, or this checks nothing
+    assert public <= folders, public - folders  # every subpackage has its tests
+    assert kinds <= folders, kinds - folders  # and every kind of audit

@@ -167,7 +167,8 @@ def test_cards_lead_with_certified_claims(audited):
 def test_records_rank_members_first_by_heldout_posterior(audited):
     records = pd.read_csv(audited["out"] / "records.csv")
     assert len(records) == 2 * 70
-    # the same first columns as the model audit's records.csv (tests/test_audit_model.py)
+    # the same first columns as the model audit's records.csv
+    # (tests/report/model/test_audit_model.py)
     core = ["subject", "rank", "source", "row", "member", "site", "risk_estimate"]
     assert list(records.columns[:9]) == [*core, "posterior_points_to", "exposed"]
     score = f"score: {MACE_BAYES.name}"

@@ -6,7 +6,7 @@ where the CLI sends it: a child process with a fake HOME runs the command line a
 build of torch would (``torch.version.cuda`` set), with the command itself replaced by a
 stand-in that writes into the cache folder, as the driver would, and reports where that
 was. The real command's run under a fake HOME is
-``tests/test_sweep_audit.py::test_nothing_is_written_outside_out``.
+``tests/report/release/test_sweep_audit.py::test_nothing_is_written_outside_out``.
 """
 
 import os

@@ -70,7 +70,7 @@ class SinglingOutRisk(ReleaseMixin):
     not quite: all are evaluated on the same records. Predicates that isolate single rows
     mostly hold for disjoint sets of rows, whose match counts are negatively associated
     (multinomial), which makes the binomial interval conservative rather than optimistic;
-    ``tests/test_singling_out.py`` checks the coverage on releases that know nothing.
+    ``tests/disclosure/test_singling_out.py`` checks the coverage on releases that know nothing.
 
     **A negative risk.** A predicate is kept when it isolates one release row. A release
     that holds several near copies of every member makes such predicates rarely hold for a

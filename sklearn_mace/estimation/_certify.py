@@ -17,8 +17,8 @@ argument, which this module makes:
 
 The pooled count of a cross-fitted classifier is treated as binomial. Within a fold this is
 exact; across folds the ``k`` classifiers share training rows, the usual cross-fitting
-approximation. ``tests/test_certified.py`` checks the resulting coverage on null data and on
-mechanisms with a known advantage.
+approximation. ``tests/estimation/test_certified.py`` checks the resulting coverage on null
+data and on mechanisms with a known advantage.
 
 The p-value of "no leak" needs no such approximation: :func:`forward_chained_p_value` scores
 each fold with a classifier fitted on the *earlier* folds only and guesses a number of

@@ -12,8 +12,8 @@ the guess rate ``r/m`` (their Algorithm "audit_rh_with_cap"; the structure follo
 implementation in DeepMind's ``jax_privacy.auditing``, written here for any curve).
 
 Validity is argued in the paper (their Thm 9 and its proof) and checked here by simulation
-(``tests/test_algorithm_one_run.py``): a mechanism exactly μ-GDP, audited against its own μ,
-is rejected in at most α of the audits.
+(``tests/algorithm/test_algorithm_one_run.py``): a mechanism exactly μ-GDP, audited against
+its own μ, is rejected in at most α of the audits.
 """
 
 import math

@@ -15,7 +15,7 @@ uses the pairing:
   docstring (the estimator is a Hadamard-differentiable functional of the two empirical
   laws, for which the bootstrap is consistent). It holds its level on null pairs and
   detects TPR 0.40 against 0.30 at 10 % FPR (1 000 + 1 000 records) in most runs
-  (``tests/test_paired.py``). With fewer than ten non-members allowed above the threshold
+  (``tests/metrics/test_paired.py``). With fewer than ten non-members allowed above the threshold
   (``n₀·fpr < 10``: the threshold is then an extreme order statistic, where the bootstrap
   fails) it falls back to an exact test: thresholds from the non-members only, the McNemar
   test from the members only, each threshold an order statistic of the non-member scores
@@ -26,7 +26,8 @@ uses the pairing:
   err in opposite directions. A threshold fitted to reach ``fpr`` exactly on a calibration
   split, tested by McNemar as if it were fixed, is *not* valid: its true FPR varies by
   ``±√(f(1−f)/n₀)``, the TPRs follow, and it rejected 54 % of pairs of equally strong
-  attacks at 5 % (500 + 500 records, fpr 1 %; the simulation is in ``tests/test_paired.py``).
+  attacks at 5 % (500 + 500 records, fpr 1 %; the simulation is in
+  ``tests/metrics/test_paired.py``).
 * :func:`advantage_difference_test` — difference of the advantages of two held-out
   (certified) classifiers: McNemar's exact test weighted by the advantage's weights, and a
   conservative Wald interval.
@@ -174,7 +175,7 @@ def delong_test(y_true, score_a, score_b, *, confidence=0.95):
     two correlated U-statistics on the same members and non-members. Normal p-value and
     Wald interval (clipped to [−1, 1]); asymptotic, checked for level on null pairs and for
     its variance against the closed form of the Mann–Whitney statistic
-    (``tests/test_paired.py``).
+    (``tests/metrics/test_paired.py``).
 
     Parameters
     ----------
@@ -461,7 +462,7 @@ def tpr_at_fpr_test(
     records), 39, 34 and 18 for Cauchy, log-normal and 6-valued scores (500 + 500, 10 %);
     the planted TPR 0.40 against 0.30 at 10 % FPR (1 000 + 1 000) is detected in 186 of 200
     runs (attacks correlated 0.5; 170 independent), the exact test in 3 of 100, DeLong's
-    AUC test in 200 (``tests/test_paired.py`` asserts reduced versions). The argument needs
+    AUC test in 200 (``tests/metrics/test_paired.py`` asserts reduced versions). The argument needs
     an intermediate quantile: ``k`` must grow with ``n₀``. With fewer than
     :data:`MIN_NON_MEMBERS_ABOVE` (10) non-members allowed above the threshold, or when
     every draw gives the same difference (no spread to estimate, e.g. both TPRs always 0),
@@ -620,7 +621,7 @@ def advantage_difference_test(y_true, guess_a, guess_b, *, prior=None, confidenc
     * **interval** — ``Δ ± z·√(Σ_c w_c²·(n₁₀,c + n₀₁,c))``: the McNemar variance, never
       below the paired-difference one, so the interval is conservative (asymptotic:
       covered the truth in at least 95 % of 100 simulated audits of 250 + 250 targets,
-      ``tests/test_paired.py``).
+      ``tests/metrics/test_paired.py``).
 
     Each held-out advantage is what :func:`~sklearn_mace.estimation.certified_advantage`
     bounds from below, and it is at most the optimal advantage of its release; the

@@ -80,7 +80,7 @@ def _domias(engine, subject, seed):
 
 def _mc(engine, subject, seed):
     # the reference definition (DOMIAS §4, domias 0.0.5): radius² is the median over the
-    # targets of the squared nearest-synthetic distance (tests/test_baselines.py pins it)
+    # targets of the squared nearest-synthetic distance (tests/queries/test_baselines.py pins it)
     return MonteCarloQuery(subject.inputs.synthetic, weighting="count", radius="median")
 
 

@@ -319,7 +319,7 @@ def test_perfect_copy_release_scores():
     # covariance): the most leaky release must score, not fail. On these mostly discrete rows
     # only "age" separates a member from a non-member, so a KDE sees the copies through its
     # smoothing: measured AUC 0.55 (Scott) and 0.71 ("cv") at seed 0. MC, which counts the
-    # exact copies, reaches 1.0 (tests/test_baselines.py).
+    # exact copies, reaches 1.0 (tests/queries/test_baselines.py).
     rng = np.random.default_rng(0)
     members, non_members = _adult_like(rng, 200), _adult_like(rng, 200)
     reference = _adult_like(rng, 2000)

@@ -260,7 +260,7 @@ def test_disclosure_risks_are_reported_for_every_release(halfcopy):
     assert (records["risk_low"] > 0.3).all()
     np.testing.assert_allclose(fresh["risk"], 0.0, atol=0.1)
     # singling out (issue #29): both modes on the card; its ground truth is in
-    # tests/test_singling_out.py (a copy of k members: the risk grows with k)
+    # tests/disclosure/test_singling_out.py (a copy of k members: the risk grows with k)
     assert set(half.loc["singling out"].index) == {"univariate", "multivariate"}
     written = pd.read_csv(paths["disclosure"])
     assert len(written) == len(disclosure) == 16
@@ -384,7 +384,7 @@ def _bench_module():
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_adult_audit.py"
+    path = Path(__file__).resolve().parents[3] / "benchmarks" / "bench_adult_audit.py"
     spec = importlib.util.spec_from_file_location("bench_adult_audit", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -15,8 +15,8 @@ from sklearn_mace.report._present import Presentation
 from sklearn_mace.report._sample_size import planning_analysis, sample_size_line
 from sklearn_mace.report._show import presentation_of
 from sklearn_mace.report._summary import print_summary
-from tests.test_report_comparisons import _audit, _boom_on, _by_subject, _shifted
-from tests.test_report_engine import N
+from tests.report.test_report_comparisons import _audit, _boom_on, _by_subject, _shifted
+from tests.report.test_report_engine import N
 
 
 def _planned(result, subject, epsilon):

@@ -139,7 +139,7 @@ def _pooled(phi, trained):
 @pytest.mark.parametrize("fix_variance", [True, False])
 def test_scores_match_a_direct_computation(fix_variance):
     # reference: the Gaussians fitted by hand from the shadows' own outputs, with the pooled
-    # variance (fixed) or each record's own (per-record). tests/test_lira.py's two direct
+    # variance (fixed) or each record's own (per-record). tests/attacks/test_lira.py's two direct
     # computations assume per-record variances and need fix_variance=False since the default
     # became "auto".
     records, member, target, _ = planted_problem(400, seed=4)

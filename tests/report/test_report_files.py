@@ -371,7 +371,7 @@ def test_model_demo_with_workers_writes_and_prints_nothing_outside_out(tmp_path)
     """The model demo (inputs, models, report; joblib's worker processes) in a child process
     with a fake HOME, XDG folders and TMPDIR: every new file lies in --out, and nothing
     reaches stderr with --quiet."""
-    from tests.test_model_loading import _run_isolated
+    from tests.report.model.test_model_loading import _run_isolated
 
     stderr = tmp_path / "stderr.txt"
     (tmp_path / "iso").mkdir()

@@ -13,7 +13,7 @@ import pytest
 from scipy.stats import binom
 
 from sklearn_mace.disclosure import AttributeInferenceRisk
-from tests.test_linkability_ties import adult_like
+from tests.disclosure.test_linkability_ties import adult_like
 
 
 @pytest.fixture(scope="module")

@@ -26,8 +26,8 @@ from sklearn_mace.disclosure import ControlCopyWarning
 from sklearn_mace.report import audit_release
 from sklearn_mace.report._kinds.release._inputs import run_disclosure
 from tests.audit_data import adult_like, audit_tables
-from tests.test_model_loading import _run_isolated, _tree
-from tests.test_table_inputs import _with_ids
+from tests.report.model.test_model_loading import _run_isolated, _tree
+from tests.report.test_table_inputs import _with_ids
 
 MACE = "MACE Bayes rule (nearest-synthetic distance)"
 DOMIAS = "DOMIAS (KDE, cross-validated bandwidth)"

@@ -18,7 +18,7 @@ from sklearn_mace.report._html import render_report
 from sklearn_mace.report._present import Presentation
 from sklearn_mace.report._section import Report
 from sklearn_mace.report._summary import print_summary
-from tests.test_report_engine import N, _targets
+from tests.report.test_report_engine import N, _targets
 
 ALPHA = 0.05
 

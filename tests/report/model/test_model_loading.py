@@ -45,7 +45,7 @@ from sklearn_mace.report._kinds.model._io import load_estimator, load_model
 sio = pytest.importorskip("skops.io")
 skl2onnx = pytest.importorskip("skl2onnx")
 pytest.importorskip("onnxruntime")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(autouse=True, scope="module")

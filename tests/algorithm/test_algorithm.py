@@ -3,7 +3,7 @@
 Ground truth: the DP histogram's noise is checked against the Laplace law it claims; the
 featurizer and the vulnerability scores against brute-force reference code; the audit
 against mechanisms of known ε (a certified ε above the true one is a failure), with the
-heavy versions in the slow suite (``tests/test_algorithm_slow.py``).
+heavy versions in the slow suite (``tests/algorithm/test_algorithm_slow.py``).
 """
 
 import json

@@ -25,7 +25,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LinearRegression
 
 from sklearn_mace.cli import build_parser, main
-from tests.test_model_loading import _hostile, _run_isolated, _tree
+from tests.report.model.test_model_loading import _hostile, _run_isolated, _tree
 
 sio = pytest.importorskip("skops.io")
 skl2onnx = pytest.importorskip("skl2onnx")

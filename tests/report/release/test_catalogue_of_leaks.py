@@ -1,7 +1,8 @@
 """The catalogue of issue #25 (item 6): every leaky input of the issue's "Why", none green.
 
 Each case builds its inputs here from bundled or generated data (scikit-learn's wine and
-digits tables, ``tests/audit_data.py``, skl2onnx exports built as ``tests/test_model_gate.py``
+digits tables, ``tests/audit_data.py``, skl2onnx exports built as
+``tests/report/model/test_model_gate.py``
 builds them) and runs them through the CLI entry the tests use (``sklearn_mace.cli.main``).
 A case passes when its cards are all red ("leak") or grey ("inconclusive"), or when the audit
 refuses the input with exit 2 and a message naming what is wrong — never a green card
@@ -34,7 +35,7 @@ skl2onnx = pytest.importorskip("skl2onnx")
 pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
 
-from tests.test_model_gate import _with_embedding  # noqa: E402 - needs onnx, skipped above
+from tests.report.model.test_model_gate import _with_embedding  # noqa: E402 - needs onnx, skipped above
 
 NOT_GREEN = frozenset({"leak", "inconclusive"})
 NUMERIC = ["age", "bmi", "glucose"]
@@ -112,7 +113,7 @@ def few_non_members_verbatim(folder, monkeypatch):
 
 def _noisy_wine(folder):
     """Wine, shuffled, a third of its labels redrawn (so that a fully grown forest memorises
-    its members' labels, as in ``tests/test_model_gate.py``), split 90 / 88."""
+    its members' labels, as in ``tests/report/model/test_model_gate.py``), split 90 / 88."""
     from sklearn.datasets import load_wine
 
     frame = load_wine(as_frame=True).frame.sample(frac=1.0, random_state=0)

@@ -1,7 +1,7 @@
 """`sklearn-mace audit-algorithm`: the demo's files, the audit's own numbers, clear errors.
 
 Few runs per side keep each test to seconds; what the verdicts are worth at 1 000 runs is
-measured by ``benchmarks/bench_algorithm_claims.py`` and ``tests/test_algorithm_slow.py``.
+measured by ``benchmarks/bench_algorithm_claims.py`` and ``tests/algorithm/test_algorithm_slow.py``.
 """
 
 import json

@@ -427,7 +427,7 @@ def test_results_do_not_depend_on_n_jobs(workspace):
     runs = []
     for n_jobs in (1, 2):
         # threads: the same joblib tasks and seeds without process start-up (torch imports);
-        # tests/test_lira.py and the shadow tests cover process back-ends
+        # tests/attacks/test_lira.py and the shadow tests cover process back-ends
         with joblib.parallel_config(backend="threading"):
             runs.append(
                 audit_model(

@@ -11,7 +11,7 @@ from sklearn_mace.report._figures import figure
 from sklearn_mace.report._present import Presentation, common_sections
 from sklearn_mace.report._section import Section
 from sklearn_mace.report._summary import print_summary
-from tests.test_report_comparisons import _audit, _shifted
+from tests.report.test_report_comparisons import _audit, _shifted
 
 
 class _Marker(Section):

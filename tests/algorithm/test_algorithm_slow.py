@@ -157,7 +157,7 @@ def test_dpsgd_canary_audit_stays_below_the_accountant():
 def test_a_data_blind_recipe_is_certified_nowhere(law, dim):
     # 200 audits per setting of a recipe whose release ignores its data (ε = 0): at most
     # binom.ppf(0.999, 200, 0.05) = 21 may claim (probability below 0.001 for a valid bound).
-    from tests.test_algorithm import null_claims
+    from tests.algorithm.test_algorithm import null_claims
 
     assert null_claims(law, dim, range(200), n_runs=100) <= binom.ppf(0.999, 200, ALPHA)
 

@@ -31,15 +31,18 @@ contradicted and never green: no finite number of runs proves a DP claim.
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from numbers import Real
 
 import numpy as np
 from scipy.stats import hypergeom
 
+from .._validation import check_prior
 from ..metrics import bounded_sample_size
 
 __all__ = [
     "VERDICTS",
     "ClaimRules",
+    "check_claim_options",
     "check_margin",
     "disclosure",
     "explanation",
@@ -81,6 +84,24 @@ class ClaimRules:
     can_bound: bool = True
     red_needs_claim: bool = False
     headlines: dict = field(default_factory=lambda: dict(VERDICTS))
+
+
+def check_claim_options(*, confidence, prior, delta, claimed_epsilon):
+    """The claim options every audit shares, checked before any work."""
+    if isinstance(confidence, bool) or not isinstance(confidence, Real):
+        raise ValueError(f"confidence must be in (0, 1); got {confidence!r}.")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1); got {confidence!r}.")
+    if prior is not None:
+        check_prior(prior)
+    if isinstance(delta, bool) or not isinstance(delta, Real) or not 0.0 <= delta < 1.0:
+        raise ValueError(f"delta must be a number in [0, 1); got {delta!r}.")
+    if (
+        isinstance(claimed_epsilon, bool)
+        or not isinstance(claimed_epsilon, Real)
+        or not claimed_epsilon >= 0
+    ):
+        raise ValueError(f"claimed_epsilon must be >= 0 (inf allowed); got {claimed_epsilon!r}.")
 
 
 def check_margin(bounded_margin):

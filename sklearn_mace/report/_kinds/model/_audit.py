@@ -34,8 +34,7 @@ import pandas as pd
 from ..._analyses import mace_analyses, mace_fit_step
 from ..._engine import Analysis, AuditEngine, SharedStep, Subject, Targets, check_on_error
 from ..._results import AuditResult, failure_notes
-from ..._verdict import check_margin
-from ..release._inputs import check_options
+from ..._verdict import check_claim_options, check_margin
 from ._attacks import (
     LIRA_MIN_MODELS,
     REFERENCE,
@@ -445,7 +444,9 @@ def audit_model(
     >>> bool((result.summary["epsilon_lower_bound"] >= 0).all())
     True
     """
-    check_options(confidence=confidence, prior=prior, delta=delta, claimed_epsilon=claimed_epsilon)
+    check_claim_options(
+        confidence=confidence, prior=prior, delta=delta, claimed_epsilon=claimed_epsilon
+    )
     claimed = (float(claimed_epsilon), check_margin(bounded_margin))
     _check_reference_models(n_reference_models, label_only)
     check_on_error(on_error)

@@ -39,11 +39,10 @@ from ..._engine import (
 )
 from ..._io import AuditInputError
 from ..._results import AuditResult, failure_notes
-from ..._verdict import check_margin
+from ..._verdict import check_claim_options, check_margin
 from ._inputs import (
     EXACT_NAME,
     check_max_categories,
-    check_options,
     copy_counts,
     holdout_copy_notes,
     prepare_release_inputs,
@@ -327,7 +326,9 @@ def audit_release(
     >>> result.headline(result.subjects[0])
     'leakage certified above ε = 1 — disclosure: 30 members appear verbatim'
     """
-    check_options(confidence=confidence, prior=prior, delta=delta, claimed_epsilon=claimed_epsilon)
+    check_claim_options(
+        confidence=confidence, prior=prior, delta=delta, claimed_epsilon=claimed_epsilon
+    )
     check_max_categories(max_categories)
     check_on_error(on_error)
     claimed = (float(claimed_epsilon), check_margin(bounded_margin))

@@ -16,20 +16,19 @@ Everything here runs before (or beside) the engine: errors in the inputs
 """
 
 import warnings
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 import pandas as pd
 from sklearn.utils import check_random_state
 
-from ...._validation import check_prior
 from ..._encode import encode_tables
 from ..._engine import Targets
 from ..._io import AuditInputError, AuditInputWarning
 from ..._quality import check_overlapping_records, row_keys, table_notes
 from ._types import PreparedRelease
 
-__all__ = ["check_options", "copy_counts", "prepare_release_inputs", "row_keys"]
+__all__ = ["copy_counts", "prepare_release_inputs", "row_keys"]
 
 MIN_TARGETS = 10  # per class: fewer leaves 5-fold cross-validation folds without a class
 NEAR_COPY_DISTANCE = 0.1  # encoded space: standard deviations; a differing category is 1
@@ -43,24 +42,6 @@ COPY_FACTS = (
     "member_near_copies",
     "nonmember_near_copies",
 )
-
-
-def check_options(*, confidence, prior, delta, claimed_epsilon):
-    """The options both audits share, checked before any work."""
-    if isinstance(confidence, bool) or not isinstance(confidence, Real):
-        raise ValueError(f"confidence must be in (0, 1); got {confidence!r}.")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1); got {confidence!r}.")
-    if prior is not None:
-        check_prior(prior)
-    if isinstance(delta, bool) or not isinstance(delta, Real) or not 0.0 <= delta < 1.0:
-        raise ValueError(f"delta must be a number in [0, 1); got {delta!r}.")
-    if (
-        isinstance(claimed_epsilon, bool)
-        or not isinstance(claimed_epsilon, Real)
-        or not claimed_epsilon >= 0
-    ):
-        raise ValueError(f"claimed_epsilon must be >= 0 (inf allowed); got {claimed_epsilon!r}.")
 
 
 def check_sizes(name, n_rows, minimum):

@@ -22,17 +22,19 @@ from ._engine import BAYES_RULE, Analysis, Scores, SharedStep
 __all__ = ["fit_mace", "mace_analyses", "mace_fit_step", "mace_scores", "query_scores"]
 
 
-def fit_mace(query, m, *, prior, confidence, random_state):
-    """MACE's cross-fitted estimator on a one-dimensional query (MACE Thm 6, Def. 3)."""
+def fit_mace(query, m, *, prior, confidence, random_state, device="auto"):
+    """MACE's cross-fitted estimator on a one-dimensional query (MACE Thm 6, Def. 3), its
+    kernel sums on ``device``."""
     Q = np.asarray(query, dtype=float).reshape(-1, 1)
-    return KDEAdvantageEstimator(prior=prior, confidence=confidence, random_state=random_state).fit(
-        Q, m
-    )
+    return KDEAdvantageEstimator(
+        prior=prior, confidence=confidence, random_state=random_state, device=device
+    ).fit(Q, m)
 
 
 def mace_fit_step(name, query, needs=()):
     """A shared step fitting MACE on ``query(subject)``, a one-dimensional query of the
-    targets (a shared result or a subject input); stored in ``subject.shared.mace``."""
+    targets (a shared result or a subject input), on ``engine.inputs.device``; stored in
+    ``subject.shared.mace``."""
 
     def compute(engine, subject, seed):
         t = engine.targets
@@ -43,6 +45,7 @@ def mace_fit_step(name, query, needs=()):
             prior=t.prior,
             confidence=engine.confidence,
             random_state=seed,
+            device=engine.inputs.device,
         )
 
     return SharedStep(name, compute, needs=needs, key="mace")

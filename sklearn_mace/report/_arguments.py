@@ -7,6 +7,7 @@ than ``argparse`` at import time, so ``sklearn-mace --help`` stays fast (``docs/
 """
 
 import argparse
+import re
 from pathlib import Path
 
 EXIT_CODES = (
@@ -103,6 +104,37 @@ def named_path(text):
         path = text
         name = Path(text).name.split(".")[0] or text
     return name, path
+
+
+def device(text):
+    """``--device``: ``auto``, ``cpu``, ``cuda`` or ``cuda:N`` (whether this machine has it
+    is :func:`check_device`'s question, asked before any work)."""
+    if re.fullmatch(r"auto|cpu|cuda(:\d+)?", text) is None:
+        raise argparse.ArgumentTypeError(
+            f"--device must be auto, cpu, cuda or cuda:N; got {text!r}"
+        )
+    return text
+
+
+def add_device(group, passes, note=""):
+    """``--device``: where ``passes`` (the kind's kernel passes, in words) run; ``note``
+    follows the choices."""
+    group.add_argument(
+        "--device",
+        type=device,
+        default="auto",
+        metavar="{auto,cpu,cuda,cuda:N}",
+        help=f"where {passes} run: auto = CUDA when available, else the CPU; cpu, cuda or "
+        f"cuda:N pin it{note} (default: auto)",
+    )
+
+
+def check_device(args):
+    """``--device`` names a device this machine has: an input error naming the flag
+    otherwise (``cuda`` without a GPU), before any work."""
+    from ._engine import check_device as check
+
+    check(args.device)
 
 
 def add_random_state_and_quiet(group, random_state_help=RANDOM_STATE_HELP):
@@ -312,6 +344,6 @@ def refuse_demo_options(args, defaults, command, takes=""):
     if changed:
         flags = ", ".join("--" + name.replace("_", "-") for name in changed)
         raise AuditInputError(
-            f"{flags} need input files; the {command} demo takes only --out, --random-state "
-            f"and --quiet{takes}."
+            f"{flags} need input files; the {command} demo takes only --out, --random-state, "
+            f"--device and --quiet{takes}."
         )

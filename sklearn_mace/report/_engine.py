@@ -57,6 +57,7 @@ __all__ = [
     "Subject",
     "Targets",
     "base_seed",
+    "check_device",
     "check_on_error",
     "failure_reason",
     "keyed_seed",
@@ -244,6 +245,31 @@ def check_on_error(on_error):
             f"(it becomes a failure in a partial report); got {on_error!r}."
         )
     return on_error
+
+
+def check_device(device):
+    """``device``, where an audit's kernel passes run, or an :class:`AuditInputError` (a
+    ``ValueError``) naming it and what is allowed: ``"auto"`` (CUDA when available, else the
+    CPU), ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or a ``torch.device``. A CUDA device the machine
+    lacks is refused here, before any work, rather than in the first pass that uses it
+    (:func:`~sklearn_mace.utils._torch.resolve_device`, the estimators' own check)."""
+    from ..utils._torch import resolve_device
+    from ._io import AuditInputError
+
+    try:
+        resolved = resolve_device(device)
+    except (TypeError, ValueError) as error:
+        raise AuditInputError(str(error)) from None
+    if resolved.type == "cuda" and resolved.index is not None:
+        import torch
+
+        count = torch.cuda.device_count()
+        if resolved.index >= count:
+            raise AuditInputError(
+                f"device={str(device)!r} names a GPU this machine lacks: it has {count} "
+                f"(cuda:0 to cuda:{count - 1}); use 'auto', 'cpu', 'cuda' or one of those."
+            )
+    return device
 
 
 def keyed_seed(base, *keys):

@@ -33,6 +33,7 @@ from ..._engine import (
     Subject,
     Targets,
     base_seed,
+    check_device,
     check_on_error,
 )
 from ..._io import AuditInputError
@@ -376,6 +377,7 @@ def audit_algorithm(
     random_state=0,
     verbose=True,
     on_error="raise",
+    device="auto",
 ):
     """Audit training recipes with shadow runs; one card per recipe, one claim per target.
 
@@ -419,6 +421,11 @@ def audit_algorithm(
         exception (``"raise"``, as scikit-learn's ``GridSearchCV(error_score="raise")``),
         or becomes a failure with its reason in a partial report while the others go on
         (``"report"``, what ``sklearn-mace audit-algorithm`` does: exit code 3).
+    device : {"auto", "cpu", "cuda", "cuda:N"} or torch.device, default="auto"
+        Where the audit's kernel passes run, as in the other audits; checked (a CUDA device
+        the machine lacks is an input error before any work), but no step of this audit
+        has such a pass today: the built-in recipes train on the CPU and the runs'
+        features (each target against each release) are computed in NumPy.
 
     Returns
     -------
@@ -433,6 +440,7 @@ def audit_algorithm(
     {'analysis': ['most common record', 'empty-cell canary'], 'contradicted': [False, False]}
     """
     check_on_error(on_error)
+    check_device(device)
     stated, audited, delta = _claims(claim, claimed_epsilon, delta, relation)
     X, domain, demo, n_rows = _population(population, recipes, random_state)
     target_X, names = _targets_and_names(X, targets, demo)
@@ -459,6 +467,7 @@ def audit_algorithm(
             train_size=n_train,
             claim=stated,
             verbose=int(verbose and _on_terminal()),  # nested bars: see _on_terminal
+            device=device,
         ),
     )
     results = engine.run_with_progress(subjects, desc="recipes", verbose=verbose)

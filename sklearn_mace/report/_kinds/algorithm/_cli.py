@@ -25,6 +25,11 @@ RANDOM_STATE_HELP = (
     "of the runs): the same inputs and --random-state give the same report (default: 0)"
 )
 HELP = "does a training recipe keep its DP claim? shadow runs, certified ε per target"
+#: what --device would move (its help): nothing yet
+DEVICE_NOTE = (
+    ", as in the other audits; this audit has none yet (the recipes train on the CPU, the "
+    "runs' features are computed in NumPy)"
+)
 DESCRIPTION = (
     "Audit a training algorithm, not one output: each recipe is trained --n-runs "
     "times without any target and as many times with each target, an attack learns "
@@ -77,6 +82,7 @@ def add_arguments(sub):
         help="runs in parallel (joblib: -1 = all cores)",
     )
     arguments.add_out(sub, DEFAULT_OUT)
+    arguments.add_device(sub, "kernel passes", DEVICE_NOTE)
     arguments.add_random_state_and_quiet(sub, RANDOM_STATE_HELP)
 
 
@@ -152,7 +158,7 @@ def _recipes(args):
 
 
 def check_arguments(args):
-    """Every recipe named once, and its package installed."""
+    """Every recipe named once, and its package installed; the device exists."""
     from ..._io import AuditInputError
     from ._recipes import available_recipes
 
@@ -170,6 +176,7 @@ def check_arguments(args):
             f"--recipe {trainers[0]} is audited in one run, with Dirac canaries: add "
             "--design one-run."
         )
+    arguments.check_device(args)
 
 
 def input_files(args):
@@ -219,6 +226,7 @@ def audit_from_arguments(args):
         random_state=args.random_state,
         verbose=not args.quiet,
         on_error="report",
+        device=args.device,
     )
 
 

@@ -41,6 +41,9 @@ class AlgorithmInputs:
         The claim as stated.
     verbose : int
         The runs' progress bar (0: none).
+    device : str or torch.device
+        Where kernel passes would run (``audit_algorithm``'s ``device``); no step of the
+        recipe audit has one today (its runs train the recipes and featurize in NumPy).
     """
 
     population: np.ndarray
@@ -51,6 +54,7 @@ class AlgorithmInputs:
     train_size: int
     claim: object
     verbose: int
+    device: object = "auto"
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,15 @@ import numpy as np
 import pandas as pd
 
 from ..._analyses import mace_analyses, mace_fit_step
-from ..._engine import Analysis, AuditEngine, SharedStep, Subject, Targets, check_on_error
+from ..._engine import (
+    Analysis,
+    AuditEngine,
+    SharedStep,
+    Subject,
+    Targets,
+    check_device,
+    check_on_error,
+)
 from ..._results import AuditResult, failure_notes
 from ..._verdict import check_claim_options, check_margin
 from ._attacks import (
@@ -340,6 +348,7 @@ def audit_model(
     label_only=False,
     verbose=True,
     on_error="raise",
+    device="auto",
 ):
     """Audit one or more trained classifiers for membership leakage.
 
@@ -420,6 +429,11 @@ def audit_model(
         scikit-learn's ``GridSearchCV(error_score="raise")``), or becomes a failure with its
         reason in a partial report while the others go on (``"report"``, what
         ``sklearn-mace audit-model`` does: exit code 3).
+    device : {"auto", "cpu", "cuda", "cuda:N"} or torch.device, default="auto"
+        Where the kernel passes run: MACE's estimator on the loss (``"auto"``: CUDA when
+        available, else the CPU; ``docs/design.md``, "Devices and threads"). A CUDA device
+        the machine lacks is an input error before any work. The models are queried, and
+        the reference models trained, as their own code does.
 
     Returns
     -------
@@ -450,6 +464,7 @@ def audit_model(
     claimed = (float(claimed_epsilon), check_margin(bounded_margin))
     _check_reference_models(n_reference_models, label_only)
     check_on_error(on_error)
+    check_device(device)
     models = as_audited_models(models)
     tables, features = check_model_tables(members, non_members, population, label, columns)
     options = dict(drop_unmatched=drop_unmatched_labels, allow_missing=allow_missing)
@@ -468,20 +483,21 @@ def audit_model(
         for name, model in models.items()
     ]
     settings = dict(confidence=confidence, delta=float(delta), random_state=random_state)
-    settings.update(n_jobs=n_jobs, on_error=on_error)
+    settings.update(n_jobs=n_jobs, on_error=on_error, device=device)
     engine = _engine(targets, targets_frame, label, population, n_reference_models, **settings)
     results = engine.run_with_progress(subjects, desc="sklearn-mace audit-model", verbose=verbose)
     notes += _reference_notes(subjects, population)
     return _result(results, engine, tables, features, label, notes, claimed)
 
 
-def _engine(targets, frame, label, population, n_reference_models, **settings):
+def _engine(targets, frame, label, population, n_reference_models, *, device, **settings):
     """The engine of a model audit: the targets, and what every model's analyses share."""
     inputs = ModelInputs(
         targets=frame,
         labels=frame[label].to_numpy(),
         population=population,
         n_reference_models=int(n_reference_models),
+        device=device,
     )
     return ModelAudit(targets, inputs=inputs, **settings)
 

@@ -31,10 +31,12 @@ DESCRIPTION = (
     "at --confidence together. Without inputs it audits an embedded demo (an overfit "
     f"and a regularised classifier on scikit-learn's digits). {RELATION} {EXIT_CODES}"
 )
+#: what --device moves (its help)
+DEVICE_PASSES = "the kernel sums of MACE's estimator on the loss"
 #: the input options, in the order the --out check names them
 INPUT_OPTIONS = ("members", "non_members", "model", "shadow_estimator", "population")
-#: what the demo refuses: every audit option other than --out, --random-state, --quiet and
-#: --n-jobs
+#: what the demo refuses: every audit option other than --out, --random-state, --device,
+#: --quiet and --n-jobs
 DEMO_DEFAULTS = {
     **arguments.CLAIM_DEFAULTS,
     **arguments.TABLE_DEFAULTS,
@@ -222,6 +224,7 @@ def _audit_options(options):
         "attack, LiRA (needs 4) and RMIA all read them. 1: one model on half of the "
         "population alone, RMIA offline only",
     )
+    arguments.add_device(options, DEVICE_PASSES)
 
 
 def wants_demo(args):
@@ -236,14 +239,16 @@ def check_arguments(args):
     given.update({"--non-members": args.non_members, "--label": args.label})
     arguments.missing_inputs(given, "the model audit", none="no inputs")
     arguments.check_names([name for name, _ in args.model], "model")
+    arguments.check_device(args)
 
 
 def check_demo(args):
-    """The demo takes only --out, --random-state, --quiet and --n-jobs, and needs the
-    packages that save its models."""
+    """The demo takes only --out, --random-state, --device, --quiet and --n-jobs, and needs
+    the packages that save its models."""
     from ._demo import check_demo_packages
 
     arguments.refuse_demo_options(args, DEMO_DEFAULTS, "audit-model", ", --n-jobs")
+    arguments.check_device(args)
     check_demo_packages()
 
 
@@ -301,6 +306,7 @@ def audit_from_arguments(args):
         allow_missing=args.allow_missing,
         force_low_accuracy=args.force_low_accuracy,
         label_only=args.label_only,
+        device=args.device,
         **arguments.claim_kwargs(args),
         on_error="report",
     )
@@ -326,7 +332,11 @@ def run_demo(args, stage):
     from ._demo import audit_demo
 
     return audit_demo(
-        stage, n_jobs=args.n_jobs, random_state=args.random_state, verbose=not args.quiet
+        stage,
+        n_jobs=args.n_jobs,
+        random_state=args.random_state,
+        verbose=not args.quiet,
+        device=args.device,
     )
 
 

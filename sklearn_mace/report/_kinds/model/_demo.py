@@ -101,12 +101,18 @@ def check_demo_packages():
 
 
 def audit_demo(
-    stage, n_jobs=None, random_state=0, verbose=True, sizes=(N_MEMBERS, N_NON_MEMBERS, None)
+    stage,
+    n_jobs=None,
+    random_state=0,
+    verbose=True,
+    sizes=(N_MEMBERS, N_NON_MEMBERS, None),
+    device="auto",
 ):
     """Write the tables and models under ``stage``, load the models back and audit them.
 
     ``stage`` is the staging folder of the report (the common path of the command line
-    writes the report beside them, moves everything into place and prints the summary).
+    writes the report beside them, moves everything into place and prints the summary);
+    ``n_jobs`` and ``device`` are :func:`audit_model`'s.
     ``sizes`` (members, hold-out, population rows) exists so that the tests can run a smaller
     copy of the demo; the command line always uses the default.
 
@@ -137,6 +143,7 @@ def audit_demo(
         random_state=random_state,
         verbose=verbose,
         on_error="report",  # the command line's: a partial report
+        device=device,
     )
     for subject in result.subjects:  # the staging folder goes away: the path in the report
         subject.facts["path"] = Path(subject.facts["path"]).relative_to(stage).as_posix()

@@ -34,12 +34,15 @@ class ModelInputs:
         The population rows that train reference models; None without one.
     n_reference_models : int
         Reference models to train per model.
+    device : str or torch.device
+        Where the kernel passes run (MACE's estimator on the loss).
     """
 
     targets: pd.DataFrame
     labels: np.ndarray
     population: pd.DataFrame
     n_reference_models: int
+    device: object = "auto"
 
 
 @dataclass(frozen=True)

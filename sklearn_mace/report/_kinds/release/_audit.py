@@ -34,6 +34,7 @@ from ..._engine import (
     SharedStep,
     Subject,
     base_seed,
+    check_device,
     check_on_error,
     keyed_seed,
 )
@@ -59,13 +60,14 @@ DISCLOSURE_NAME = "attribute inference and linkability"
 SIZE_FRACTIONS = (0.1, 0.25, 0.5)  # figure points; the whole release is the Bayes-rule row
 
 
-def nearest_distance(targets, synthetic):
+def nearest_distance(targets, synthetic, device="auto"):
     """MACE Eq. 2: Euclidean distance from each target to its nearest synthetic row."""
-    return NearestSyntheticDistance(synthetic).fit_transform(targets)[:, 0]
+    return NearestSyntheticDistance(synthetic, device=device).fit_transform(targets)[:, 0]
 
 
 def _distances(engine, subject, seed):
-    return nearest_distance(engine.inputs.X_targets, subject.inputs.synthetic)
+    inputs = engine.inputs
+    return nearest_distance(inputs.X_targets, subject.inputs.synthetic, inputs.device)
 
 
 def _distance_query(subject):
@@ -74,17 +76,20 @@ def _distance_query(subject):
 
 def _domias(engine, subject, seed):
     synthetic, reference = subject.inputs.synthetic, engine.inputs.X_reference
-    return DOMIASQuery(synthetic, reference, bandwidth="cv", random_state=seed)
+    device = engine.inputs.device
+    return DOMIASQuery(synthetic, reference, bandwidth="cv", random_state=seed, device=device)
 
 
 def _mc(engine, subject, seed):
     # the reference definition (DOMIAS §4, domias 0.0.5): radius² is the median over the
     # targets of the squared nearest-synthetic distance (tests/queries/test_baselines.py pins it)
-    return MonteCarloQuery(subject.inputs.synthetic, weighting="count", radius="median")
+    synthetic, device = subject.inputs.synthetic, engine.inputs.device
+    return MonteCarloQuery(synthetic, weighting="count", radius="median", device=device)
 
 
 def _gan_leaks_cal(engine, subject, seed):
-    return GANLeaksQuery(subject.inputs.synthetic, engine.inputs.X_reference)
+    inputs = engine.inputs
+    return GANLeaksQuery(subject.inputs.synthetic, inputs.X_reference, device=inputs.device)
 
 
 def _exact_copy(engine, subject, seed):
@@ -117,10 +122,16 @@ def size_point(fraction):
         n = max(int(round(fraction * len(synthetic))), 1)
         rng = check_random_state(seed)
         subset = synthetic[rng.choice(len(synthetic), n, replace=False)]
-        distance = nearest_distance(engine.inputs.X_targets, subset)
+        device = engine.inputs.device
+        distance = nearest_distance(engine.inputs.X_targets, subset, device)
         t = engine.targets
         estimator = fit_mace(
-            distance, t.membership, prior=t.prior, confidence=engine.confidence, random_state=rng
+            distance,
+            t.membership,
+            prior=t.prior,
+            confidence=engine.confidence,
+            random_state=rng,
+            device=device,
         )
         scores = mace_scores(estimator, engine.delta)
         scores.estimates["synthetic_rows"] = n
@@ -171,7 +182,7 @@ class ReleaseAudit(AuditEngine):
         }
 
 
-def _run(prepared, synthetic, *, options, disclosure, verbose):
+def _run(prepared, synthetic, options, disclosure):
     """The engine on every release, then the notes and the disclosure analyses."""
     base = options.random_state
     engine = ReleaseAudit(
@@ -181,13 +192,16 @@ def _run(prepared, synthetic, *, options, disclosure, verbose):
         random_state=base,
         n_jobs=options.n_jobs,
         on_error=options.on_error,
-        inputs=ReleaseInputs(prepared.X_targets, prepared.X_reference, prepared.target_keys),
+        inputs=ReleaseInputs(
+            prepared.X_targets, prepared.X_reference, prepared.target_keys, options.device
+        ),
     )
     subjects = [
         Subject(key, Release(prepared.synthetic[key], keys), ReleaseShared())
         for key, keys in prepared.synthetic_keys.items()
     ]
-    results = engine.run_with_progress(subjects, desc="sklearn-mace audit", verbose=verbose)
+    desc = "sklearn-mace audit"
+    results = engine.run_with_progress(subjects, desc=desc, verbose=options.verbose)
     notes = prepared.notes + holdout_copy_notes(results)
     tables, other = {}, []
     if disclosure:
@@ -229,6 +243,7 @@ def audit_release(
     max_columns=5000,
     verbose=True,
     on_error="raise",
+    device="auto",
 ):
     """Audit one or more synthetic releases for membership leakage.
 
@@ -301,6 +316,12 @@ def audit_release(
         scikit-learn's ``GridSearchCV(error_score="raise")``), or becomes a failure with its
         reason in a partial report while the others go on (``"report"``, what
         ``sklearn-mace audit`` does: exit code 3).
+    device : {"auto", "cpu", "cuda", "cuda:N"} or torch.device, default="auto"
+        Where the kernel passes run: the nearest-synthetic distances, MACE's estimator,
+        DOMIAS's densities, the MC and GAN-leaks CAL distances (``"auto"``: CUDA when
+        available, else the CPU; ``docs/design.md``, "Devices and threads"). A CUDA device
+        the machine lacks is an input error before any work. The disclosure analyses run on
+        the CPU.
 
     Returns
     -------
@@ -349,6 +370,7 @@ def audit_release(
         max_columns=max_columns,
         verbose=verbose,
         on_error=on_error,
+        device=check_device(device),
     )
     prepared = prepare_release_inputs(
         members,
@@ -358,9 +380,7 @@ def audit_release(
         options=options,
         seed=keyed_seed(base, "inputs", "reference split"),
     )
-    results, notes, tables, other = _run(
-        prepared, synthetic, options=options, disclosure=disclosure, verbose=verbose
-    )
+    results, notes, tables, other = _run(prepared, synthetic, options, disclosure)
     return _result(prepared, results, notes, tables, other, options, claimed)
 
 

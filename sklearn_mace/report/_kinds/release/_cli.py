@@ -27,6 +27,11 @@ DESCRIPTION = (
 )
 DEMO_HELP = "the audit on the embedded demo data (like `audit` without input files)"
 DEMO_DESCRIPTION = "Audit the embedded synthetic-data demo and write its report. " + EXIT_CODES
+#: what --device moves (its help)
+DEVICE_PASSES = (
+    "the kernel passes (the nearest-synthetic distances, MACE's estimator, DOMIAS, MC and "
+    "GAN-leaks CAL)"
+)
 #: the input options, in the order the --out check names them
 INPUT_OPTIONS = ("members", "non_members", "reference", "synthetic")
 #: what the demo refuses: every audit option other than --out, --random-state and --quiet
@@ -110,6 +115,7 @@ def add_arguments(sub):
         action="store_true",
         help="skip the attribute-inference and linkability analyses",
     )
+    arguments.add_device(options, DEVICE_PASSES)
     _quality_options(options)
 
 
@@ -141,6 +147,7 @@ def _quality_options(options):
 def add_demo_arguments(sub):
     """The options of ``sklearn-mace demo``."""
     arguments.add_out(sub, DEMO_OUT)
+    arguments.add_device(sub, DEVICE_PASSES)
     arguments.add_random_state_and_quiet(sub)
 
 
@@ -150,16 +157,18 @@ def wants_demo(args):
 
 
 def check_arguments(args):
-    """All three inputs, or none; the releases' names differ."""
+    """All three inputs, or none; the releases' names differ; the device exists."""
     given = {"--members": args.members, "--non-members": args.non_members}
     given["--synthetic"] = args.synthetic
     arguments.missing_inputs(given, "the audit")
     arguments.check_names([name for name, _ in args.synthetic], "synthetic release")
+    arguments.check_device(args)
 
 
 def check_demo(args):
-    """The demo takes only --out, --random-state and --quiet."""
+    """The demo takes only --out, --random-state, --device and --quiet."""
     arguments.refuse_demo_options(args, DEMO_DEFAULTS, "audit")
+    arguments.check_device(args)
 
 
 def input_files(args):
@@ -192,6 +201,7 @@ def audit_from_arguments(args):
         allow_unparsed=arguments.listed(args.allow_unparsed or []),
         drop_overlapping_records=args.drop_overlapping_records,
         max_columns=args.max_columns,
+        device=args.device,
         **arguments.claim_kwargs(args),
         on_error="report",
     )
@@ -220,7 +230,9 @@ def run_demo(args, stage):
     """Write the demo's tables under ``stage/inputs`` and audit them."""
     from ._demo import audit_demo
 
-    return audit_demo(stage, random_state=args.random_state, verbose=not args.quiet)
+    return audit_demo(
+        stage, random_state=args.random_state, verbose=not args.quiet, device=args.device
+    )
 
 
 def demo_outro(out):

@@ -90,11 +90,12 @@ def write_demo_inputs(folder, random_state=0):
     return members, non_members, reference, releases
 
 
-def audit_demo(stage, random_state=0, verbose=True):
+def audit_demo(stage, random_state=0, verbose=True, device="auto"):
     """Write the demo's tables under ``stage/inputs`` and audit the two releases.
 
     ``stage`` is the staging folder of the report (the common path of the command line
-    writes the report beside the inputs, moves both into place and prints the summary).
+    writes the report beside the inputs, moves both into place and prints the summary);
+    ``device`` is :func:`audit_release`'s.
 
     Returns
     -------
@@ -112,4 +113,5 @@ def audit_demo(stage, random_state=0, verbose=True):
         random_state=random_state,
         verbose=verbose,
         on_error="report",  # the command line's: a partial report
+        device=device,
     )

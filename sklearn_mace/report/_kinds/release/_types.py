@@ -39,7 +39,7 @@ class ReleaseOptions:
     and ``verbose`` go to :func:`encode_tables`, ``drop_overlapping_records`` to
     :func:`check_overlapping_records`; ``prior`` and ``group_by`` build the targets;
     ``confidence``, ``delta``, ``random_state`` (the base seed), ``n_jobs`` and
-    ``on_error`` the engine.
+    ``on_error`` the engine; ``device`` goes to :class:`ReleaseInputs`.
     """
 
     columns: list = None
@@ -56,6 +56,7 @@ class ReleaseOptions:
     max_columns: int = MAX_COLUMNS
     verbose: bool = False
     on_error: str = "raise"
+    device: object = "auto"
 
 
 @dataclass(frozen=True)
@@ -103,11 +104,13 @@ class PreparedRelease:
 @dataclass(frozen=True)
 class ReleaseInputs:
     """What every release's analyses share (the engine's ``inputs``): the encoded targets,
-    the reference rows, and the targets' raw row keys."""
+    the reference rows, the targets' raw row keys, and the ``device`` of the kernel passes
+    (the nearest-synthetic distances, MACE's estimator, DOMIAS, MC, GAN-leaks CAL)."""
 
     X_targets: np.ndarray
     X_reference: np.ndarray
     target_keys: np.ndarray
+    device: object = "auto"
 
 
 @dataclass(frozen=True)

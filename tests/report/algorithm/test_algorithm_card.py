@@ -23,6 +23,7 @@ from sklearn_mace.report._kinds.algorithm._view import (
     NOT_CONTRADICTED,
     AlgorithmCards,
     empirical_mu,
+    implied_mu,
     presentation,
     tradeoff_figures,
     tradeoff_points,
@@ -152,7 +153,8 @@ def test_the_card_shows_mu_and_the_design(demo, written):
         own = summary[summary["subject"] == subject.name]
         certify = int(own["n_certify_runs"].iloc[0])
         assert f"multi-run: 1000 trainings per side, {certify} certify" in page
-    assert page.count("the claim, ε = 1 (add/remove-one), states no μ") == 2
+    implied = "the claim, ε = 1 (add/remove-one), implies μ-GDP for μ = 1.23"
+    assert page.count(implied) == 2
     assert page.count('<th class="">certified μ ≥</th>') == 2  # per target, in each table
 
 
@@ -217,3 +219,33 @@ def test_a_failed_recipe_draws_no_point_and_says_so(monkeypatch):
     assert "dashed curve" not in caption
     html = AlgorithmCards().card(Report(result, presentation(result)), broken)
     assert "μ: no target produced a certified point" in html and "Design:" not in html
+
+
+def _largest_mu_on_the_curve(claim):
+    """Ground truth by brute force: the largest μ of any point of the claim's curve (a
+    log grid near FPR = 0, a fine one elsewhere)."""
+    alpha = np.concatenate([np.logspace(-300, 0, 300_001), np.linspace(0.1, 1 - 1e-9, 200_001)])
+    fnr = claim.tradeoff(alpha)
+    keep = fnr > 0
+    return np.max(norm.isf(alpha[keep]) + norm.isf(fnr[keep]))
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 2.0, 4.0])
+def test_the_mu_an_epsilon_claim_implies_is_its_curves_largest(epsilon):
+    """ε-DP implies μ-GDP for the μ of the ε curve's symmetric point: no point of the curve
+    has a larger μ (so the curve lies on or above G_μ), and the grid comes within 1e-3."""
+    claim = PrivacyClaim.pure(epsilon)
+    mu, grid = implied_mu(claim), _largest_mu_on_the_curve(claim)
+    assert grid <= mu + 1e-9 and grid == pytest.approx(mu, abs=1e-3)
+    alpha = np.linspace(1e-6, 1 - 1e-6, 10_001)
+    assert np.all(claim.tradeoff(alpha) >= norm.cdf(norm.isf(alpha) - mu) - 1e-12)
+
+
+def test_a_claim_with_delta_implies_no_mu():
+    assert implied_mu(PrivacyClaim.approximate(1.0, 1e-5)) == np.inf
+    assert implied_mu(PrivacyClaim.gaussian(0.3)) == 0.3
+    # a pure pair among others: the curve is at least that pair's, so its μ holds
+    claim = PrivacyClaim.from_epsilons([1.0, 0.5], [0.0, 1e-3])
+    mu = implied_mu(claim)
+    assert mu == implied_mu(PrivacyClaim.pure(1.0))
+    assert _largest_mu_on_the_curve(claim) <= mu + 1e-9

@@ -14,6 +14,7 @@ import html
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 
 from ....metrics import MembershipRocDisplay, detectable_epsilon
 from ....metrics._fdp import gaussian_tradeoff, mu_from_error_bounds
@@ -26,6 +27,7 @@ from ..._sample_size import SampleSize
 __all__ = [
     "AlgorithmCards",
     "empirical_mu",
+    "implied_mu",
     "power_text",
     "presentation",
     "tradeoff_figures",
@@ -102,21 +104,58 @@ def empirical_mu(result, subject):
     return float(best["mu_lower_bound"]), str(best["target"])
 
 
+def implied_mu(claim):
+    """The μ of μ-GDP that ``claim`` implies (inf when it implies none).
+
+    A Gaussian claim's own μ; a claim with a pure pair ε (δ = 0) implies μ-GDP with
+    ``μ = 2·Φ⁻¹(e^ε / (1 + e^ε))`` for its smallest such ε: every point of the ε curve has
+    ``Φ⁻¹(1 − FPR) + Φ⁻¹(1 − FNR)`` at most that, reached at its symmetric point
+    ``FPR = FNR = 1 / (1 + e^ε)`` (randomized response), so the curve lies on or above that
+    Gaussian curve — tight for a pure claim. A claim whose pairs all have δ > 0 implies no
+    μ: its curve reaches FNR = 0 at FPR = 1 − δ, where every Gaussian curve is positive.
+
+    Parameters
+    ----------
+    claim : PrivacyClaim
+        The claim on the audited relation.
+
+    Returns
+    -------
+    mu : float
+        A recipe that keeps the claim is μ-GDP for this μ.
+    """
+    if claim.kind == "gaussian":
+        return float(claim.mu)
+    pure = [e for e, d in zip(claim.epsilons, claim.deltas, strict=True) if d == 0.0]
+    if not pure:
+        return float("inf")
+    return float(2.0 * norm.ppf(1.0 / (1.0 + np.exp(-min(pure)))))
+
+
+def _claim_mu_words(claim):
+    """HTML: the claim's μ beside the empirical one, and how to compare them."""
+    mu, words = implied_mu(claim), html.escape(claim.describe())
+    if claim.kind == "gaussian":
+        converted = "" if claim.stated is None else f"; {words}"
+        return f"claimed μ = {mu:.3g}{converted}"
+    if not np.isfinite(mu):
+        return (
+            f"the claim, {words}, implies no μ-GDP (δ > 0): μ compares recipes, and with a "
+            "Gaussian mechanism of noise σ = sensitivity/μ"
+        )
+    return (
+        f"the claim, {words}, implies μ-GDP for μ = {mu:.2f}: an empirical μ above "
+        f"{mu:.2f} contradicts it, and a point below its curve contradicts it at a smaller "
+        "μ too"
+    )
+
+
 def mu_line(result, subject):
     """HTML: the recipe's empirical μ (certified: not μ-GDP for any μ below it) beside the
-    claim's μ when the claim is Gaussian."""
+    claim's μ (a Gaussian claim's, or the μ an ε claim implies)."""
     mu, source = empirical_mu(result, subject)
     if source is None:
         return '<div class="muted">μ: no target produced a certified point.</div>'
-    claim = result.inputs.claim
-    if claim.kind == "gaussian":
-        converted = "" if claim.stated is None else f"; {html.escape(claim.describe())}"
-        beside = f"claimed μ = {claim.mu:.3g}{converted}"
-    else:
-        beside = (
-            f"the claim, {html.escape(claim.describe())}, states no μ: μ compares recipes, "
-            "and with a Gaussian mechanism of noise σ = sensitivity/μ"
-        )
     words = (
         f"certified: not μ-GDP for any μ below {fmt(mu, 2)}"
         if mu > 0
@@ -124,7 +163,8 @@ def mu_line(result, subject):
     )
     return (
         f"<div>empirical μ <b>at least {fmt(mu, 2)}</b> ({words}; from "
-        f'{html.escape(source)}) <span class="muted">— {beside}</span></div>'
+        f'{html.escape(source)}) <span class="muted">— '
+        f"{_claim_mu_words(result.inputs.claim)}</span></div>"
     )
 
 

@@ -326,7 +326,7 @@ def algorithm_reading(report):
         "<li><b>Trade-off figure</b>: a DP claim is a curve f (f-DP): every test of a "
         "recipe that keeps it has FNR at least f(FPR). Each target's certified point "
         "(FPR ≤, FNR ≤) is drawn against the claimed curve; a point below it is a test "
-        "the claim forbids, so the claim is contradicted.</li>",
+        "the claim forbids: it contradicts the claim.</li>",
         "<li><b>Empirical μ</b>: the largest μ whose Gaussian-DP curve a certified point "
         "lies below: the recipe is not μ-GDP for any smaller μ (μ = sensitivity/σ of the "
         "Gaussian mechanism that leaks as much; the dashed curve of the figure).</li>",

@@ -208,6 +208,38 @@ def _algorithm_values(rows):
         power=0.8,
     )
     values["algorithm_detectable"] = _fmt(detectable)
+    values["algorithm_fit"] = int(first["n_runs"]) - n
+    return values | _curve_values(rows)
+
+
+def _curve_values(rows):
+    """The algorithm card's trade-off figure and μ line (``guide/algorithm_card.rst``): each
+    demo recipe's largest certified μ, its target's point and the claimed curve there."""
+    from sklearn_mace.algorithm import PrivacyClaim
+    from sklearn_mace.report._kinds.algorithm._view import implied_mu
+
+    first = rows[0]
+    claim = PrivacyClaim.approximate(float(first["claimed_epsilon"]), float(first["delta"]))
+    family = 1 - int(first["n_claims"]) * (1 - float(first["claim_confidence"]))
+    values = {
+        "algorithm_implied_mu": _fmt(implied_mu(claim)),
+        "algorithm_confidence": f"{100 * family:.0f} %",
+    }
+    for prefix, name in (("correct", "dp-histogram"), ("wrong", "wrong-noise-histogram")):
+        own = [row for row in rows if row["recipe_name"] == name and row["status"] == "ok"]
+        best = max(own, key=lambda row: float(row["mu_lower_bound"]))
+        fpr, fnr = float(best["fpr_upper"]), float(best["fnr_upper"])
+        mu = float(best["mu_lower_bound"])
+        values |= {
+            f"{prefix}_mu": _fmt(best["mu_lower_bound"]),
+            f"{prefix}_mu_source": best["analysis"],
+            f"{prefix}_mu_fpr": _fmt(fpr, 3),
+            f"{prefix}_mu_fnr": _fmt(best["fnr_upper"], 3),
+            f"{prefix}_mu_curve": _fmt(float(claim.tradeoff(fpr)), 3),
+            f"{prefix}_contradicted": "yes" if best["contradicted"] == "True" else "no",
+            f"{prefix}_side": "below" if fnr < float(claim.tradeoff(fpr)) else "on or above",
+            f"{prefix}_mu_vs_implied": "above" if mu > implied_mu(claim) else "at most",
+        }
     return values
 
 

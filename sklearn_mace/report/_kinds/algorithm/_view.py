@@ -1,23 +1,38 @@
-"""What the algorithm report adds to the common one: the claim per target, the runs' ROC.
+"""What the algorithm report adds to the common one: the claim per target, the trade-off
+figure, the runs' ROC.
 
 The common card (headline ε, advantage, failures) stays; the presentation says which DP claim
-the numbers test — the claimed ε, the neighbour relation of the runs, the targets and the
-correction over them — and drops what is about records of a table (exposed records, held-out
-risks): the targets here are the audited records, named in the card's table, and the
-engine's "records" are shadow runs.
+the numbers test — the claim, the design and the neighbour relation of the runs, the empirical
+μ, the targets and the correction over them — and drops what is about records of a table
+(exposed records, held-out risks): the targets here are the audited records, named in the
+card's table, and the engine's "records" are shadow runs. The trade-off figure draws each
+target's certified point ``(fpr_upper, fnr_upper)`` against the claimed curve (f-DP, Dong,
+Roth & Su 2022): a point below it is what "contradicted" means.
 """
+
+import html
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 
 from ....metrics import MembershipRocDisplay, detectable_epsilon
+from ....metrics._fdp import gaussian_tradeoff, mu_from_error_bounds
 from ..._figures import Figures, figure, figure_file, legend_below, note
 from ..._format import fmt, table
 from ..._html import Cards, Claims, Comparisons, Estimates, Failed, HowToRead, Notes
 from ..._present import Presentation
 from ..._sample_size import SampleSize
 
-__all__ = ["AlgorithmCards", "power_text", "presentation"]
+__all__ = [
+    "AlgorithmCards",
+    "empirical_mu",
+    "implied_mu",
+    "power_text",
+    "presentation",
+    "tradeoff_figures",
+    "tradeoff_points",
+]
 
 POWER = 0.8
 
@@ -37,20 +52,152 @@ def _relation(result):
     return RELATION_WORDS[result.inputs.relation]
 
 
+def tradeoff_points(result, subject):
+    """Each target's certified point in the trade-off plane, as the figure draws it.
+
+    Parameters
+    ----------
+    result : AuditResult
+        The algorithm audit; ``result.inputs.claim`` is the claim on the audited relation.
+    subject : SubjectResult
+        One recipe.
+
+    Returns
+    -------
+    points : DataFrame
+        One row per target that did not fail: ``target``, ``fpr_upper`` and ``fnr_upper``
+        (the exact upper bounds of its attack's error rates on the certifying runs),
+        ``claimed_fnr`` (the claimed curve at ``fpr_upper``), ``mu_lower_bound`` (the
+        largest μ whose Gaussian curve the point lies below) and ``contradicted`` (the
+        engine's verdict: the point below the claimed curve).
+    """
+    claim = result.inputs.claim
+    rows = []
+    for analysis in subject.claims:
+        fpr, fnr = float(analysis.claim.fpr_upper), float(analysis.claim.fnr_upper)
+        rows.append(
+            {
+                "target": analysis.name,
+                "fpr_upper": fpr,
+                "fnr_upper": fnr,
+                "claimed_fnr": float(claim.tradeoff(fpr)),
+                "mu_lower_bound": float(mu_from_error_bounds(fpr, fnr)),
+                "contradicted": bool(analysis.contradicted),
+            }
+        )
+    columns = ["target", "fpr_upper", "fnr_upper", "claimed_fnr", "mu_lower_bound"]
+    return pd.DataFrame(rows, columns=[*columns, "contradicted"])
+
+
+def empirical_mu(result, subject):
+    """``(μ, target)``: the recipe's largest certified μ and the target it comes from
+    (``(nan, None)`` when every target failed).
+
+    The recipe is certified *not* μ-GDP for any μ below it: its targets' points hold
+    together at the audit's confidence (Bonferroni), so their largest μ does too. The same
+    numbers as ``summary.csv``'s ``mu_lower_bound`` (``metrics._fdp.mu_from_error_bounds``).
+    """
+    points = tradeoff_points(result, subject)
+    if points.empty:
+        return np.nan, None
+    best = points.loc[points["mu_lower_bound"].idxmax()]
+    return float(best["mu_lower_bound"]), str(best["target"])
+
+
+def implied_mu(claim):
+    """The μ of μ-GDP that ``claim`` implies (inf when it implies none).
+
+    A Gaussian claim's own μ; a claim with a pure pair ε (δ = 0) implies μ-GDP with
+    ``μ = 2·Φ⁻¹(e^ε / (1 + e^ε))`` for its smallest such ε: every point of the ε curve has
+    ``Φ⁻¹(1 − FPR) + Φ⁻¹(1 − FNR)`` at most that, reached at its symmetric point
+    ``FPR = FNR = 1 / (1 + e^ε)`` (randomized response), so the curve lies on or above that
+    Gaussian curve — tight for a pure claim. A claim whose pairs all have δ > 0 implies no
+    μ: its curve reaches FNR = 0 at FPR = 1 − δ, where every Gaussian curve is positive.
+
+    Parameters
+    ----------
+    claim : PrivacyClaim
+        The claim on the audited relation.
+
+    Returns
+    -------
+    mu : float
+        A recipe that keeps the claim is μ-GDP for this μ.
+    """
+    if claim.kind == "gaussian":
+        return float(claim.mu)
+    pure = [e for e, d in zip(claim.epsilons, claim.deltas, strict=True) if d == 0.0]
+    if not pure:
+        return float("inf")
+    return float(2.0 * norm.ppf(1.0 / (1.0 + np.exp(-min(pure)))))
+
+
+def _claim_mu_words(claim):
+    """HTML: the claim's μ beside the empirical one, and how to compare them."""
+    mu, words = implied_mu(claim), html.escape(claim.describe())
+    if claim.kind == "gaussian":
+        converted = "" if claim.stated is None else f"; {words}"
+        return f"claimed μ = {mu:.3g}{converted}"
+    if not np.isfinite(mu):
+        return (
+            f"the claim, {words}, implies no μ-GDP (δ > 0): μ compares recipes, and with a "
+            "Gaussian mechanism of noise σ = sensitivity/μ"
+        )
+    return (
+        f"the claim, {words}, implies μ-GDP for μ = {mu:.2f}: an empirical μ above "
+        f"{mu:.2f} contradicts it, and a point below its curve contradicts it at a smaller "
+        "μ too"
+    )
+
+
+def mu_line(result, subject):
+    """HTML: the recipe's empirical μ (certified: not μ-GDP for any μ below it) beside the
+    claim's μ (a Gaussian claim's, or the μ an ε claim implies)."""
+    mu, source = empirical_mu(result, subject)
+    if source is None:
+        return '<div class="muted">μ: no target produced a certified point.</div>'
+    words = (
+        f"certified: not μ-GDP for any μ below {fmt(mu, 2)}"
+        if mu > 0
+        else "no Gaussian curve is refuted"
+    )
+    return (
+        f"<div>empirical μ <b>at least {fmt(mu, 2)}</b> ({words}; from "
+        f'{html.escape(source)}) <span class="muted">— '
+        f"{_claim_mu_words(result.inputs.claim)}</span></div>"
+    )
+
+
+def design_line(subject):
+    """HTML: the multi-run design in words (the one-run design has no card)."""
+    f = subject.facts
+    if "n_certify_runs" not in f:
+        return ""
+    n, m = int(f["n_runs"]), int(f["n_certify_runs"])
+    return (
+        f'<div class="muted">Design: multi-run — {n} trainings without any target and {n} '
+        f"with each target ({RELATION_WORDS[f['relation']][0]}), training sets of "
+        f"{f['train_size']} rows; per target an attack learns on {n - m} per side and "
+        f"{m} per side certify.</div>"
+    )
+
+
 def _target_table(result, subject):
-    """Per target: claimed ε beside the certified lower bound, and the verdict (the
-    engine's ``contradicted``: the certified point below the claimed curve)."""
+    """Per target: claimed ε beside the certified lower bounds (ε and μ), and the verdict
+    (the engine's ``contradicted``: the certified point below the claimed curve)."""
     true = subject.facts.get("true_epsilon", np.nan)
     rows = []
     for analysis in subject.analyses:
         row = {"target": analysis.name, "claimed ε": result.claimed_epsilon}
         if analysis.ok:
-            eps = analysis.claim.epsilon_lower_bound
-            row["certified ε ≥"] = eps
+            c = analysis.claim
+            row["certified ε ≥"] = c.epsilon_lower_bound
+            row["certified μ ≥"] = float(mu_from_error_bounds(c.fpr_upper, c.fnr_upper))
             row["claim"] = "contradicted" if analysis.contradicted else "not contradicted"
             row["AUC"] = analysis.metrics.get("auc", np.nan)
         else:
-            row.update({"certified ε ≥": np.nan, "claim": "failed", "AUC": np.nan})
+            failed = {"certified ε ≥": np.nan, "certified μ ≥": np.nan, "claim": "failed"}
+            row.update({**failed, "AUC": np.nan})
         if np.isfinite(true):
             row["true ε (known)"] = true
         rows.append(row)
@@ -68,13 +215,14 @@ class AlgorithmCards(Cards):
     power; no exposed record (the targets are named in its table)."""
 
     def facts(self, report, subject):
-        """The runs behind the card."""
+        """The design behind the card, in words: multi-run, its trainings per side, how
+        many certify."""
         f = subject.facts
         if "train_size" not in f:
             return ""
         return (
-            f" · {f['n_runs']} runs per side, training sets of {f['train_size']} rows; "
-            f"{f['n_certify_runs']} runs per side certify"
+            f" · multi-run: {f['n_runs']} trainings per side, {f['n_certify_runs']} certify "
+            f"(training sets of {f['train_size']} rows)"
         )
 
     def relation(self, report, subject):
@@ -89,14 +237,18 @@ class AlgorithmCards(Cards):
         return f"Neighbour relation: {name} ({how}); the bound {refutes}."
 
     def details(self, report, subject):
-        """Claimed ε beside the certified bound, per target, and the correction."""
+        """The empirical μ beside the claim's, the design, then claimed ε beside the
+        certified bounds per target, and the correction."""
         result, k = report.result, len(subject.analyses)
         return (
+            f"{mu_line(result, subject)}{design_line(subject)}"
             f"{_target_table(result, subject)}"
             f'<div class="muted">Multiplicity: the {k} targets\' bounds of this recipe hold '
             f"together at {result.confidence:.0%} (each at {subject.claim_confidence:.2%}, "
             "Bonferroni over the targets); each recipe is a separate claim. A claim is "
-            "contradicted only when its certified ε exceeds the claimed ε.</div>"
+            "contradicted only when a target's certified point lies below the claimed "
+            "trade-off curve (see the trade-off figure); for an ε or (ε, δ) claim, when its "
+            "certified ε exceeds the claimed ε.</div>"
         )
 
     def exposure(self, report, subject):
@@ -107,14 +259,14 @@ class AlgorithmCards(Cards):
         """What the verdict says about the recipe's claim."""
         result = report.result
         name, _ = _relation(result)
-        eps, delta = result.claimed_epsilon, result.delta
+        claimed = _claim_words(result)
         if kind == "above":
             return (
-                f"the recipe is not ({eps:g}, {delta:g})-DP for {name} neighbours, with the "
+                f"the recipe is not {claimed} for {name} neighbours, with the "
                 "stated confidence: its claim is false (or its implementation is)"
             )
         return (
-            f"the runs do not refute ({eps:g}, {delta:g})-DP; this is not a proof of "
+            f"the runs do not refute {claimed}; this is not a proof of "
             f"privacy: {power_text(result, subject)}; more runs, a worse-case target or a "
             "stronger attack may certify more"
         )
@@ -135,12 +287,24 @@ class AlgorithmCards(Cards):
         """The verdict with the largest certified ε and its target, and the runs' power."""
         result, source = report.result, subject.epsilon_source
         where = "" if source is None else f" ({source.name})"
+        mu, mu_source = empirical_mu(result, subject)
+        mu_text = "" if mu_source is None else f", μ at least {mu:.2f} ({mu_source})"
         power = "" if result.verdict(subject) == "leak" else f"; {power_text(result, subject)}"
         return (
             f"{subject.name}: [{result.headline(subject)}] — claimed ε = "
             f"{result.claimed_epsilon:g}, certified ε at least {subject.epsilon_lower_bound:.2f}"
-            f"{where}{power}"
+            f"{where}{mu_text}{power}"
         )
+
+
+def _claim_words(result):
+    """The audited claim in a few words: (ε, δ)-DP, μ-GDP, or its ε(δ) curve."""
+    claim = result.inputs.claim
+    if claim.kind == "gaussian":
+        return f"{claim.mu:.3g}-GDP"
+    if claim.kind == "curve":
+        return "its claimed (ε, δ) curve"
+    return f"({result.claimed_epsilon:g}, {result.delta:g})-DP"
 
 
 def algorithm_reading(report):
@@ -159,13 +323,93 @@ def algorithm_reading(report):
         "the other runs give the smallest ε an (ε, δ)-DP recipe allows, "
         f"FPR + e^ε·FNR ≥ 1 − δ (δ = {result.delta:g}). The runs are independent "
         "trainings, as the bounds assume (Jagielski et al. 2020).</li>",
-        f"<li><b>Verdict</b>: a claimed ε is contradicted only when a certified bound "
-        f"exceeds it; all bounds of a recipe hold together at {result.confidence:.0%}. "
+        "<li><b>Trade-off figure</b>: a DP claim is a curve f (f-DP): every test of a "
+        "recipe that keeps it has FNR at least f(FPR). Each target's certified point "
+        "(FPR ≤, FNR ≤) is drawn against the claimed curve; a point below it is a test "
+        "the claim forbids: it contradicts the claim.</li>",
+        "<li><b>Empirical μ</b>: the largest μ whose Gaussian-DP curve a certified point "
+        "lies below: the recipe is not μ-GDP for any smaller μ (μ = sensitivity/σ of the "
+        "Gaussian mechanism that leaks as much; the dashed curve of the figure).</li>",
+        f"<li><b>Verdict</b>: a claim is contradicted only when a certified point lies "
+        "below its curve (for an ε claim: a certified ε above it); all bounds of a recipe "
+        f"hold together at {result.confidence:.0%}. "
         "With n certifying runs per side no audit certifies much more than log(n/3): "
         "a claim above that cannot be contradicted by this many runs.</li>",
         "<li><b>AUC</b> of the attack on the certifying runs describes how well the "
         "runs separate (not certified).</li>",
     ]
+
+
+#: the trade-off figure's point colours: below the claimed curve (contradicted) or not
+CONTRADICTED, NOT_CONTRADICTED = "#c0392b", "#2c3e50"
+#: one marker per target, in the targets' order (the colour says contradicted or not)
+MARKERS = ("o", "s", "^", "D", "v", "P", "*", "X")
+
+
+def tradeoff_figures(report):
+    """Per recipe: the claimed trade-off curve and every target's certified point."""
+    result = report.result
+    return {
+        figure_file("tradeoff", result, s): _tradeoff_figure(result, s) for s in result.subjects
+    }
+
+
+def _tradeoff_figure(result, subject):
+    """The trade-off plane (FPR, FNR) of one recipe: the claimed curve, the region below it,
+    the no-leakage diagonal, the Gaussian curve at the empirical μ and the targets' points
+    (each labelled with its target's name first)."""
+    claim, points = result.inputs.claim, tradeoff_points(result, subject)
+    mu, source = empirical_mu(result, subject)
+    fig, ax = figure(height=7.6)
+    alpha = np.linspace(0.0, 1.0, 2001)
+    curve = claim.tradeoff(alpha)
+    forbidden = "below the claimed curve: a test the claim forbids"
+    ax.fill_between(alpha, 0.0, curve, color="#c0392b", alpha=0.08, lw=0, label=forbidden)
+    ax.plot(alpha, curve, color="black", lw=2, label=f"claimed: {claim.describe()}")
+    ax.plot(alpha, 1.0 - alpha, color="grey", ls=":", label="no leakage: FNR = 1 − FPR")
+    if source is not None and mu > 0:
+        label = f"Gaussian curve at the empirical μ = {mu:.2f} (not μ-GDP for any smaller μ)"
+        ax.plot(alpha, gaussian_tradeoff(alpha, mu), color="#2980b9", ls="--", label=label)
+    for i, row in enumerate(points.itertuples(index=False)):
+        where = "below the curve: contradicted" if row.contradicted else "not below the curve"
+        ax.scatter(
+            [row.fpr_upper],
+            [row.fnr_upper],
+            label=f"{row.target}: FPR ≤ {row.fpr_upper:.3f}, FNR ≤ {row.fnr_upper:.3f}, {where}",
+            marker=MARKERS[i % len(MARKERS)],
+            s=80,
+            color=CONTRADICTED if row.contradicted else NOT_CONTRADICTED,
+            edgecolors="white",
+            zorder=5,
+        )
+    if points.empty:
+        note(ax, "every target failed (see Failed analyses)")
+    ax.set(xlim=(0, 1), ylim=(0, 1), aspect="equal")
+    ax.set_xlabel("false-positive rate (runs without the target called 'with it')")
+    ax.set_ylabel("false-negative rate (runs with the target missed)")
+    ax.set_title(f"recipe '{subject.name}'\ncertified points against the claimed curve")
+    legend_below(ax)
+    return fig, _tradeoff_caption(result, subject, mu, source)
+
+
+def _tradeoff_caption(result, subject, mu, source):
+    """What the trade-off figure shows, and what a point below the curve means."""
+    empirical = (
+        ""
+        if source is None
+        else f" The dashed curve is the Gaussian-DP curve at the recipe's empirical μ = "
+        f"{mu:.2f} (from {source}): it passes through that target's point, and the recipe is "
+        f"certified not μ-GDP for any μ below {mu:.2f}."
+    )
+    return (
+        f"Recipe '{subject.name}' in the trade-off plane (f-DP): the claimed curve "
+        f"({result.inputs.claim.describe()}) and each target's certified point, the exact "
+        "upper bounds of its attack's false-positive and false-negative rates on the runs "
+        f"that certify, all of them holding together at {result.confidence:.0%}. Every test "
+        "of a recipe that keeps its claim lies on or above the curve, so a point below it "
+        "(red, in the shaded region) contradicts the claim; a point on or above it "
+        f"contradicts nothing, which is no proof of privacy.{empirical}"
+    )
 
 
 def runs_figures(report):
@@ -220,9 +464,10 @@ def _roc_figure(result, subject):
 
 def presentation(result):
     """The algorithm report: the recipe's card, the common claims, estimates, comparisons
-    and plan, the runs' ROC curves, how to read a shadow-run audit, the notes; nothing about
-    records of a table (exposed records, held-out risks): its targets are the audited
-    records, named on the card, and the engine's "records" are shadow runs."""
+    and plan, the trade-off figure and the runs' ROC curves, how to read a shadow-run
+    audit, the notes; nothing about records of a table (exposed records, held-out risks):
+    its targets are the audited records, named on the card, and the engine's "records" are
+    shadow runs."""
     name, _ = _relation(result)
     return Presentation(
         noun="recipe",
@@ -242,7 +487,7 @@ def presentation(result):
             Estimates(),
             Comparisons(),
             SampleSize(),
-            Figures((runs_figures,)),
+            Figures((tradeoff_figures, runs_figures)),
             HowToRead((algorithm_reading,)),
             Notes(),
         ),

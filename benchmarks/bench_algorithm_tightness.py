@@ -32,15 +32,15 @@ Measured 2026-11-27 on the shared 2-core machine (``--audits 40``): see the CHAN
 of issue #30. ``--part selection`` (300 audits per row, 1 000 runs per side, 2 min), mean
 certified ε ÷ true ε (audits above the true ε of 300; a valid 95 % bound allows about 15):
 
-==================  =========  =========  =========  =========  =========  =====  =====  =====  =====
-mechanism           split ½    split 20%  split 10%  rank grid  pooled ½   att ½  att    pool ½ pool
-==================  =========  =========  =========  =========  =========  =====  =====  =====  =====
-histogram ε = 1     0.641 (1)  0.585 (1)  0.463 (0)  0.684 (0)  0.702 (2)  0.657  0.731  0.737  0.811
-histogram ε = 0.5   0.515 (0)  0.426 (0)  0.275 (0)  0.341 (0)  0.620 (0)  0.548  0.653  0.645  0.731
-histogram ε = 2     0.640 (0)  0.693 (1)  0.681 (1)  0.708 (0)  0.700 (1)  0.650  0.747  0.747  0.820
-response ε = 1      0.819 (3)  0.858 (2)  0.867 (1)  0.701 (0)  0.856 (5)  0.823  0.876  0.860  0.901
-response ε = 2      0.889 (6)  0.913 (6)  0.918 (4)  0.880 (1)  0.903 (5)  0.892  0.924  0.906  0.933
-==================  =========  =========  =========  =========  =========  =====  =====  =====  =====
+=================  =========  =========  =========  =========  =========  =====  =====  =====  =====
+mechanism          split ½    split 20%  split 10%  rank grid  pooled ½   att ½  att    pool ½ pool
+=================  =========  =========  =========  =========  =========  =====  =====  =====  =====
+histogram ε = 1    0.641 (1)  0.585 (1)  0.463 (0)  0.684 (0)  0.702 (2)  0.657  0.731  0.737  0.811
+histogram ε = 0.5  0.515 (0)  0.426 (0)  0.275 (0)  0.341 (0)  0.620 (0)  0.548  0.653  0.645  0.731
+histogram ε = 2    0.640 (0)  0.693 (1)  0.681 (1)  0.708 (0)  0.700 (1)  0.650  0.747  0.747  0.820
+response ε = 1     0.819 (3)  0.858 (2)  0.867 (1)  0.701 (0)  0.856 (5)  0.823  0.876  0.860  0.901
+response ε = 2     0.889 (6)  0.913 (6)  0.918 (4)  0.880 (1)  0.903 (5)  0.892  0.924  0.906  0.933
+=================  =========  =========  =========  =========  =========  =====  =====  =====  =====
 
 One threshold cannot reach 0.72 ε on the histogram at 1 000 runs per side: even the
 population's best threshold certified on all 1 000 runs gives 0.731 (0.657 with the half
@@ -321,9 +321,7 @@ def selection(args):
         "row, mean certified ε ÷ true ε (audits above the true ε in brackets)"
     )
     head = "".join(f"{c:>15}" for c in SELECTION_COLUMNS)
-    print(
-        f"{'mechanism':<20}{head}{'att. ½':>9}{'att. all':>9}{'pool ½':>8}{'pool all':>9}"
-    )
+    print(f"{'mechanism':<20}{head}{'att. ½':>9}{'att. all':>9}{'pool ½':>8}{'pool all':>9}")
     for mechanism, epsilon in (
         ("histogram", 1.0),
         ("histogram", 0.5),

@@ -29,27 +29,36 @@ audits fit in minutes):
   shape, Mahloujifar et al.), against the true ε.
 
 Measured 2026-11-27 on the shared 2-core machine (``--audits 40``): see the CHANGELOG entry
-of issue #30. ``--part selection`` (300 audits per row, 1 000 runs per side, 2 min), mean
-certified ε ÷ true ε (audits above the true ε of 300; a valid 95 % bound allows about 15):
+of issue #30. ``--part selection --selection-audits 500`` (1 000 runs per side, 7 min),
+mean certified ε ÷ true ε (audits above the true ε of 500; a valid 95 % bound allows about
+25):
 
-=================  =========  =========  =========  =========  =========  =====  =====  =====  =====
-mechanism          split ½    split 20%  split 10%  rank grid  pooled ½   att ½  att    pool ½ pool
-=================  =========  =========  =========  =========  =========  =====  =====  =====  =====
-histogram ε = 1    0.641 (1)  0.585 (1)  0.463 (0)  0.684 (0)  0.702 (2)  0.657  0.731  0.737  0.811
-histogram ε = 0.5  0.515 (0)  0.426 (0)  0.275 (0)  0.341 (0)  0.620 (0)  0.548  0.653  0.645  0.731
-histogram ε = 2    0.640 (0)  0.693 (1)  0.681 (1)  0.708 (0)  0.700 (1)  0.650  0.747  0.747  0.820
-response ε = 1     0.819 (3)  0.858 (2)  0.867 (1)  0.701 (0)  0.856 (5)  0.823  0.876  0.860  0.901
-response ε = 2     0.889 (6)  0.913 (6)  0.918 (4)  0.880 (1)  0.903 (5)  0.892  0.924  0.906  0.933
-=================  =========  =========  =========  =========  =========  =====  =====  =====  =====
+================= ========= ========== ========== ========= ========== ===== ===== ====== =====
+mechanism         split ½   split 20%  split 10%  rank grid pooled ½   att ½ att   pool ½ pool
+================= ========= ========== ========== ========= ========== ===== ===== ====== =====
+histogram ε = 1   0.642 (2) 0.600 (1)  0.479 (0)  0.687 (0) 0.701 (3)  0.657 0.731 0.737  0.811
+histogram ε = 0.5 0.510 (0) 0.422 (0)  0.281 (0)  0.342 (0) 0.610 (1)  0.548 0.653 0.645  0.731
+histogram ε = 2   0.642 (0) 0.692 (1)  0.686 (1)  0.710 (0) 0.701 (1)  0.650 0.747 0.747  0.820
+response ε = 1    0.819 (5) 0.860 (5)  0.868 (4)  0.706 (0) 0.857 (12) 0.823 0.876 0.860  0.901
+response ε = 2    0.891 (7) 0.914 (11) 0.919 (12) 0.881 (2) 0.905 (7)  0.892 0.924 0.906  0.933
+================= ========= ========== ========== ========= ========== ===== ===== ====== =====
+
+The pooled bounds, exactly (convolution over n ≤ 500 and a grid of rates): the largest
+miss probability of either side is 0.02499 at level 0.025 (at p1 = p2, the binomial
+itself). The pooled prototype against the half split where the two tails differ:
+asymmetric randomized response (q = 0.05) ε = 1: 0.268 (1) / 0.285 (2) at 1 000 runs,
+0 / 0 at 100; ε = 2: 0.743 (4) / 0.753 (4) at 1 000, 0.097 / 0.106 at 100; discrete
+Laplace ε = 1: 0.851 (12) / 0.816 (4) at 1 000, 0.522 (6) / 0.278 (1) at 100; randomized
+response ε = 3: 0.906 (9) / 0.896 (12) at 1 000, 0.712 (2) / 0.649 (0) at 100.
 
 One threshold cannot reach 0.72 ε on the histogram at 1 000 runs per side: even the
 population's best threshold certified on all 1 000 runs gives 0.731 (0.657 with the half
 split, which today's selection reaches to 0.98). Pooling both tails (the prototype) is what
 moves the ceiling (0.737 with the half split, 0.811 without); with the half split it
-certifies 0.702 (0.673 at 30 %, 0.611 at 20 %). Randomized response at ε = 2 is at 1.00 of
-its half-split attainable value today (0.96 of the no-split one; ``attack_fraction=0.1``:
-0.918, 0.99 of it). Run: ``nice -n 10 python benchmarks/bench_algorithm_tightness.py --part multi``
-(``--quick`` for a smoke run).
+certifies 0.701 (0.673 at 30 %, 0.611 at 20 %, over 300 audits). Randomized response at
+ε = 2 is at 1.00 of its half-split attainable value today (0.96 of the no-split one;
+``attack_fraction=0.1``: 0.919, 0.99 of it). Run: ``nice -n 10 python
+benchmarks/bench_algorithm_tightness.py --part multi`` (``--quick`` for a smoke run).
 """
 
 import argparse
@@ -353,6 +362,70 @@ def selection(args):
         )
 
 
+def _asymmetric_response(rng, n, member, epsilon, q=0.05):
+    """The bit 1 with probability q·e^ε with the target, q without: ε-DP, one tail only."""
+    return (rng.random(n) < (q * np.exp(epsilon) if member else q)).astype(float)
+
+
+def _discrete_laplace(rng, n, member, epsilon):
+    """The count plus two-sided geometric noise: exactly ε-DP at every integer."""
+    a = np.exp(-epsilon)
+    return (rng.geometric(1 - a, n) - rng.geometric(1 - a, n) + member).astype(float)
+
+
+def pooled_exact_coverage(level=ALPHA / 2):
+    """Exact check of the prototype's one-sided bounds: the largest probability, over
+    n ∈ {5, 10, 30, 100, 500} and a grid of member/non-member rates (p1, p2), that the
+    Clopper–Pearson bound of 2n trials misses (p1 + p2)/2 when the count is
+    Bin(n, p1) + Bin(n, p2) (convolved exactly); a valid bound keeps it <= ``level``."""
+    from scipy.stats import binom
+
+    from sklearn_mace.metrics._audit import _cp_upper
+
+    grid = np.r_[np.linspace(0, 1, 41), 1e-3, 5e-3, 0.999]
+    worst = 0.0
+    for n in (5, 10, 30, 100, 500):
+        counts = np.arange(2 * n + 1)
+        upper, lower = _cp_upper(counts, 2 * n, level), _cp_lower(counts, 2 * n, level)
+        pmfs = [binom.pmf(np.arange(n + 1), n, p) for p in grid]
+        for i, p1 in enumerate(grid):
+            for j, p2 in enumerate(grid[: i + 1]):
+                pmf = np.convolve(pmfs[i], pmfs[j])
+                mean = (p1 + p2) / 2
+                misses = pmf[upper < mean - 1e-12].sum(), pmf[lower > mean + 1e-12].sum()
+                worst = max(worst, *misses)
+    print(f"pooled bounds, exact: largest miss probability {worst:.5f} (level {level})")
+
+
+def pooled_soundness(args):
+    """The pooled prototype against the half split where its tails differ: audits above the
+    true ε (a valid 95 % bound: about 5 %) and mean certified ε ÷ true ε."""
+    cases = (
+        ("asymmetric response", _asymmetric_response, 1.0),
+        ("asymmetric response", _asymmetric_response, 2.0),
+        ("discrete Laplace", _discrete_laplace, 1.0),
+        ("response", response_bits, 3.0),
+    )
+    audits = args.selection_audits
+    print(f"pooled prototype against the half split, {audits} audits per row")
+    print(f"{'mechanism':<28}{'runs':>6}{'pooled ½':>16}{'split ½':>16}")
+    for name, draw, epsilon in cases:
+        for n in (100, 1000):
+            rows = np.empty((audits, 2))
+            for seed in range(audits):
+                rng = np.random.default_rng(seed)
+                members, nonmembers = draw(rng, n, True, epsilon), draw(rng, n, False, epsilon)
+                rows[seed] = (
+                    pooled_two_tail(members, nonmembers, 0.5),
+                    split_selection(members, nonmembers, 0.5, epsilon).epsilon_lower_bound,
+                )
+            cells = "".join(
+                f"{m / epsilon:>10.3f} ({o:>3d})"
+                for m, o in zip(rows.mean(axis=0), (rows > epsilon + 1e-9).sum(axis=0), strict=True)
+            )
+            print(f"{name + f' ε = {epsilon:g}':<28}{n:>6}{cells}")
+
+
 def multi(args):
     print(f"multi-run design, Gaussian count claimed as its μ = {MU:.4f} (add/remove)")
     print(
@@ -476,6 +549,8 @@ def main():
         multi(args)
     if args.part in ("selection", "all"):
         selection(args)
+        pooled_exact_coverage()
+        pooled_soundness(args)
     if args.part in ("one-run", "all"):
         one_run(args)
         histogram_one_run(args)

@@ -11,6 +11,17 @@ audits fit in minutes):
   without it. Then σ/3 under the same claim (fraction of audits contradicting it), the
   exact law of the DP histogram's count (ε = 1, add/remove) and the wrong-noise histogram
   under substitute-one through the default substitute attack (both cells read).
+* ``--part selection`` — how the runs are split between choosing the threshold and
+  certifying it, on the exact laws of the DP histogram's count (rounded ``Lap(1/ε)``, shift
+  1 with the target; ε 0.5, 1, 2) and of randomized response (one bit; ε 1, 2): the mean
+  certified ε ÷ true ε of the audit's selection with half the runs choosing (today's
+  default), with 20 % and 10 % choosing (``attack_fraction``), of a grid of thresholds at
+  pre-registered ranks of the certifying runs (no split, Bonferroni over the grid), and of a
+  *prototype* two-tail certificate that pools both tails of one rule pair
+  (``P(A) + Q(B) <= e^ε·(Q(A) + P(B))``, not in the library); beside them what is
+  attainable: one threshold at the population's best with the half split and without, and
+  the pooled pair likewise. Each column's count of audits above the true ε is printed too
+  (all are valid at 95 %; the pooled prototype by the argument in its docstring).
 * ``--part one-run`` — one run with m canaries of the idealized Gaussian mechanism
   (scores ``N(μ·included, 1)``): on the same guesses (a grid of guess counts, Bonferroni),
   Steinke et al.'s ε, the f-DP recursion on the (ε, δ) curve, the μ of the strongest
@@ -18,8 +29,36 @@ audits fit in minutes):
   shape, Mahloujifar et al.), against the true ε.
 
 Measured 2026-11-27 on the shared 2-core machine (``--audits 40``): see the CHANGELOG entry
-of issue #30. Run: ``nice -n 10 python benchmarks/bench_algorithm_tightness.py --part multi``
-(``--quick`` for a smoke run).
+of issue #30. ``--part selection --selection-audits 500`` (1 000 runs per side, 7 min),
+mean certified ε ÷ true ε (audits above the true ε of 500; a valid 95 % bound allows about
+25):
+
+================= ========= ========== ========== ========= ========== ===== ===== ====== =====
+mechanism         split ½   split 20%  split 10%  rank grid pooled ½   att ½ att   pool ½ pool
+================= ========= ========== ========== ========= ========== ===== ===== ====== =====
+histogram ε = 1   0.642 (2) 0.600 (1)  0.479 (0)  0.687 (0) 0.701 (3)  0.657 0.731 0.737  0.811
+histogram ε = 0.5 0.510 (0) 0.422 (0)  0.281 (0)  0.342 (0) 0.610 (1)  0.548 0.653 0.645  0.731
+histogram ε = 2   0.642 (0) 0.692 (1)  0.686 (1)  0.710 (0) 0.701 (1)  0.650 0.747 0.747  0.820
+response ε = 1    0.819 (5) 0.860 (5)  0.868 (4)  0.706 (0) 0.857 (12) 0.823 0.876 0.860  0.901
+response ε = 2    0.891 (7) 0.914 (11) 0.919 (12) 0.881 (2) 0.905 (7)  0.892 0.924 0.906  0.933
+================= ========= ========== ========== ========= ========== ===== ===== ====== =====
+
+The pooled bounds, exactly (convolution over n ≤ 500 and a grid of rates): the largest
+miss probability of either side is 0.02499 at level 0.025 (at p1 = p2, the binomial
+itself). The pooled prototype against the half split where the two tails differ:
+asymmetric randomized response (q = 0.05) ε = 1: 0.268 (1) / 0.285 (2) at 1 000 runs,
+0 / 0 at 100; ε = 2: 0.743 (4) / 0.753 (4) at 1 000, 0.097 / 0.106 at 100; discrete
+Laplace ε = 1: 0.851 (12) / 0.816 (4) at 1 000, 0.522 (6) / 0.278 (1) at 100; randomized
+response ε = 3: 0.906 (9) / 0.896 (12) at 1 000, 0.712 (2) / 0.649 (0) at 100.
+
+One threshold cannot reach 0.72 ε on the histogram at 1 000 runs per side: even the
+population's best threshold certified on all 1 000 runs gives 0.731 (0.657 with the half
+split, which today's selection reaches to 0.98). Pooling both tails (the prototype) is what
+moves the ceiling (0.737 with the half split, 0.811 without); with the half split it
+certifies 0.701 (0.673 at 30 %, 0.611 at 20 %, over 300 audits). Randomized response at
+ε = 2 is at 1.00 of its half-split attainable value today (0.96 of the no-split one;
+``attack_fraction=0.1``: 0.919, 0.99 of it). Run: ``nice -n 10 python
+benchmarks/bench_algorithm_tightness.py --part multi`` (``--quick`` for a smoke run).
 """
 
 import argparse
@@ -116,6 +155,275 @@ def swap_audit(seed, n_runs):
         audit._default_attack(), features, membership, fit, ALPHA, seed
     )
     return result.epsilon_lower_bound
+
+
+# ---------------------------------------------------------------- --part selection
+
+
+def _cp_lower(k, n, level):
+    """One-sided Clopper–Pearson lower bound: P(Bin(n, l) >= k) = level (0 for k = 0)."""
+    from scipy.stats import beta
+
+    k = np.asarray(k, dtype=float)
+    return np.where(k > 0, beta.ppf(level, np.maximum(k, 1.0), n - k + 1.0), 0.0)
+
+
+def response_bits(rng, n, member, epsilon):
+    """Randomized response about the target: the bit "in" kept with probability e^ε/(1+e^ε)."""
+    keep = rng.random(n) < 1.0 / (1.0 + np.exp(-epsilon))
+    return (keep == member).astype(float)
+
+
+def split_selection(members, nonmembers, fraction, epsilon):
+    """Today's audit (:func:`certify_rule`) with ``fraction`` of each side choosing."""
+    selection, certifying = _split(members, nonmembers, fraction)
+    claim = PrivacyClaim.pure(epsilon)
+    return certify_rule(selection, certifying, claim=claim, delta=0.0, alpha=ALPHA)
+
+
+def rank_grid(members, nonmembers, fractions, seed):
+    """No split: thresholds at pre-registered ranks of the runs, Bonferroni over the grid.
+
+    For each rank ``k`` (a fixed fraction of the runs), the rule "member iff the score lies
+    above the (k+1)-th highest non-member's" (ties broken by an independent uniform key, so
+    the rule is a randomized test of one output): its true FPR is the (k+1)-th smallest of
+    n uniforms, ``Beta(k + 1, n − k)``, whose Clopper–Pearson bound at count k is exact;
+    given the non-members the threshold is fixed, and the members' count is binomial. The
+    mirrored rule at the members' (k+1)-th lowest score likewise. Every bound of the 2·G
+    rules holds at α/(4G): all hold together at 1 − α, whatever rule is then reported.
+    """
+    from sklearn_mace.metrics._audit import _cp_upper
+
+    rng = np.random.default_rng([seed, 1])  # tie-breaking keys independent of the runs
+    n1, n0 = members.size, nonmembers.size
+    key1, key0 = rng.random(n1), rng.random(n0)
+    level = ALPHA / (4 * len(fractions))
+    best = 0.0
+    top = np.lexsort((key0, nonmembers))[::-1]
+    bottom = np.lexsort((key1, members))
+    for fraction in fractions:
+        k = int(round(fraction * n0))
+        s, u = nonmembers[top[k]], key0[top[k]]
+        fn = np.sum((members < s) | ((members == s) & (key1 <= u)))
+        point = _cp_upper(k, n0, level), _cp_upper(fn, n1, level)
+        best = max(best, float(epsilon_from_error_bounds(*point, 0.0)))
+        k = int(round(fraction * n1))
+        s, u = members[bottom[k]], key1[bottom[k]]
+        fp = np.sum((nonmembers > s) | ((nonmembers == s) & (key0 >= u)))
+        point = _cp_upper(fp, n0, level), _cp_upper(k, n1, level)
+        best = max(best, float(epsilon_from_error_bounds(*point, 0.0)))
+    return best
+
+
+def _pooled_bound(members, nonmembers, high, low, level, n=None):
+    """ε from A = {score >= high}, B = {score < low}: a lower bound on P(A) + Q(B) and an upper
+    bound on Q(A) + P(B), each as one binomial of 2n trials (counts rescaled to ``n``)."""
+    from sklearn_mace.metrics._audit import _cp_upper
+
+    total = members.size + nonmembers.size
+    left = np.sum(members >= high) + np.sum(nonmembers < low)
+    right = np.sum(nonmembers >= high) + np.sum(members < low)
+    n = total if n is None else n
+    left, right = left * n / total, right * n / total
+    lower = _cp_lower(left, n, level)
+    upper = _cp_upper(right, n, level)
+    with np.errstate(divide="ignore"):
+        return float(max(0.0, np.log(lower / upper))) if lower > 0 else 0.0
+
+
+def pooled_two_tail(members, nonmembers, fraction):
+    """Prototype (not in the library): one certificate from both tails of the score.
+
+    Under ε-DP every event has ``P(A) <= e^ε·Q(A)`` and ``Q(B) <= e^ε·P(B)`` (P: runs with
+    the target, Q: without), so ``P(A) + Q(B) <= e^ε·(Q(A) + P(B))`` and
+    ``ε >= log(lower(P(A) + Q(B)) / upper(Q(A) + P(B)))``. With A = {score >= high} and
+    B = {score < low} chosen on ``fraction`` of the runs, each side's count on the other
+    runs is the sum of two independent binomials of n trials (members and non-members), a
+    Poisson-binomial of N = 2n trials with mean N·p̄. Its bound is the Clopper–Pearson bound
+    of one binomial of N trials at α/2, valid because a Poisson-binomial is more
+    concentrated than the binomial of its mean rate in the tails: for an upper bound, the
+    bound falls below p̄ exactly when the count is at most c*, the largest count with
+    ``P[Bin(N, p̄) <= c*] <= α/2``; Hoeffding (1956, Thm 4) gives
+    ``P[S <= c] <= P[Bin(N, p̄) <= c]`` for ``c <= N·p̄ − 1``, and c* > N·p̄ − 1 is impossible
+    for α/2 < ¼ (it would give ``P[Bin(N, p̄) <= ⌊N·p̄⌋] < ¼``, against Greenberg & Mohri
+    2014, when p̄ < 1 − 1/N). The lower bound is the same argument on the failures. The
+    two bounds at α/2 each hold together at 1 − α (union bound). Not yet reviewed beyond
+    this sketch: the printed overshoot counts are its simulation check.
+    """
+    (m_sel, n_sel), (m_cert, n_cert) = _split(members, nonmembers, fraction)
+    candidates = np.unique(np.r_[m_sel, n_sel])
+    n = m_cert.size + n_cert.size
+    best, pair = -1.0, (candidates[-1], candidates[0])
+    for high in candidates:
+        for low in candidates[candidates <= high]:
+            gain = _pooled_bound(m_sel, n_sel, high, low, ALPHA / 2 / 10, n=n)
+            if gain > best:
+                best, pair = gain, (high, low)
+    return _pooled_bound(m_cert, n_cert, *pair, ALPHA / 2)
+
+
+def _law(mechanism, epsilon):
+    """The population's (member, non-member) draws and the rates of every threshold."""
+    from scipy.stats import laplace
+
+    if mechanism == "histogram":
+
+        def draw(rng, n):
+            shift = rounded_laplace(rng, n, 1, 1 / epsilon), rounded_laplace(rng, n, 0, 1 / epsilon)
+            return shift[0] - 50, shift[1] - 50
+
+        def at_least(t, shift):
+            return laplace.sf(t - 0.5 - shift, scale=1 / epsilon)
+
+        grid = range(-12, 14)
+    else:
+
+        def draw(rng, n):
+            return response_bits(rng, n, True, epsilon), response_bits(rng, n, False, epsilon)
+
+        p_one = 1.0 / (1.0 + np.exp(epsilon))
+
+        def at_least(t, shift):  # P[bit >= t] for t in {0, 1, 2}
+            one = 1 - p_one if shift else p_one
+            return 1.0 if t <= 0 else (one if t == 1 else 0.0)
+
+        grid = range(0, 3)
+    rates = [(at_least(t, 0), 1 - at_least(t, 1)) for t in grid]
+    return draw, rates, at_least, grid
+
+
+def attainable_pooled(at_least, grid, n, n_draws=4000):
+    """Mean pooled bound at the population's best pair, counts drawn from the true rates."""
+    from sklearn_mace.metrics._audit import _cp_upper
+
+    rng = np.random.default_rng(0)
+    best = 0.0
+    for high in grid:
+        for low in grid:
+            if low > high:
+                continue
+            left = rng.binomial(n, at_least(high, 1), n_draws) + rng.binomial(
+                n, 1 - at_least(low, 0), n_draws
+            )
+            right = rng.binomial(n, at_least(high, 0), n_draws) + rng.binomial(
+                n, 1 - at_least(low, 1), n_draws
+            )
+            lower, upper = _cp_lower(left, 2 * n, ALPHA / 2), _cp_upper(right, 2 * n, ALPHA / 2)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                bound = np.where(lower > 0, np.log(np.maximum(lower, 1e-300) / upper), 0.0)
+            best = max(best, float(np.mean(np.maximum(bound, 0.0))))
+    return best
+
+
+SELECTION_COLUMNS = ("split ½", "split 20 %", "split 10 %", "rank grid", "pooled ½")
+RANK_FRACTIONS = (0.02, 0.05, 0.12)
+
+
+def _pure_reading(fpr_upper, fnr_upper):
+    return epsilon_from_error_bounds(fpr_upper, fnr_upper, 0.0)
+
+
+def selection(args):
+    n = args.selection_runs
+    print(
+        f"selection of the threshold, {n} runs per side, {args.selection_audits} audits per "
+        "row, mean certified ε ÷ true ε (audits above the true ε in brackets)"
+    )
+    head = "".join(f"{c:>15}" for c in SELECTION_COLUMNS)
+    print(f"{'mechanism':<20}{head}{'att. ½':>9}{'att. all':>9}{'pool ½':>8}{'pool all':>9}")
+    for mechanism, epsilon in (
+        ("histogram", 1.0),
+        ("histogram", 0.5),
+        ("histogram", 2.0),
+        ("response", 1.0),
+        ("response", 2.0),
+    ):
+        draw, rates, at_least, grid = _law(mechanism, epsilon)
+        table = np.empty((args.selection_audits, len(SELECTION_COLUMNS)))
+        for seed in range(args.selection_audits):
+            members, nonmembers = draw(np.random.default_rng(seed), n)
+            table[seed] = [
+                split_selection(members, nonmembers, 0.5, epsilon).epsilon_lower_bound,
+                split_selection(members, nonmembers, 0.2, epsilon).epsilon_lower_bound,
+                split_selection(members, nonmembers, 0.1, epsilon).epsilon_lower_bound,
+                rank_grid(members, nonmembers, RANK_FRACTIONS, seed),
+                pooled_two_tail(members, nonmembers, 0.5),
+            ]
+        cells = "".join(
+            f"{m / epsilon:>9.3f} ({o:>3d})"
+            for m, o in zip(table.mean(axis=0), (table > epsilon + 1e-9).sum(axis=0), strict=True)
+        )
+        print(
+            f"{mechanism + f' ε = {epsilon:g}':<20}{cells}"
+            f"{attainable(rates, n // 2, _pure_reading) / epsilon:>9.3f}"
+            f"{attainable(rates, n, _pure_reading) / epsilon:>9.3f}"
+            f"{attainable_pooled(at_least, grid, n // 2) / epsilon:>8.3f}"
+            f"{attainable_pooled(at_least, grid, n) / epsilon:>9.3f}"
+        )
+
+
+def _asymmetric_response(rng, n, member, epsilon, q=0.05):
+    """The bit 1 with probability q·e^ε with the target, q without: ε-DP, one tail only."""
+    return (rng.random(n) < (q * np.exp(epsilon) if member else q)).astype(float)
+
+
+def _discrete_laplace(rng, n, member, epsilon):
+    """The count plus two-sided geometric noise: exactly ε-DP at every integer."""
+    a = np.exp(-epsilon)
+    return (rng.geometric(1 - a, n) - rng.geometric(1 - a, n) + member).astype(float)
+
+
+def pooled_exact_coverage(level=ALPHA / 2):
+    """Exact check of the prototype's one-sided bounds: the largest probability, over
+    n ∈ {5, 10, 30, 100, 500} and a grid of member/non-member rates (p1, p2), that the
+    Clopper–Pearson bound of 2n trials misses (p1 + p2)/2 when the count is
+    Bin(n, p1) + Bin(n, p2) (convolved exactly); a valid bound keeps it <= ``level``."""
+    from scipy.stats import binom
+
+    from sklearn_mace.metrics._audit import _cp_upper
+
+    grid = np.r_[np.linspace(0, 1, 41), 1e-3, 5e-3, 0.999]
+    worst = 0.0
+    for n in (5, 10, 30, 100, 500):
+        counts = np.arange(2 * n + 1)
+        upper, lower = _cp_upper(counts, 2 * n, level), _cp_lower(counts, 2 * n, level)
+        pmfs = [binom.pmf(np.arange(n + 1), n, p) for p in grid]
+        for i, p1 in enumerate(grid):
+            for j, p2 in enumerate(grid[: i + 1]):
+                pmf = np.convolve(pmfs[i], pmfs[j])
+                mean = (p1 + p2) / 2
+                misses = pmf[upper < mean - 1e-12].sum(), pmf[lower > mean + 1e-12].sum()
+                worst = max(worst, *misses)
+    print(f"pooled bounds, exact: largest miss probability {worst:.5f} (level {level})")
+
+
+def pooled_soundness(args):
+    """The pooled prototype against the half split where its tails differ: audits above the
+    true ε (a valid 95 % bound: about 5 %) and mean certified ε ÷ true ε."""
+    cases = (
+        ("asymmetric response", _asymmetric_response, 1.0),
+        ("asymmetric response", _asymmetric_response, 2.0),
+        ("discrete Laplace", _discrete_laplace, 1.0),
+        ("response", response_bits, 3.0),
+    )
+    audits = args.selection_audits
+    print(f"pooled prototype against the half split, {audits} audits per row")
+    print(f"{'mechanism':<28}{'runs':>6}{'pooled ½':>16}{'split ½':>16}")
+    for name, draw, epsilon in cases:
+        for n in (100, 1000):
+            rows = np.empty((audits, 2))
+            for seed in range(audits):
+                rng = np.random.default_rng(seed)
+                members, nonmembers = draw(rng, n, True, epsilon), draw(rng, n, False, epsilon)
+                rows[seed] = (
+                    pooled_two_tail(members, nonmembers, 0.5),
+                    split_selection(members, nonmembers, 0.5, epsilon).epsilon_lower_bound,
+                )
+            cells = "".join(
+                f"{m / epsilon:>10.3f} ({o:>3d})"
+                for m, o in zip(rows.mean(axis=0), (rows > epsilon + 1e-9).sum(axis=0), strict=True)
+            )
+            print(f"{name + f' ε = {epsilon:g}':<28}{n:>6}{cells}")
 
 
 def multi(args):
@@ -224,7 +532,9 @@ def histogram_one_run(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=("multi", "one-run", "all"), default="all")
+    parser.add_argument("--part", choices=("multi", "selection", "one-run", "all"), default="all")
+    parser.add_argument("--selection-audits", type=int, default=300)
+    parser.add_argument("--selection-runs", type=int, default=1000)
     parser.add_argument("--audits", type=int, default=40)
     parser.add_argument("--one-run-audits", type=int, default=5)
     parser.add_argument("--histogram-audits", type=int, default=20)
@@ -234,9 +544,13 @@ def main():
     args = parser.parse_args()
     if args.quick:
         args.audits, args.one_run_audits, args.runs, args.canaries = 5, 1, [1000], [1000]
-        args.histogram_audits = 2
+        args.histogram_audits, args.selection_audits = 2, 5
     if args.part in ("multi", "all"):
         multi(args)
+    if args.part in ("selection", "all"):
+        selection(args)
+        pooled_exact_coverage()
+        pooled_soundness(args)
     if args.part in ("one-run", "all"):
         one_run(args)
         histogram_one_run(args)

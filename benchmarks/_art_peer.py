@@ -15,7 +15,7 @@ membership, and writes one score per target record and ART attack:
 ``input_type="loss"`` is not offered for scikit-learn models (``compute_loss`` raises
 ``NotImplementedError`` in 1.20.1). ART's ``ShadowModels`` and ``LabelOnlyDecisionBoundary``
 are not run: the first cannot wrap an unfitted scikit-learn model in 1.20.1 (``nb_classes``
-unknown), the second is hours of HopSkipJump queries on 2 cores.
+unknown), the second (HopSkipJump queries per record) was not timed here and is left out.
 
     /work/venvs/<venv with ART>/bin/python benchmarks/_art_peer.py TASK.joblib OUT.npz
 """

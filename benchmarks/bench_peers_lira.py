@@ -217,6 +217,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds first-seed, ...")
     parser.add_argument("--ks", type=int, nargs="+", default=[2, 4, 8, 16])
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
     parser.add_argument("--label-only", action="store_true", help="LabelOnlyAttack alone")
@@ -235,8 +236,8 @@ def main():
     # a forest's predict_log_proba of a probability of 0 (the attacks clip it themselves)
     warnings.filterwarnings("ignore", "divide by zero encountered in log", RuntimeWarning)
     pd.set_option("display.width", 200)
-    print(f"load average {os.getloadavg()[0]:.1f}; seeds {list(range(args.seeds))}")
-    seeds = list(range(args.seeds))
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    print(f"load average {os.getloadavg()[0]:.1f}; seeds {seeds}")
     with threadpool_limits(1):
         result = table(args.models, args.ks, seeds)
     if args.art_python:

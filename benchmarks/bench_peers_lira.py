@@ -22,7 +22,8 @@ read by every attack row:
 Measured (3 seeds pooled, ART from the same run, 2 shared cores, 9 min), AUC / TPR at 1 % FPR:
 default LiRA (online, fixed variance) at K = 4 — MLP 0.575 / 0.032 against ART's best
 0.548 / 0.010 (``gb``; ``nn`` 0.531 / 0.009), random forest 0.900 / 0.271 against ART's best
-0.840 / 0.124 (``nn``).
+0.840 / 0.124 (``nn``). Seeds 3-5 (``--first-seed 3 --ks 4``): MLP 0.593 / 0.031 against
+0.526 / 0.016, forest 0.909 / 0.326 against 0.811 / 0.093.
 
 AUC and TPR at 1 % FPR are computed on the scores of all seeds pooled (Carlini et al.'s
 pooling: 1 800 non-members over 3 seeds). Without ``--art-python`` ART's best attack is

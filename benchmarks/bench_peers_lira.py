@@ -11,13 +11,27 @@ read by every attack row:
   K >= 4: 2 IN and 2 OUT values per record), with the fixed variance
   (``fix_variance=True``), and with the default ``"auto"`` (fixed below 64 models, so
   identical to the fixed rows at these K — printed to show which one the default is);
-* RMIA online (gamma 1) on the same models, for scale.
+* RMIA online (gamma 1) on the same models, for scale;
+* ART 1.20.1's attacks on the same targets, same records, same run (``--art-python``: an
+  interpreter with ``adversarial-robustness-toolbox==1.20.1``, kept out of the project's
+  environment; ``benchmarks/_art_peer.py`` runs in it on the saved target and records):
+  black-box attack models ``nn``, ``rf``, ``gb`` cross-fitted on the targets' membership
+  labels (two halves, each scored by the attack trained on the other) and the rule-based
+  attack. They need no reference model, so they have no K.
+
+Measured (3 seeds pooled, ART from the same run, 2 shared cores, 9 min), AUC / TPR at 1 % FPR:
+default LiRA (online, fixed variance) at K = 4 — MLP 0.575 / 0.032 against ART's best
+0.548 / 0.010 (``gb``; ``nn`` 0.531 / 0.009), random forest 0.900 / 0.271 against ART's best
+0.840 / 0.124 (``nn``). Seeds 3-5 (``--first-seed 3 --ks 4``): MLP 0.593 / 0.031 against
+0.526 / 0.016, forest 0.909 / 0.326 against 0.811 / 0.093.
 
 AUC and TPR at 1 % FPR are computed on the scores of all seeds pooled (Carlini et al.'s
-pooling: 1 800 non-members over 3 seeds). ART's best attack on the same split (black-box NN
-attack, cross-fitted) is quoted from the reference note, not rerun here (ART is not in the
-project's environment): random forest 0.827 / 0.157, MLP 0.593 / 0.018.
+pooling: 1 800 non-members over 3 seeds). Without ``--art-python`` ART's best attack is
+quoted from the reference note (random forest 0.827 / 0.157, MLP 0.593 / 0.018).
 
+    python -m venv /work/venvs/art && /work/venvs/art/bin/pip install packaging \
+        adversarial-robustness-toolbox==1.20.1 scikit-learn==<same> numpy==<same> torch
+    nice -n 10 python benchmarks/bench_peers_lira.py --art-python /work/venvs/art/bin/python
     nice -n 10 python benchmarks/bench_peers_lira.py            # K = 2, 4, 8, 16; 3 seeds
     nice -n 10 python benchmarks/bench_peers_lira.py --quick    # K = 2, 4; 1 seed; forest
     nice -n 10 python benchmarks/bench_peers_lira.py --label-only   # LabelOnlyAttack alone
@@ -30,9 +44,13 @@ noise levels.
 
 import argparse
 import os
+import subprocess
+import tempfile
 import time
 import warnings
+from pathlib import Path
 
+import joblib
 import numpy as np
 import pandas as pd
 from sklearn.base import clone
@@ -70,8 +88,8 @@ def _seeded(estimator, seed):
     return clone(estimator).set_params(**seeded)
 
 
-def scores_of(model, k, seed):
-    """Every attack's scores on the 1 200 targets of one seed, from one set of K models."""
+def split(model, seed):
+    """ART's split of one seed: 1 200 targets (600 members first), 597 population rows."""
     X, y = load_digits(return_X_y=True)
     records = np.column_stack([X / 16.0, y])
     order = np.random.default_rng(seed).permutation(len(records))
@@ -81,6 +99,24 @@ def scores_of(model, k, seed):
     member[:N_MEMBERS] = True
     recipe = _seeded(MODELS[model](), seed)
     target = clone(recipe).fit(targets[member, :-1], targets[member, -1])
+    return recipe, target, targets, member, population
+
+
+def art_scores_of(python, model, seed):
+    """ART's attacks on the same target and records (``_art_peer.py`` in ``python``)."""
+    _, target, targets, member, _ = split(model, seed)
+    with tempfile.TemporaryDirectory() as folder:
+        task, out = Path(folder) / "task.joblib", Path(folder) / "scores.npz"
+        joblib.dump({"seed": seed, "target": target, "targets": targets, "member": member}, task)
+        peer = Path(__file__).with_name("_art_peer.py")
+        subprocess.run([python, str(peer), str(task), str(out)], check=True)
+        with np.load(out) as scores:
+            return {name: scores[name] for name in scores.files}, member
+
+
+def scores_of(model, k, seed):
+    """Every attack's scores on the 1 200 targets of one seed, from one set of K models."""
+    recipe, target, targets, member, population = split(model, seed)
     pool = np.vstack([targets, population])
     reference = ShadowModels(
         recipe,
@@ -133,6 +169,33 @@ def label_only_table(models, seeds):
     return pd.DataFrame(rows)
 
 
+def _row(model, k, name, m, score):
+    return {
+        "model": model,
+        "K": k,
+        "attack": name,
+        "auc": roc_auc_score(m, score),
+        "tpr@1%": tpr_at_fpr(m, score, fpr=0.01),
+    }
+
+
+def art_table(python, models, seeds):
+    rows = []
+    for model in models:
+        start = time.perf_counter()
+        pooled, members = {}, []
+        for seed in seeds:
+            scores, member = art_scores_of(python, model, seed)
+            members.append(member)
+            for name, score in scores.items():
+                pooled.setdefault(name, []).append(score)
+        m = np.concatenate(members)
+        for name, parts in pooled.items():
+            rows.append(_row(model, "-", name, m, np.concatenate(parts)))
+        print(f"  {model}, ART: {time.perf_counter() - start:.1f} s", flush=True)
+    return pd.DataFrame(rows)
+
+
 def table(models, ks, seeds):
     rows = []
     for model in models:
@@ -146,16 +209,7 @@ def table(models, ks, seeds):
                     pooled.setdefault(name, []).append(score)
             m = np.concatenate(members)
             for name, parts in pooled.items():
-                score = np.concatenate(parts)
-                rows.append(
-                    {
-                        "model": model,
-                        "K": k,
-                        "attack": name,
-                        "auc": roc_auc_score(m, score),
-                        "tpr@1%": tpr_at_fpr(m, score, fpr=0.01),
-                    }
-                )
+                rows.append(_row(model, k, name, m, np.concatenate(parts)))
             print(f"  {model}, K = {k}: {time.perf_counter() - start:.1f} s", flush=True)
     return pd.DataFrame(rows)
 
@@ -164,9 +218,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds first-seed, ...")
     parser.add_argument("--ks", type=int, nargs="+", default=[2, 4, 8, 16])
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
     parser.add_argument("--label-only", action="store_true", help="LabelOnlyAttack alone")
+    parser.add_argument(
+        "--art-python", help="an interpreter with ART 1.20.1: run its attacks on the same records"
+    )
     args = parser.parse_args()
     if args.label_only:
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -176,17 +234,42 @@ def main():
     if args.quick:
         args.seeds, args.ks, args.models = 1, [2, 4], ["random forest"]
     warnings.simplefilter("ignore", ConvergenceWarning)
+    # a forest's predict_log_proba of a probability of 0 (the attacks clip it themselves)
+    warnings.filterwarnings("ignore", "divide by zero encountered in log", RuntimeWarning)
     pd.set_option("display.width", 200)
-    print(f"load average {os.getloadavg()[0]:.1f}; seeds {list(range(args.seeds))}")
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    print(f"load average {os.getloadavg()[0]:.1f}; seeds {seeds}")
     with threadpool_limits(1):
-        result = table(args.models, args.ks, list(range(args.seeds)))
-    for model, part in result.groupby("model", sort=False):
-        print(f"\n{model}")
-        wide = part.pivot_table(index="attack", columns="K", values=["auc", "tpr@1%"], sort=False)
-        print(wide.round(3).to_string())
-        if model in ART_BEST:
-            auc, tpr = ART_BEST[model]
-            print(f"ART 1.20.1 best (reference note, same split): AUC {auc:.3f}, TPR@1% {tpr:.3f}")
+        result = table(args.models, args.ks, seeds)
+    if args.art_python:
+        result = pd.concat([result, art_table(args.art_python, args.models, seeds)])
+    print_table(result)
+
+
+def print_table(result):
+    """One table: model x attack, AUC and TPR at 1 % FPR per K (ART: no K, column "-")."""
+    result = result.assign(K=result["K"].astype(str))
+    order = list(dict.fromkeys(result["K"]))
+    wide = result.pivot_table(
+        index=["model", "attack"], columns="K", values=["auc", "tpr@1%"], sort=False
+    )
+    wide = wide.reindex(columns=[(v, k) for v in ("auc", "tpr@1%") for k in order])
+    print(wide.round(3).to_string(na_rep=""))
+    default = result[(result["attack"] == "LiRA online, auto (default)") & (result["K"] == "4")]
+    for model, part in default.groupby("model", sort=False):
+        auc, tpr = float(part["auc"].iloc[0]), float(part["tpr@1%"].iloc[0])
+        art = result[(result["model"] == model) & result["attack"].str.startswith("ART")]
+        if art.empty and model in ART_BEST:
+            art_auc, art_tpr, source = *ART_BEST[model], "reference note"
+        elif art.empty:
+            continue
+        else:
+            art_auc, art_tpr, source = art["auc"].max(), art["tpr@1%"].max(), "same run"
+        print(
+            f"{model}: LiRA (default) at K = 4 AUC {auc:.3f} / TPR@1% {tpr:.3f}; ART's best "
+            f"({source}) AUC {art_auc:.3f} / TPR@1% {art_tpr:.3f}: "
+            f"{'at least as strong' if auc >= art_auc and tpr >= art_tpr else 'weaker'}"
+        )
 
 
 if __name__ == "__main__":

@@ -214,8 +214,8 @@ def main(argv=None):
     header = ["synthetic rows", "wall s", "CPU s", "encode-only s", "ratio", "peak MiB"]
     widths = [14, 8, 8, 14, 6, 9]
     if args.against:
-        header += ["against s", "its MiB", "speed-up", "same summary"]
-        widths += [10, 8, 9, 13]
+        header += ["against s", "its CPU s", "its MiB", "speed-up", "same summary"]
+        widths += [10, 9, 8, 9, 13]
     print(f"load average {os.getloadavg()[0]:.2f} at start")
     print(" ".join(f"{h:>{w}}" for h, w in zip(header, widths, strict=True)))
     for n in sizes:
@@ -226,7 +226,10 @@ def main(argv=None):
         )
         if other is not None:
             same = _same_summary(summary, other[3])
-            line += f" {other[0]:>10.1f} {other[2]:>8.0f} {other[0] / wall:>9.2f} {same:>13}"
+            line += (
+                f" {other[0]:>10.1f} {other[1]:>9.1f} {other[2]:>8.0f} {other[0] / wall:>9.2f}"
+                f" {same:>13}"
+            )
         print(f"{line}   (load {os.getloadavg()[0]:.2f})")
         failed = summary.loc[summary["status"] == "failed", "analysis"].tolist()
         if failed:

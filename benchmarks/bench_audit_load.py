@@ -75,6 +75,14 @@ Measured on 2 idle cores (every analysis ran, disclosure included):
              50000     25.3            2.1   12.0       657
             200000     58.3            2.9   20.0       815
 
+Issue #28 (the disclosure risks' passes: singling out, attribute inference), ``--mixed
+--rows 200000 --against <the code before>`` on 2 shared cores, load average 2.2-3.4:
+
+    synthetic rows   wall s    CPU s  peak MiB  against s  its CPU s  its MiB  speed-up
+            200000     76.3     75.4       954      158.8      177.6     1119      2.08
+
+with identical summaries (exact).
+
 Before issue #12 the same audit took 61 s / 671 MiB at 50 000 rows and 11 min 12 s / 842 MiB
 at 200 000: MC and GAN-leaks CAL fitted a threshold by an O(n²) pass over the synthetic
 rows. As query transformers they cost one nearest-neighbour pass per target; the remaining

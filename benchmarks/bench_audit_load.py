@@ -75,6 +75,14 @@ Measured on 2 idle cores (every analysis ran, disclosure included):
              50000     25.3            2.1   12.0       657
             200000     58.3            2.9   20.0       815
 
+Issue #28 (the disclosure risks' passes: singling out, attribute inference), ``--mixed
+--rows 200000 --against <the code before>`` on 2 shared cores, load average 2.2-3.4:
+
+    synthetic rows   wall s    CPU s  peak MiB  against s  its CPU s  its MiB  speed-up
+            200000     76.3     75.4       954      158.8      177.6     1119      2.08
+
+with identical summaries (exact).
+
 Before issue #12 the same audit took 61 s / 671 MiB at 50 000 rows and 11 min 12 s / 842 MiB
 at 200 000: MC and GAN-leaks CAL fitted a threshold by an O(n²) pass over the synthetic
 rows. As query transformers they cost one nearest-neighbour pass per target; the remaining
@@ -84,7 +92,6 @@ the synthetic rows at a fixed number of targets, and chunked (bounded memory).
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -142,25 +149,25 @@ def make_mixed_tables(n_members, n_non_members, n_synthetic, seed=0):
     return {"members": members, "non-members": non_members, "synthetic": release}
 
 
-def _child_peak_mib():
-    # ru_maxrss is in KiB on Linux; RUSAGE_CHILDREN holds the largest child so far
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+def _run(argv, source=None):
+    """``(wall s, CPU s, peak MiB)`` of a child interpreter: CPU is user + system over all
+    its threads, the peak its own ``ru_maxrss`` (``os.wait4``).
+
+    ``source`` is the source tree whose ``sklearn_mace`` it imports (default: this one)."""
+    source = Path(__file__).resolve().parents[1] if source is None else Path(source)
+    env = {**os.environ, "PYTHONPATH": str(source)}
+    start = time.perf_counter()
+    child = subprocess.Popen(
+        argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True
+    )
+    _, _, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - start
+    child.returncode = 0  # reaped by wait4
+    # ru_maxrss is in KiB on Linux
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def _child_cpu_s():
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def _run(argv):
-    """``(wall s, CPU s)`` of a child interpreter (CPU: user + system, all its threads)."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    start, cpu = time.perf_counter(), _child_cpu_s()
-    subprocess.run(argv, check=False, capture_output=True, text=True, env=env)
-    return time.perf_counter() - start, _child_cpu_s() - cpu
-
-
-def bench(n_synthetic, *, n_members=5000, n_non_members=5000, seed=0, mixed=False):
+def bench(n_synthetic, *, n_members=5000, n_non_members=5000, seed=0, mixed=False, against=None):
     make = make_mixed_tables if mixed else make_tables
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
@@ -168,9 +175,9 @@ def bench(n_synthetic, *, n_members=5000, n_non_members=5000, seed=0, mixed=Fals
         for name, frame in make(n_members, n_non_members, n_synthetic, seed).items():
             paths[name] = folder / f"{name}.csv"
             frame.to_csv(paths[name], index=False)
-        baseline, _ = _run(
+        baseline = _run(
             [sys.executable, "-c", ENCODE_ONLY, *(f"{k}={v}" for k, v in paths.items())]
-        )
+        )[0]
         argv = [
             sys.executable,
             "-m",
@@ -186,9 +193,13 @@ def bench(n_synthetic, *, n_members=5000, n_non_members=5000, seed=0, mixed=Fals
             str(folder / "out"),
             "--quiet",
         ]
-        wall, cpu = _run(argv)
+        other = None
+        if against is not None:  # the same audit on another source tree, first
+            other_argv = [*argv[:-3], "--out", str(folder / "against"), "--quiet"]
+            other = (*_run(other_argv, against), pd.read_csv(folder / "against" / "summary.csv"))
+        wall, cpu, peak = _run(argv)
         summary = pd.read_csv(folder / "out" / "summary.csv")
-    return wall, cpu, baseline, _child_peak_mib(), summary
+    return wall, cpu, baseline, peak, summary, other
 
 
 def main(argv=None):
@@ -197,25 +208,53 @@ def main(argv=None):
     parser.add_argument(
         "--mixed", action="store_true", help="30 mixed columns with a free-text id (issue #22)"
     )
+    parser.add_argument(
+        "--against",
+        metavar="SOURCE",
+        help="another source tree (e.g. a worktree of main): its audit of the same files runs "
+        "first, and the table adds its wall s and peak, the speed-up and whether the "
+        "summaries agree",
+    )
+    parser.add_argument("--rows", type=int, nargs="+", help="synthetic row counts to run")
     args = parser.parse_args(argv)
     sizes = (5_000, 20_000) if args.quick else (50_000, 200_000)
-    header = ("synthetic rows", "wall s", "CPU s", "encode-only s", "ratio", "peak MiB")
-    widths = (14, 8, 8, 14, 6, 9)
+    sizes = args.rows or sizes
+    header = ["synthetic rows", "wall s", "CPU s", "encode-only s", "ratio", "peak MiB"]
+    widths = [14, 8, 8, 14, 6, 9]
+    if args.against:
+        header += ["against s", "its CPU s", "its MiB", "speed-up", "same summary"]
+        widths += [10, 9, 8, 9, 13]
+    print(f"load average {os.getloadavg()[0]:.2f} at start")
     print(" ".join(f"{h:>{w}}" for h, w in zip(header, widths, strict=True)))
     for n in sizes:
-        wall, cpu, baseline, peak, summary = bench(n, mixed=args.mixed)
-        print(
+        wall, cpu, baseline, peak, summary, other = bench(n, mixed=args.mixed, against=args.against)
+        line = (
             f"{n:>14} {wall:>8.1f} {cpu:>8.1f} {baseline:>14.1f} {wall / baseline:>6.1f} "
             f"{peak:>9.0f}"
         )
+        if other is not None:
+            same = _same_summary(summary, other[3])
+            line += (
+                f" {other[0]:>10.1f} {other[1]:>9.1f} {other[2]:>8.0f} {other[0] / wall:>9.2f}"
+                f" {same:>13}"
+            )
+        print(f"{line}   (load {os.getloadavg()[0]:.2f})")
         failed = summary.loc[summary["status"] == "failed", "analysis"].tolist()
         if failed:
             print(f"{'':>14} failed analyses: {failed}")
     print(
-        "peak MiB is the largest child so far (the encode-only baseline included); CPU s is "
-        "the audit's user + system time (all threads): on a shared machine, wall s grows "
-        "with the other load, CPU s much less."
+        "peak MiB: the audit child's own ru_maxrss; CPU s is the audit's user + system time "
+        "(all threads): on a shared machine, wall s grows with the other load, CPU s much less."
     )
+
+
+def _same_summary(a, b):
+    """``"exact"`` when the two summaries are equal cell for cell, else ``"NO"``."""
+    try:
+        pd.testing.assert_frame_equal(a, b, check_exact=True)
+    except AssertionError:
+        return "NO"
+    return "exact"
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ __all__ = ["ControlCopyWarning", "check_controls"]
 
 P_VALUE = 1e-3
 MARGIN = 0.01
+_HASH_BLOCK = 1 << 18  # release rows hashed at once
 
 
 class ControlCopyWarning(UserWarning):
@@ -40,8 +41,14 @@ def _row_hashes(encoded):
     return pd.util.hash_pandas_object(frame, index=False).to_numpy()
 
 
-def _share_in(rows, table):
-    return float(np.isin(_row_hashes(rows), _row_hashes(table)).mean())
+def _share_in(rows, table, block=_HASH_BLOCK):
+    """Share of ``rows`` found in ``table``, hashed ``block`` rows at a time (a row's hash
+    does not depend on the others: no table-sized copy of a large release)."""
+    hashes = _row_hashes(rows)
+    found = np.zeros(len(hashes), dtype=bool)
+    for start in range(0, len(table[0]), block):
+        found |= np.isin(hashes, _row_hashes([c[start : start + block] for c in table]))
+    return float(found.mean())
 
 
 def check_controls(release, targets, control, *, n_release, n_targets, stacklevel=3):

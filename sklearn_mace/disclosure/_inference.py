@@ -141,6 +141,7 @@ class AttributeInferenceRisk(ReleaseMixin):
             The fitted estimator (``secrets_`` set).
         """
         self._fit_release(X)
+        self._neighbor_cache = []
         n_features = self.n_features_in_
         all_columns = list(range(n_features))
         secret_pos = (
@@ -171,13 +172,26 @@ class AttributeInferenceRisk(ReleaseMixin):
         return self
 
     def _neighbors(self, encoded):
-        """Nearest release rows on the known columns, one (n, n_neighbors) array per secret."""
+        """Nearest release rows on the known columns, one (n, n_neighbors) array per secret.
+
+        The last two answers are kept: :meth:`evaluate` and :meth:`evaluate_pooled` attack
+        the same targets and controls (``disclosure_summary`` calls both), and the search
+        is a pass over the whole release per record."""
+        cache = self._neighbor_cache
+        for queries, found in cache:
+            if len(queries) == len(encoded) and all(
+                np.array_equal(a, b, equal_nan=True) for a, b in zip(queries, encoded, strict=True)
+            ):
+                return found
         table, k = self._table, self.n_neighbors
         if self.known is None:
             found = table.kneighbors_leave_one_out(encoded, self._secret_pos, k)
-            return [found[s] for s in self._secret_pos]
-        shared = table.kneighbors(encoded, self._known_pos[0], k)  # the same known columns
-        return [shared] * len(self._secret_pos)
+            found = [found[s] for s in self._secret_pos]
+        else:
+            shared = table.kneighbors(encoded, self._known_pos[0], k)  # the same known columns
+            found = [shared] * len(self._secret_pos)
+        cache[:] = [*cache[-1:], ([np.copy(c) for c in encoded], found)]  # a memo, in place
+        return found
 
     def _guess(self, s, idx):
         """Guessed values of secret ``s`` from its neighbours ``idx``, and their codes or values."""

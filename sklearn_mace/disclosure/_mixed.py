@@ -107,9 +107,23 @@ class MixedTable:
                 columns.append(self.categories[j].get_indexer(self._text(frame[j])))
         return columns
 
-    def _contribution(self, queries, j, start, stop):
+    def _contribution(self, queries, j, start, stop, out=None):
+        """Column ``j``'s distance term between queries ``start:stop`` and every release row,
+        written into ``out`` when given (no temporary: the passes are memory-bound)."""
         q, r = queries[j][start:stop, None], self.encoded[j][None, :]
-        return np.abs(q - r) if self.kinds[j] == NUMERIC else (q != r).astype(np.float64)
+        if out is None:
+            out = np.empty((stop - start, r.shape[1]))
+        if self.kinds[j] == NUMERIC:
+            np.subtract(q, r, out=out)
+            return np.abs(out, out=out)
+        return np.not_equal(q, r, out=out, casting="unsafe")
+
+    def _distance(self, queries, columns, start, stop, out, scratch):
+        """``out`` = the sum over ``columns`` (in order) of their terms; ``scratch`` alike."""
+        out[...] = 0.0
+        for j in columns:
+            out += self._contribution(queries, j, start, stop, out=scratch)
+        return out
 
     @staticmethod
     def _nearest(distance, n_neighbors):
@@ -137,11 +151,11 @@ class MixedTable:
         n_queries, n_release = len(queries[0]), len(self.encoded[0])
         block = max(1, _BLOCK_ELEMENTS // n_release)
         indices = np.empty((n_queries, n_neighbors), dtype=np.intp)
+        buffers = np.empty((2, min(block, n_queries), n_release))
         for start in range(0, n_queries, block):
             stop = min(start + block, n_queries)
-            distance = np.zeros((stop - start, n_release))
-            for j in columns:
-                distance += self._contribution(queries, j, start, stop)
+            out, scratch = buffers[:, : stop - start]
+            distance = self._distance(queries, columns, start, stop, out, scratch)
             indices[start:stop] = self._nearest(distance, n_neighbors)
         return indices
 
@@ -161,15 +175,21 @@ class MixedTable:
         p = len(self.kinds)
         block = max(1, _BLOCK_ELEMENTS // (2 * p * n_release))
         indices = {s: np.empty((n_queries, n_neighbors), dtype=np.intp) for s in secrets}
+        # the terms, the sums after each column and two rows of work, reused block by block
+        buffers = np.empty((2 * p + 3, min(block, n_queries), n_release))
         for start in range(0, n_queries, block):
             stop = min(start + block, n_queries)
-            parts = [self._contribution(queries, j, start, stop) for j in range(p)]
-            after = [np.zeros((stop - start, n_release))] * (p + 1)
+            rows = buffers[:, : stop - start]
+            parts, after, before, both = rows[:p], rows[p : 2 * p + 1], rows[-2], rows[-1]
+            for j in range(p):
+                self._contribution(queries, j, start, stop, out=parts[j])
+            after[p] = 0.0
             for j in range(p - 1, -1, -1):
-                after[j] = after[j + 1] + parts[j]
-            before = np.zeros((stop - start, n_release))
+                np.add(after[j + 1], parts[j], out=after[j])
+            before[...] = 0.0
             for s in range(p):
                 if s in indices:
-                    indices[s][start:stop] = self._nearest(before + after[s + 1], n_neighbors)
-                before = before + parts[s]
+                    np.add(before, after[s + 1], out=both)
+                    indices[s][start:stop] = self._nearest(both, n_neighbors)
+                before += parts[s]
         return indices

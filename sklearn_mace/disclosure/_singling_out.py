@@ -8,6 +8,7 @@ record of the release's training data — against the same count on control reco
 release never saw.
 """
 
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -22,6 +23,7 @@ from ._rates import RESULT_COLUMNS, risk_row
 __all__ = ["SinglingOutRisk", "singling_out_risk"]
 
 _LE, _EQ, _GE = -1, 0, 1
+_SCREENS = (512, 4096)  # release rows on which the multivariate search rejects most attempts
 
 
 def _matches(encoded, predicate):
@@ -36,6 +38,46 @@ def _matches(encoded, predicate):
         else:
             mask &= column >= value
     return mask
+
+
+def _term_counts(screen, values, chosen, numeric, medians):
+    """Rows of ``screen`` (columns by rows) that each attempt's predicate holds for.
+
+    Attempt ``i`` tests columns ``chosen[i]`` at its row's ``values[i]``: equality on a
+    categorical column, ``>=`` (value at or above the column's median) or ``<=`` on a
+    numeric one — the comparisons of :meth:`SinglingOutRisk._shaped`.
+    """
+    mask = np.ones((len(chosen), screen.shape[1]), dtype=bool)
+    at = np.arange(len(chosen))
+    for i in range(chosen.shape[1]):
+        j = chosen[:, i]
+        value = values[at, j][:, None]
+        column = screen[j]
+        upper = (value >= medians[j][:, None]) & numeric[j][:, None]
+        lower = ~upper & numeric[j][:, None]
+        mask &= (column >= value) | lower
+        mask &= (column <= value) | upper
+    return mask.sum(axis=1)
+
+
+def _screened_counts(screen, encoded, rows, chosen, counts_of, numeric, medians):
+    """Each attempt's matching rows where at most one (exact): ``_SCREENS`` rows, then all.
+
+    An attempt that holds for two rows of a screen holds for two rows of the release; the
+    others go on to the next screen, and the last ones are counted on every row by
+    ``counts_of(rows, chosen)``."""
+    values = np.column_stack([c[rows] for c in encoded]).astype(np.float64)
+    counts = np.full(len(rows), 2)
+    open_ = np.arange(len(rows))
+    for size in _SCREENS:
+        counts[open_] = _term_counts(
+            screen[:, :size], values[open_], chosen[open_], numeric, medians
+        )
+        open_ = open_[counts[open_] <= 1]
+        if size >= len(encoded[0]):
+            return counts
+    counts[open_] = counts_of(rows[open_], chosen[open_])
+    return counts
 
 
 def _singles_out(encoded, predicates):
@@ -207,7 +249,9 @@ class SinglingOutRisk(ReleaseMixin):
                     found.append([(j, _LE, values[0])])
                 if counts[-1] == 1:
                     found.append([(j, _GE, values[-1])])
-        found = [p for p in found if _matches(encoded, p).sum() == 1]
+        # a value np.unique counts once matches one row (the extremes: only that row lies
+        # beyond them), unless it is NaN (np.unique pools NaNs; NaN matches no row)
+        found = [p for p in found if p[0][2] == p[0][2]]
         if len(found) > self.n_queries:
             keep = rng.choice(len(found), self.n_queries, replace=False)
             found = [found[i] for i in sorted(keep)]
@@ -226,13 +270,22 @@ class SinglingOutRisk(ReleaseMixin):
 
     def _multivariate(self, encoded, rng):
         """Random predicates of ``n_columns`` columns, kept when they isolate one release row;
-        tried in batches (one comparison per column and batch) until ``n_queries`` are found
-        or ``max_attempts`` tried."""
+        tried in batches until ``n_queries`` are found or ``max_attempts`` tried.
+
+        Each batch is screened on the first ``_SCREENS`` release rows: a predicate that
+        holds for two of them cannot single out one row, and most are rejected there; the
+        others are counted on every row. The same predicates as counting every attempt on
+        every row (the same draws, batch by batch), at a fraction of the comparisons."""
         p, n = self.n_features_in_, self.n_release_
         k = min(self.n_columns, p)
-        medians = {
-            j: np.median(c) for j, c in enumerate(encoded) if self.column_kinds_[j] == NUMERIC
-        }
+        medians = np.array(
+            [
+                np.median(c) if kind == NUMERIC else np.nan
+                for c, kind in zip(encoded, self.column_kinds_, strict=True)
+            ]
+        )
+        numeric = np.array([kind == NUMERIC for kind in self.column_kinds_])
+        screen = np.stack([c[: _SCREENS[-1]] for c in encoded]).astype(np.float64)
         budget = 200 * self.n_queries if self.max_attempts is None else self.max_attempts
         batch = max(1, min(budget, _BLOCK_ELEMENTS // n))
         found, seen, tried = [], set(), 0
@@ -241,20 +294,16 @@ class SinglingOutRisk(ReleaseMixin):
             tried += size
             rows = rng.randint(n, size=size)
             chosen = np.sort(np.argsort(rng.random_sample((size, p)), axis=1)[:, :k], axis=1)
-            mask = np.ones((size, n), dtype=bool)
-            for j in range(p):
-                attempts = np.flatnonzero((chosen == j).any(axis=1))
-                if attempts.size == 0:
-                    continue
-                values = encoded[j][rows[attempts]][:, None]
-                column = encoded[j][None, :]
-                if self.column_kinds_[j] != NUMERIC:
-                    mask[attempts] &= column == values
-                else:
-                    upper = (values >= medians[j])[:, 0]
-                    mask[attempts[upper]] &= column >= values[upper]
-                    mask[attempts[~upper]] &= column <= values[~upper]
-            for attempt in np.flatnonzero(mask.sum(axis=1) == 1):
+            counts = _screened_counts(
+                screen,
+                encoded,
+                rows,
+                chosen,
+                partial(self._counts, encoded, medians=medians),
+                numeric,
+                medians,
+            )
+            for attempt in np.flatnonzero(counts == 1):
                 predicate = self._shaped(
                     [c[rows[attempt]] for c in encoded], chosen[attempt], medians
                 )
@@ -265,6 +314,23 @@ class SinglingOutRisk(ReleaseMixin):
                     if len(found) == self.n_queries:
                         break
         return found
+
+    def _counts(self, encoded, rows, chosen, *, medians):
+        """Release rows that each attempt's predicate holds for (one comparison per column)."""
+        mask = np.ones((len(rows), self.n_release_), dtype=bool)
+        for j in range(self.n_features_in_):
+            attempts = np.flatnonzero((chosen == j).any(axis=1))
+            if attempts.size == 0:
+                continue
+            values = encoded[j][rows[attempts]][:, None]
+            column = encoded[j][None, :]
+            if self.column_kinds_[j] != NUMERIC:
+                mask[attempts] &= column == values
+            else:
+                upper = (values >= medians[j])[:, 0]
+                mask[attempts[upper]] &= column >= values[upper]
+                mask[attempts[~upper]] &= column <= values[~upper]
+        return mask.sum(axis=1)
 
     def _random_predicates(self, rng):
         """Predicates of the same shapes from values drawn column by column from the release."""

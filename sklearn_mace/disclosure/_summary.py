@@ -155,6 +155,7 @@ def disclosure_summary(
             pooled.insert(0, "analysis", "attribute inference (pooled)")
             pooled["target"] = "one random secret per record"
             attribute = pd.concat([attribute, pooled], ignore_index=True)
+        del inference  # each attack holds its own encoding of the release: one at a time
         linking = LinkabilityRisk(
             columns_a=views[0],
             columns_b=views[1],
@@ -163,6 +164,7 @@ def disclosure_summary(
             random_state=rng.randint(2**31),
         ).fit(release)
         link = linking.evaluate(members, control)
+        del linking
         link.insert(0, "target", link.pop("columns_a") + " | " + link.pop("columns_b"))
         link.insert(0, "analysis", "linkability")
         link.insert(2, "kind", "views")

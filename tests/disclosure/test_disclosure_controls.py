@@ -99,3 +99,17 @@ def test_chance_copies_of_a_small_discrete_domain_do_not_warn():
         warnings.simplefilter("error", ControlCopyWarning)
         result = AttributeInferenceRisk(random_state=0).fit(release).evaluate(members, controls)
     assert len(result) == 3
+
+
+def test_share_in_is_the_same_whatever_the_hash_block():
+    # issue #28: the release is hashed in blocks of rows, never as one table-sized copy
+    from sklearn_mace.disclosure._controls import _share_in
+
+    rng = np.random.default_rng(0)
+    table = [rng.integers(0, 5, 1000).astype(float), rng.integers(0, 3, 1000)]
+    rows = [
+        np.r_[table[0][:50], rng.integers(0, 5, 50) + 0.5],
+        np.r_[table[1][:50], rng.integers(0, 3, 50)],
+    ]
+    shares = {block: _share_in(rows, table, block=block) for block in (7, 256, 10**6)}
+    assert shares[7] == shares[256] == shares[10**6] == 0.5  # the 50 copies, no other row

@@ -1,5 +1,6 @@
 """Singling-out risk: predicates by hand, planted copies, releases that know nothing."""
 
+import functools
 import warnings
 
 import numpy as np
@@ -134,3 +135,34 @@ def test_bad_input():
     assert empty.empty
     with pytest.raises(ValueError, match="mode"):
         SinglingOutRisk(mode="bivariate").fit(duplicated)
+
+
+def test_screened_search_keeps_exactly_the_attempts_that_single_out_one_row():
+    # issue #28: the multivariate search rejects attempts on the first release rows; every
+    # attempt must still be kept iff it holds for exactly one row of the whole release
+    from sklearn_mace.disclosure._singling_out import _SCREENS, _screened_counts
+
+    rng = np.random.default_rng(0)
+    n = _SCREENS[-1] + 3000
+    release = pd.DataFrame(
+        {
+            "a": rng.integers(0, 40, n).astype(float),
+            "b": rng.choice(list("pqrstu"), n),
+            "c": np.round(rng.normal(size=n), 1),
+            "d": rng.choice(list("xy"), n),
+        }
+    )
+    risk = SinglingOutRisk(mode="multivariate", random_state=0).fit(release)
+    encoded = risk._table.encoded
+    numeric = np.array([kind == "numeric" for kind in risk.column_kinds_])
+    medians = np.array(
+        [np.median(c) if k else np.nan for c, k in zip(encoded, numeric, strict=True)]
+    )
+    rows = rng.integers(n, size=3000)
+    chosen = np.sort(np.argsort(rng.random((3000, 4)), axis=1)[:, :3], axis=1)
+    screen = np.stack([c[: _SCREENS[-1]] for c in encoded]).astype(float)
+    full = risk._counts(encoded, rows, chosen, medians=medians)
+    counts_of = functools.partial(risk._counts, encoded, medians=medians)
+    screened = _screened_counts(screen, encoded, rows, chosen, counts_of, numeric, medians)
+    assert 5 < (full == 1).sum() < 2900  # both outcomes occur
+    np.testing.assert_array_equal(screened == 1, full == 1)

@@ -204,8 +204,10 @@ def split(table, n_members, n_reference, n_release, rng):
     if sum(sizes) > len(table):
         raise ValueError(f"the table has {len(table)} rows; the split needs {sum(sizes)}.")
     edges = np.cumsum([0, *sizes])
-    parts = [table.iloc[a:b].reset_index(drop=True) for a, b in zip(edges[:-1], edges[1:])]
-    return dict(zip(["members", "control", "reference", "fresh", "filler"], parts))
+    parts = [
+        table.iloc[a:b].reset_index(drop=True) for a, b in zip(edges[:-1], edges[1:], strict=True)
+    ]
+    return dict(zip(["members", "control", "reference", "fresh", "filler"], parts, strict=True))
 
 
 def half_copy(members, filler, rng):
@@ -233,7 +235,7 @@ def gaussian_mixture_release(members, n_rows, n_components, covariance_type, see
         values = np.clip(sample[:, i] * sd[c] + mean[c], members[c].min(), members[c].max())
         integer = pd.api.types.is_integer_dtype(members[c])
         out[c] = values.round().astype(members[c].dtype) if integer else values
-    for c, block in zip(categorical, blocks):
+    for c, block in zip(categorical, blocks, strict=True):
         out[c] = block.columns.to_numpy()[sample[:, at : at + block.shape[1]].argmax(axis=1)]
         at += block.shape[1]
     return pd.DataFrame(out)[list(members.columns)]
@@ -250,8 +252,16 @@ def generated_releases(python, folder, n_release, seed, epochs, missing):
     """Run the four generators in ``python`` on ``folder/members.csv``; the tables made."""
     made, seconds = {}, {}
     completed = subprocess.run(
-        [python, "-c", GENERATE_SCRIPT, folder, str(n_release), str(seed), str(epochs),
-         ",".join(GENERATORS)],
+        [
+            python,
+            "-c",
+            GENERATE_SCRIPT,
+            folder,
+            str(n_release),
+            str(seed),
+            str(epochs),
+            ",".join(GENERATORS),
+        ],
         capture_output=True,
         text=True,
         check=False,
@@ -265,8 +275,10 @@ def generated_releases(python, folder, n_release, seed, epochs, missing):
         else:
             missing.append(f"{report['name']}: {report['error']}")
     if completed.returncode != 0:
-        missing.append(f"generators ({python}) exited {completed.returncode}: "
-                       f"{completed.stderr.strip()[-400:]}")
+        missing.append(
+            f"generators ({python}) exited {completed.returncode}: "
+            f"{completed.stderr.strip()[-400:]}"
+        )
     return made, seconds
 
 
@@ -313,20 +325,30 @@ def ours(members, control, tables, *, alpha=0.05, n_queries=500, ks=NEIGHBOURS, 
 
 def anonymeter(python, folder, names, ks=NEIGHBOURS, n_queries=500, missing=None):
     completed = subprocess.run(
-        [python, "-c", ANONYMETER_SCRIPT, folder, ",".join(names), ",".join(map(str, ks)),
-         str(n_queries)],
+        [
+            python,
+            "-c",
+            ANONYMETER_SCRIPT,
+            folder,
+            ",".join(names),
+            ",".join(map(str, ks)),
+            str(n_queries),
+        ],
         capture_output=True,
         text=True,
         check=False,
     )
     rows = [json.loads(line) for line in completed.stdout.splitlines() if line.startswith("{")]
     if completed.returncode != 0 and missing is not None:
-        missing.append(f"anonymeter exited {completed.returncode}: "
-                       f"{completed.stderr.strip()[-400:]}")
+        missing.append(
+            f"anonymeter exited {completed.returncode}: {completed.stderr.strip()[-400:]}"
+        )
     for row in rows:
         if "anon_error" in row and missing is not None:
-            missing.append(f"anonymeter {row['release']} {row['analysis']} {row['target']}: "
-                           f"{row['anon_error']}")
+            missing.append(
+                f"anonymeter {row['release']} {row['analysis']} {row['target']}: "
+                f"{row['anon_error']}"
+            )
     return pd.DataFrame(rows)
 
 
@@ -414,8 +436,10 @@ def main():
         source = "Adult-like table (made: mglearn's Adult not found)"
         missing.append("Adult: mglearn not installed here nor in --synth-python, no --adult")
     parts = split(table, n_members, n_reference, n_release, rng)
-    print(f"{source}: {n_members} members, {n_members} non-members, {n_reference} reference, "
-          f"releases of {n_release} rows")
+    print(
+        f"{source}: {n_members} members, {n_members} non-members, {n_reference} reference, "
+        f"releases of {n_release} rows"
+    )
     with tempfile.TemporaryDirectory() as scratch:
         folder = args.keep or scratch
         os.makedirs(folder, exist_ok=True)
@@ -460,8 +484,10 @@ def main():
         else:
             missing.append("anonymeter: no --anonymeter-python")
     K = family_size(members.shape[1])
-    print(f"\nours: exact intervals at {1 - 0.05 / K:.4f} each (Bonferroni over the {K} rows "
-          f"of a release, family level 0.95)\n")
+    print(
+        f"\nours: exact intervals at {1 - 0.05 / K:.4f} each (Bonferroni over the {K} rows "
+        f"of a release, family level 0.95)\n"
+    )
     show(mine, theirs)
     print()
     for line in checks(mine, theirs):

@@ -71,6 +71,7 @@ from sklearn_mace.disclosure import (  # noqa: E402
 GENERATORS = ("gaussiancopula", "ctgan", "tvae", "mst")
 RELEASES = (*GENERATORS, "halfcopy", "fresh")
 NEIGHBOURS = (1, 5)
+POOLED = "pooled (one random secret per record)"
 # GaussianMixture stand-ins: (n_components, covariance_type) per generator
 STAND_INS = {
     "gaussiancopula": (1, "full"),
@@ -307,7 +308,7 @@ def ours(members, control, tables, *, alpha=0.05, n_queries=500, ks=NEIGHBOURS, 
         for secret, result in inference.evaluate(members, control).iterrows():
             found.append(("inference", secret, result))
         pooled = inference.evaluate_pooled(members, control).iloc[0]
-        found.append(("inference", "pooled (one random secret per record)", pooled))
+        found.append(("inference", POOLED, pooled))
         rows += [
             dict(
                 release=name,
@@ -402,9 +403,14 @@ def show(mine, theirs):
     keys = ["release", "analysis", "target"]
     if theirs is not None and "anon_risk" in theirs:
         table = table.merge(theirs, on=keys, how="left")
+        offered = table.target != POOLED  # anonymeter has no pooled inference
         table["anonymeter risk [interval] (95 %, uncorrected)"] = [
-            interval(*r) if np.isfinite(r[0]) else "not run"
-            for r in table[["anon_risk", "anon_low", "anon_high"]].to_numpy(dtype=float)
+            interval(*r) if np.isfinite(r[0]) else ("not run" if offer else "(none)")
+            for r, offer in zip(
+                table[["anon_risk", "anon_low", "anon_high"]].to_numpy(dtype=float),
+                offered,
+                strict=True,
+            )
         ]
     shown = [c for c in table.columns if "[interval]" in c]
     with pd.option_context("display.width", 250, "display.max_rows", 500):
@@ -423,6 +429,7 @@ def main():
     parser.add_argument(
         "--reuse", action="store_true", help="read the generators' CSVs already in --keep"
     )
+    parser.add_argument("--releases", nargs="+", choices=RELEASES, help="analyse only these")
     parser.add_argument("--quick", action="store_true", help="300 members, 1500-row releases")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -469,6 +476,8 @@ def main():
             missing.append("sdv / smartnoise generators: no --synth-python (or --stand-ins)")
         tables["halfcopy"] = half_copy(parts["members"], parts["filler"], rng)
         tables["fresh"] = parts["fresh"]
+        if args.releases:  # analyse only these (e.g. the rest of an interrupted run)
+            tables = {n: t for n, t in tables.items() if n in args.releases}
         print(f"releases made in {time.perf_counter() - start:.0f} s ({made})")
         for name, release in tables.items():
             release.to_csv(f"{folder}/{name}.csv", index=False)

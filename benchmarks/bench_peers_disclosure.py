@@ -41,11 +41,11 @@ anonymeter's), the checks of issue #29 (half-copy linkability ours ≥ anonymete
 sample's intervals cover 0), the wall times, and every part it could not run.
 
 Measured (Adult, seed 0, 2 shared cores; CTGAN and TVAE at ``--epochs 50``: CTGAN at sdv's
-300 epochs had not finished after 20 min at load 7 and was stopped; the analyses ran in two
-invocations on the same saved files, ``--reuse --releases``). Half-copy linkability: ours
+300 epochs had not finished after 20 min at load 7 and was stopped; the analyses then ran
+in one ``--reuse`` invocation on the saved files). Half-copy linkability: ours
 0.482 [0.404, 0.551] (1 neighbour) and 0.480 [0.367, 0.574] (5), anonymeter 0.081 [0.064,
 0.098] and 0.160 [0.134, 0.186] (truth 0.5). Univariate singling out, half-copy: ours 0.093
-[0.017, 0.163], anonymeter 0.092 [0.060, 0.123] (truth 0.1: 500 of 5000 release rows are
+[0.017, 0.163], anonymeter 0.098 [0.066, 0.130] (truth 0.1: 500 of 5000 release rows are
 members); multivariate flags nothing on either side (ours 0.021 [−0.099, 0.127], anonymeter
 0.000). Half-copy inference: both ≈ 0.47 per column; ours pooled 0.526 [0.332, 0.667]; 3 of
 our 20 corrected intervals cover 0 (multivariate singling out, capital-loss, income). Fresh
@@ -53,8 +53,10 @@ sample: 20 of 20 of ours cover 0. The four generators: no interval of ours exclu
 binned release has no univariate predicate: "no predicate"); anonymeter's uncorrected
 intervals exclude 0 for TVAE education 0.076 [0.021, 0.130] and education-num, MST income
 0.090 [0.001, 0.180], GaussianCopula native-country 0.158 [0.012, 0.305] and occupation —
-ours are 2–6 times wider per column (exact, unclipped, Bonferroni over 20 rows). Wall time,
-same files: ours 54 s + 11 s, anonymeter 484 s + 151 s (the first pair at load ≈ 7).
+ours are 2–6 times wider per column (exact, unclipped, Bonferroni over 20 rows). Ours are
+the same from run to run; anonymeter's singling out is not seeded (half-copy univariate 0.092
+and 0.098 in two runs). Wall time, same files, same run: ours 26.3 s, anonymeter 209.8 s
+(8.0×; load average 2–4 on the 2 shared cores).
 
     python benchmarks/bench_peers_disclosure.py \
         --synth-python /work/venvs/synth/bin/python --anonymeter-python /work/venvs/peers/bin/python

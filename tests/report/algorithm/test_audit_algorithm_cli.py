@@ -398,3 +398,20 @@ def test_dpsgd_recipes_are_refused_in_the_multi_run_design(tmp_path, capsys):
     assert "add --design one-run" in capsys.readouterr().err
     with pytest.raises(AuditInputError, match="audit_algorithm_one_run"):
         audit_algorithm(["dpsgd-logreg"], n_runs=10, verbose=False)
+
+
+@pytest.mark.parametrize(
+    "population, n_canaries, message",
+    [
+        (None, 100_000, "GiB table"),  # a column per canary: refused, not a MemoryError
+        (pd.DataFrame({"y": [0, 1] * 50}), 20, "at least one"),  # a label and no feature
+        (pd.DataFrame({"a": ["x", "y"] * 50, "y": [0, 1] * 50}), 20, "numeric features"),
+    ],
+    ids=["too-many-canaries", "label-only", "text-column"],
+)
+def test_dpsgd_one_run_refuses_populations_it_cannot_use(population, n_canaries, message):
+    pytest.importorskip("opacus")
+    from sklearn_mace.report._kinds.algorithm._audit import audit_algorithm_one_run
+
+    with pytest.raises(AuditInputError, match=message):
+        audit_algorithm_one_run(["dpsgd-logreg"], population, n_canaries=n_canaries)

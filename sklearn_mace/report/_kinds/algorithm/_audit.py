@@ -594,6 +594,7 @@ def _dpsgd_one_run_row(key, population, *, n_canaries, epsilon, claim, delta, co
     from ....algorithm import AlgorithmAudit, make_dirac_canaries
 
     records = classification_records(population)
+    _check_dirac_memory(len(records), records.shape[1], n_canaries)
     members, canaries = make_dirac_canaries(records, n_canaries)
     recipe = make_recipe(key, epsilon=epsilon, relation="add_remove", domain=None)
     audit = AlgorithmAudit(
@@ -607,6 +608,21 @@ def _dpsgd_one_run_row(key, population, *, n_canaries, epsilon, claim, delta, co
         random_state=seed,
     ).fit(members)
     return {"recipe": RECIPES[key], **audit.summary().iloc[0].to_dict()}
+
+
+#: the most memory the Dirac canaries' dense table may take (each canary adds a column)
+DIRAC_MAX_BYTES = 2 * 1024**3
+
+
+def _check_dirac_memory(n_records, n_columns, n_canaries):
+    """Each Dirac canary is a column of its own: refuse a table that would not fit."""
+    needed = 8 * (n_records + n_canaries) * (n_columns + n_canaries)
+    if needed > DIRAC_MAX_BYTES:
+        raise AuditInputError(
+            f"n_canaries={n_canaries} Dirac canaries on {n_records} records make a "
+            f"{needed / 1024**3:.1f} GiB table (a column per canary); at most "
+            f"{DIRAC_MAX_BYTES / 1024**3:.0f} GiB: use fewer canaries."
+        )
 
 
 def classification_records(population):
@@ -629,10 +645,15 @@ def classification_records(population):
         X, y = load_breast_cancer(return_X_y=True)
     else:
         numeric = population.select_dtypes("number")
-        if numeric.shape[1] != population.shape[1] or population.isna().any().any():
+        if (
+            numeric.shape[1] != population.shape[1]
+            or numeric.shape[1] < 2
+            or population.isna().any().any()
+        ):
             raise AuditInputError(
-                "a DP-SGD recipe reads the population as numeric features with the label in "
-                "the last column, without missing values; encode the other columns first."
+                "a DP-SGD recipe reads the population as numeric features (at least one) with "
+                "the label in the last column, without missing values; encode the other "
+                "columns first."
             )
         X, y = numeric.iloc[:, :-1].to_numpy(float), numeric.iloc[:, -1].to_numpy()
     return np.column_stack([StandardScaler().fit_transform(X), y])

@@ -198,21 +198,6 @@ def test_every_drawn_curve_is_certified_refuted_and_red_only_when_certified(writ
     assert _refuted(bug, claim_inverse(bug.claim_))  # the bug: the claimed curve itself
 
 
-def test_no_certified_rejection_no_red():
-    """``claim_contradicted`` on guess tables: nothing rejected and every ε at or below the
-    claim's: not contradicted; a certified ε above it, or the claim's own test: contradicted."""
-    claim = PrivacyClaim.approximate(2.0, 1e-5)
-    table = {
-        "claim_statistic": np.array([-0.1, -0.01]),
-        "steinke_epsilon": np.array([0.5, 2.0]),
-        "fdp_epsilon": np.array([0.4, 1.99]),
-    }
-    assert claim_contradicted(claim, table, 1e-5) is False
-    assert claim_contradicted(claim, {**table, "fdp_epsilon": np.array([0.4, 2.01])}, 1e-5)
-    assert claim_contradicted(claim, {**table, "claim_statistic": np.array([-0.1, 1e-9])}, 1e-5)
-    assert claim_contradicted(None, table, 1e-5) is None
-
-
 @pytest.mark.parametrize(
     ("claim", "expected"),
     [
@@ -272,3 +257,44 @@ def test_the_histograms_one_run_card_without_opacus(tmp_path):
     summary = pd.read_csv(out / "summary.csv")
     colours = [c for c, _ in _cards(page)]
     assert colours == ["leak" if c else "inconclusive" for c in summary["contradicted"]]
+
+
+def test_a_run_that_refutes_nothing_draws_no_refuted_curve_and_stays_grey():
+    """Null guesses (every canary scored alike: ties broken by chance) under a pure ε = 1
+    claim: the table certifies nothing, so the card is grey, the claimed curve dark and no
+    refuted curve is drawn; the caption says so instead of naming a μ of 0."""
+    from types import SimpleNamespace
+
+    from sklearn_mace.algorithm._one_run import guess_table
+    from sklearn_mace.report._kinds.algorithm._one_run_view import _card
+    from sklearn_mace.report._kinds.algorithm._types import OneRunRecipe
+
+    rng = np.random.default_rng(0)
+    m, claim = 400, PrivacyClaim.pure(1.0)
+    included = rng.random(2 * m) < 0.5
+    scored = np.arange(2 * m) >= m  # the first half "trained the attack"
+    table = guess_table(np.zeros(m), included[scored], claim=claim, delta=0.0, alpha=0.05, seed=1)
+    assert table["fdp_mu"].max() == 0 and table["fdp_epsilon"].max() == 0
+    audit = SimpleNamespace(
+        guesses_=table,
+        claim_=claim,
+        delta_=0.0,
+        epsilon_lower_bounds_=np.array([table["steinke_epsilon"].max()]),
+        fdp_epsilon_lower_bounds_=np.array([table["fdp_epsilon"].max()]),
+        mu_lower_bounds_=np.array([table["fdp_mu"].max()]),
+        contradicted_=np.array([claim_contradicted(claim, table, 0.0)]),
+        canary_included_=included,
+        certify_mask_=scored,
+        n_train_=1000,
+    )
+    assert audit.contradicted_.tolist() == [False]
+    recipe = OneRunRecipe("dp-histogram", "null", audit)
+    _, (fig, caption) = tradeoff_figure(recipe, 1)
+    (ax,) = fig.axes
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert not any(label.startswith(("Gaussian curve", "(ε =")) for label in labels)
+    assert _curve(ax, "claimed:").get_color() == NOT_REFUTED
+    assert "no Gaussian curve; no (ε, δ) curve" in caption
+    card = _card(recipe, 0.95)
+    assert "inconclusive: the claim is not contradicted" in card and 'class="card leak"' not in card
+    assert "no Gaussian curve is refuted" in card

@@ -306,15 +306,22 @@ def _caption(recipe, n):
         if n["contradicted"]
         else "The guesses do not refute the claimed curve, which is no proof of privacy."
     )
+    refuted = [
+        f"the dashed Gaussian curve at the empirical μ = {n['mu']:.2f} (and every Gaussian "
+        "curve of a smaller μ, which lies above it)"
+        if n["mu"] > 0
+        else "no Gaussian curve",
+        f"the dash-dotted (ε, δ) curve at the f-DP ε = {n['fdp_epsilon']:.2f}"
+        if n["fdp_epsilon"] > 0
+        else "no (ε, δ) curve",
+    ]
     return (
         f"Recipe '{recipe.name}', one training with {n['n_canaries']} canaries. One run "
-        "certifies no single test's error rates, so no point is drawn: it refutes curves. "
-        "A refuted curve is one the recipe's own trade-off curve dips below somewhere: the "
-        f"dashed Gaussian curve at the empirical μ = {n['mu']:.2f} (and every Gaussian "
-        f"curve of a smaller μ, which lies above it) and the dash-dotted (ε, δ) curve at "
-        f"the f-DP ε = {n['fdp_epsilon']:.2f}. Where a refuted curve lies on or below the "
-        "claimed curve everywhere, the recipe's curve dips below the claimed one: a test "
-        f"the claim forbids. All of it holds together at the card's confidence. {verdict}"
+        "certifies no single test's error rates, so no point is drawn: it refutes curves, "
+        "curves the recipe's own trade-off curve dips below somewhere. Refuted here: "
+        f"{refuted[0]}; {refuted[1]}. Where a refuted curve lies on or below the claimed "
+        "curve everywhere, the recipe's curve dips below the claimed one: a test the claim "
+        f"forbids. All of it holds together at the card's confidence. {verdict}"
     )
 
 

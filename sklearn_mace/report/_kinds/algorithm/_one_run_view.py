@@ -105,9 +105,9 @@ def design_words(audit):
         f"canary is in the training set or not; {n['n_included']} were in), beside "
         f"{n['n_train']} other training rows. An attack learns on {n['n_attack']} canaries "
         f"whose inclusion it is told and ranks the other {n['n_scored']}, which it never "
-        f'saw; it guesses "in" for the highest-ranked and "out" for the lowest-ranked, '
-        f"{counts} guesses in all (Steinke, Nasr &amp; Jagielski 2023). One training "
-        "instead of thousands: the canaries' coins replace the runs.</div>"
+        f'saw; it guesses "in" for the highest-ranked half and "out" for the lowest-ranked '
+        f"half of {counts} guesses, each count tested (Steinke, Nasr &amp; Jagielski 2023). "
+        "One training instead of thousands: the canaries' coins replace the runs.</div>"
     )
 
 

@@ -2,7 +2,8 @@
 
 When the HTML build starts, ``sklearn-mace audit``, ``sklearn-mace audit-model`` and
 ``sklearn-mace audit-algorithm`` run on their embedded demo data (about 10 s, 25 s and 60 s
-on 2 busy cores) into ``generated/demo/``. The page
+on 2 busy cores) into ``generated/demo/``, and the one-run DP-SGD audit of
+``guide/algorithm_card.rst`` (about 15 s) into ``generated/demo/one_run/``. The page
 ``guide/reading_cards.rst`` then shows
 
 * the real report, card and table, in an ``<iframe>`` (the report is copied into the built
@@ -26,7 +27,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DEMO = HERE / "generated" / "demo"
-AUDITS = {"release": "audit", "model": "audit-model", "algorithm": "audit-algorithm"}
+AUDITS = {"release": ["audit"], "model": ["audit-model"], "algorithm": ["audit-algorithm"]}
+#: the one-run card (``guide/algorithm_card.rst``): issue #30's DP-SGD command (opacus, ~15 s)
+AUDITS["one_run"] = ["audit-algorithm", "--recipe", "dpsgd-logreg", "dpsgd-logreg-noise-bug"]
+AUDITS["one_run"] += ["--design", "one-run", "--claimed-epsilon", "4"]
 
 
 def _stale(report):
@@ -48,7 +52,7 @@ def run_demos():
         # report files that no manifest lists, which the writer refuses to overwrite)
         shutil.rmtree(out, ignore_errors=True)
         run = subprocess.run(
-            [sys.executable, "-m", "sklearn_mace", command, "--out", str(out)],
+            [sys.executable, "-m", "sklearn_mace", *command, "--out", str(out)],
             cwd=ROOT,
             env=env,
             capture_output=True,
@@ -56,7 +60,7 @@ def run_demos():
         )
         if run.returncode != 0:
             raise RuntimeError(
-                f"`sklearn-mace {command}` (the demo of 'How to read a card') failed with "
+                f"`sklearn-mace {' '.join(command)}` (a demo of the guide) failed with "
                 f"exit code {run.returncode}:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
             )
         (out / "printed.txt").write_text(_printed(run.stdout), encoding="utf-8")
@@ -243,6 +247,54 @@ def _curve_values(rows):
     return values
 
 
+def _one_run_values():
+    """The one-run card (``guide/algorithm_card.rst``): issue #30's DP-SGD command, read
+    from its summary.csv, guesses.csv and report.html."""
+    import re
+
+    rows = _rows("one_run")
+    with open(DEMO / "one_run" / "guesses.csv", newline="", encoding="utf-8") as handle:
+        guesses = list(csv.DictReader(handle))
+    page = (DEMO / "one_run" / "report.html").read_text(encoding="utf-8")
+    first = rows[0]
+    keeping = re.search(r"a Gaussian mechanism keeps the claim up to μ = ([0-9.]+)", page)
+    most = re.search(r"at most ε = ([0-9.]+) \(f-DP\) and μ = ([0-9.]+)", page)
+    values = {
+        "onerun_canaries": first["n_canaries"],
+        "onerun_scored": first["n_scored_canaries"],
+        "onerun_attack": int(first["n_canaries"]) - int(first["n_scored_canaries"]),
+        "onerun_claimed_eps": _fmt(first["claimed_epsilon"]),
+        "onerun_delta": f"{float(first['delta']):g}",
+        "onerun_counts": sum(1 for g in guesses if g["recipe"] == first["recipe"]),
+        "onerun_level": f"{100 * float(guesses[0]['confidence']):.2f} %",
+        "onerun_keeping_mu": keeping.group(1),
+        "onerun_most_eps": most.group(1),
+        "onerun_most_mu": most.group(2),
+    }
+    for prefix, row in zip(("onerun_correct", "onerun_bug"), rows, strict=True):
+        own = [g for g in guesses if g["recipe"] == row["recipe"]]
+        best = max(own, key=lambda g: float(g["fdp_mu"]))
+        values |= {
+            f"{prefix}_recipe": row["recipe"],
+            f"{prefix}_eps": _fmt(row["epsilon_lower_bound"]),
+            f"{prefix}_fdp_eps": _fmt(row["fdp_epsilon_lower_bound"]),
+            f"{prefix}_mu": _fmt(row["mu_lower_bound"]),
+            f"{prefix}_guesses": row["n_guesses"],
+            f"{prefix}_correct": row["n_correct"],
+            f"{prefix}_mu_guesses": best["n_guesses"],
+            f"{prefix}_mu_correct": best["n_correct"],
+            f"{prefix}_contradicted": "yes" if row["contradicted"] == "True" else "no",
+            f"{prefix}_rejected": sum(g["claim_rejected"] == "True" for g in own),
+            f"{prefix}_vs_keeping": "above"
+            if float(row["mu_lower_bound"]) > float(keeping.group(1))
+            else "at most",
+            f"{prefix}_fdp_vs_claim": "above"
+            if float(row["fdp_epsilon_lower_bound"]) > float(first["claimed_epsilon"])
+            else "at most",
+        }
+    return values
+
+
 def write_values():
     """Write ``generated/demo_values.txt``: one substitution per number the page quotes."""
     release, model, algorithm = _rows("release"), _rows("model"), _rows("algorithm")
@@ -259,6 +311,7 @@ def write_values():
         **_claim_relation("overfit", model, "overfit"),
         **_model_values(model),
         **_algorithm_values(algorithm),
+        **_one_run_values(),
     }
     values["release_reference"] = _n_rows("release", "reference")
     values["exact_heldout"] = _exact_copy_heldout()

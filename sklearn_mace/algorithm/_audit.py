@@ -254,7 +254,9 @@ default="knn_distance"
     contradicted_ : ndarray of bool of shape (n_targets,) or None
         Whether the target's certified point ``(fpr_u, fnr_u)`` lies below the claimed curve
         ``claim_.tradeoff`` (in either orientation); for an (ε, δ) claim at ``delta_`` that is
-        ``epsilon_lower_bounds_ > ε``. None without a claim.
+        ``epsilon_lower_bounds_ > ε``. One-run design: whether the guesses reject the
+        claimed curve, or certify an ε above the claim's at ``delta_`` (no point there: one
+        run refutes curves). None without a claim.
     canary_included_ : ndarray of bool of shape (n_canaries,)
         One-run design only: which canaries were in the training set (the others of
         ``run_*``/``audits_``/``roc_curves_``/``auc_`` exist for the multi-run design only).
@@ -262,8 +264,9 @@ default="knn_distance"
         One-run design: the canaries' features and the attack's scores.
     guesses_ : dict of ndarray
         One-run design: per guess count, ``n_guesses``, ``n_correct``, ``steinke_epsilon``,
-        ``fdp_epsilon``, ``fdp_mu`` and ``claim_statistic`` (> 0: the claimed curve is
-        rejected), each at ``α`` over the number of guess counts.
+        ``fdp_epsilon``, ``fdp_mu``, ``claim_statistic`` (> 0: the claimed curve is
+        rejected) and ``confidence``, the level of each (``α`` over the number of guess
+        counts times the number of bounds: all of them hold together at ``confidence``).
     fdp_epsilon_lower_bounds_ : ndarray of shape (1,)
         One-run design: the largest ε whose (ε, δ) curve the f-DP recursion rejects.
     n_features_in_ : int

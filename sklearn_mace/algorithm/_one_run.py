@@ -52,7 +52,8 @@ def guess_table(scores, included, *, claim, delta, alpha, seed):
 
     Returns a dict of arrays: ``n_guesses``, ``n_correct``, ``steinke_epsilon``,
     ``fdp_epsilon`` ((ε, δ) curve), ``fdp_mu`` (Gaussian curves), ``claim_statistic``
-    (> 0: the claimed curve is rejected; NaN without a claim).
+    (> 0: the claimed curve is rejected; NaN without a claim) and ``confidence`` (the level
+    each number of the row holds at on its own, ``1 − alpha / (counts × bounds)``).
     """
     n = scores.size
     counts = sorted({max(1, int(round(f * n / 2))) for f in GUESS_FRACTIONS})
@@ -82,7 +83,28 @@ def guess_table(scores, included, *, claim, delta, alpha, seed):
         rows["claim_statistic"].append(
             np.nan if claim is None else fdp_statistic(claim_inverse(claim), n, r, v, level)
         )
+    rows["confidence"] = [1.0 - level] * len(counts)
     return {name: np.asarray(values) for name, values in rows.items()}
+
+
+def claim_contradicted(claim, table, delta):
+    """Whether the guesses contradict ``claim`` (None without one): the one-run reading of
+    :meth:`~sklearn_mace.algorithm.PrivacyClaim.contradicted_by`.
+
+    A one-run audit certifies no single test's error rates, so no point is compared with the
+    curve; it refutes curves. The claim is contradicted when the f-DP recursion rejects the
+    claimed curve itself (``claim_statistic > 0`` at some guess count), or when a certified ε
+    at ``delta`` (Steinke et al.'s or the f-DP one) exceeds the claim's ε at that δ (every
+    claim implies ``(claim.epsilon_at(delta), delta)``-DP): for a pure or (ε, δ) claim, as in
+    the multi-run design, the certified ε above the claimed one. All of them are numbers of
+    the same Bonferroni family (:func:`guess_table`), so the verdict holds at the audit's
+    confidence.
+    """
+    if claim is None:
+        return None
+    rejected = bool(np.nanmax(table["claim_statistic"]) > 0)
+    certified = max(table["steinke_epsilon"].max(), table["fdp_epsilon"].max())
+    return rejected or bool(certified > claim.epsilon_at(delta))
 
 
 def fit_one_run(audit, X, kind, featurizer):
@@ -147,9 +169,8 @@ def fit_one_run(audit, X, kind, featurizer):
     audit.epsilon_lower_bounds_ = np.array([table["steinke_epsilon"].max()])
     audit.fdp_epsilon_lower_bounds_ = np.array([table["fdp_epsilon"].max()])
     audit.mu_lower_bounds_ = np.array([table["fdp_mu"].max()])
-    audit.contradicted_ = (
-        None if audit.claim_ is None else np.array([bool(np.nanmax(table["claim_statistic"]) > 0)])
-    )
+    verdict = claim_contradicted(audit.claim_, table, audit.delta_)
+    audit.contradicted_ = None if verdict is None else np.array([verdict])
     audit.per_target_confidence_ = audit.confidence
 
 

@@ -16,7 +16,7 @@ from sklearn_mace.algorithm import (
     PrivacyClaim,
     ReleaseFeatures,
 )
-from sklearn_mace.algorithm._one_run import guess_table
+from sklearn_mace.algorithm._one_run import claim_contradicted, guess_table
 from sklearn_mace.metrics import one_run_epsilon
 from sklearn_mace.metrics._fdp import gaussian_epsilon
 from sklearn_mace.metrics._one_run_fdp import (
@@ -240,3 +240,18 @@ def test_one_run_catches_the_wrong_noise_histogram_at_scale():
     # measured 20 of 20 over seeds 3-22 (see the CHANGELOG); at 90 %, P[Bin(40, 0.9) <= 31]
     # = 0.015, so at least 32 of 40 rejects "below 90 %" only on real evidence
     assert sum(a.contradicted_[0] for a in wrong) >= 32
+
+
+def test_no_certified_rejection_no_red():
+    """``claim_contradicted`` on guess tables: nothing rejected and every ε at or below the
+    claim's: not contradicted; a certified ε above it, or the claim's own test: contradicted."""
+    claim = PrivacyClaim.approximate(2.0, 1e-5)
+    table = {
+        "claim_statistic": np.array([-0.1, -0.01]),
+        "steinke_epsilon": np.array([0.5, 2.0]),
+        "fdp_epsilon": np.array([0.4, 1.99]),
+    }
+    assert claim_contradicted(claim, table, 1e-5) is False
+    assert claim_contradicted(claim, {**table, "fdp_epsilon": np.array([0.4, 2.01])}, 1e-5)
+    assert claim_contradicted(claim, {**table, "claim_statistic": np.array([-0.1, 1e-9])}, 1e-5)
+    assert claim_contradicted(None, table, 1e-5) is None

@@ -334,7 +334,8 @@ def test_an_approximate_claim_on_the_cli_sets_the_delta():
 
 
 def test_the_one_run_design_on_the_cli(tmp_path, capsys):
-    """``--design one-run --canaries m``: one training per recipe, summary.csv written."""
+    """``--design one-run --canaries m``: one training per recipe, its card written
+    (``test_one_run_card.py`` reads it)."""
     out = tmp_path / "out"
     argv = ["audit-algorithm", "--design", "one-run", "--canaries", "400", "--claim", "pure:1"]
     assert main([*argv, "--out", str(out), "--quiet"]) == 0
@@ -343,10 +344,13 @@ def test_the_one_run_design_on_the_cli(tmp_path, capsys):
     assert (summary["design"] == "one_run").all() and (summary["n_canaries"] == 400).all()
     assert (summary["epsilon_lower_bound"] >= 0).all()
     assert "summary:" in capsys.readouterr().out
-    # through the report's staging: the manifest lists summary.csv, the one file written
-    manifest = (out / ".sklearn-mace-files.json").read_text(encoding="utf-8")
-    assert json.loads(manifest)["files"] == ["summary.csv"]
-    assert sorted(p.name for p in out.iterdir()) == [".sklearn-mace-files.json", "summary.csv"]
+    # through the report's staging: the manifest lists every file written, nothing else
+    manifest = json.loads((out / ".sklearn-mace-files.json").read_text(encoding="utf-8"))
+    own = {".sklearn-mace-files.json", "figures", "guesses.csv", "report.html", "summary.csv"}
+    assert {p.name for p in out.iterdir()} == own
+    written = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    assert set(manifest["files"]) == written - {".sklearn-mace-files.json"}
+    assert sum(name.startswith("figures/tradeoff_") for name in manifest["files"]) == 2
     with pytest.raises(SystemExit) as stop:
         main([*argv, "--neighbour", "substitute", "--out", str(tmp_path / "o2"), "--quiet"])
     assert stop.value.code == 2

@@ -40,7 +40,14 @@ from ..._io import AuditInputError
 from ..._results import AuditResult, failure_notes
 from ..._verdict import ClaimRules
 from ._recipes import DPSGD, HISTOGRAMS, RECIPES, available_recipes
-from ._types import AlgorithmInputs, AlgorithmReportInputs, AlgorithmShared, AuditedRecipe
+from ._types import (
+    AlgorithmInputs,
+    AlgorithmReportInputs,
+    AlgorithmShared,
+    AuditedRecipe,
+    OneRunRecipe,
+    OneRunResult,
+)
 
 __all__ = ["RECIPES", "AlgorithmReport", "audit_algorithm", "available_recipes"]
 
@@ -515,8 +522,8 @@ def audit_algorithm_one_run(
     ``dpsgd-logreg-noise-bug``) are calibrated to the claimed ε at δ = 1e-5 and get
     ``n_canaries`` Dirac canaries instead (:func:`~sklearn_mace.algorithm.make_dirac_canaries`;
     the population's last column is the label, :func:`classification_records`); their claim
-    is their accountant's curve unless ``claim`` is given. No card is drawn for this design
-    yet: the result is the summary table.
+    is their accountant's curve unless ``claim`` is given. The command line writes one card
+    per recipe from the result (``_one_run_view.py``).
 
     Parameters
     ----------
@@ -532,28 +539,37 @@ def audit_algorithm_one_run(
 
     Returns
     -------
-    summary : pandas.DataFrame
-        One row per recipe: ``recipe`` then the one-run columns of
-        :meth:`~sklearn_mace.algorithm.AlgorithmAudit.summary`.
+    result : OneRunResult
+        One fitted :class:`~sklearn_mace.algorithm.AlgorithmAudit` per recipe
+        (``result.recipes``); ``result.summary`` has one row per recipe: ``recipe`` then the
+        one-run columns of :meth:`~sklearn_mace.algorithm.AlgorithmAudit.summary`.
     """
     stated, _, certified_delta = _claims(claim, claimed_epsilon, delta, "add_remove")
     calibration = stated.epsilons[0] if stated.kind in ("pure", "approximate") else claimed_epsilon
     settings = dict(n_canaries=n_canaries, epsilon=calibration, confidence=confidence)
     settings["seed"] = base_seed(random_state)
-    rows = {}
+    audits, n_rows = {}, {}
     others = [key for key in recipes if key not in DPSGD]
     if others:
-        X, domain, demo, _ = _population(population, others, random_state)
+        X, domain, demo, n_rows = _population(population, others, random_state)
         n_train = demo.train_size if demo is not None else int(round(0.5 * (len(X) - n_canaries)))
         _check_canaries(n_canaries, len(X))
         for key in others:
-            rows[key] = _one_run_row(
+            audits[key] = _one_run_audit(
                 key, X, domain, n_train, claim=stated, delta=certified_delta, **settings
             )
     for key in recipes:
         if key in DPSGD:  # the accountant's curve is the claim unless one is given
-            rows[key] = _dpsgd_one_run_row(key, population, claim=claim, delta=delta, **settings)
-    return pd.DataFrame([rows[key] for key in recipes])
+            audits[key], rows = _dpsgd_one_run_audit(
+                key, population, claim=claim, delta=delta, **settings
+            )
+            source = "population (label last)" if population is not None else "breast-cancer table"
+            n_rows = {**n_rows, source: rows}
+    return OneRunResult(
+        recipes=tuple(OneRunRecipe(key, RECIPES[key], audits[key]) for key in recipes),
+        confidence=confidence,
+        n_rows=n_rows,
+    )
 
 
 def _check_canaries(n_canaries, n_rows):
@@ -564,13 +580,13 @@ def _check_canaries(n_canaries, n_rows):
         )
 
 
-def _one_run_row(key, X, domain, n_train, *, n_canaries, epsilon, claim, delta, confidence, seed):
+def _one_run_audit(key, X, domain, n_train, *, n_canaries, epsilon, claim, delta, confidence, seed):
     """One training of a built-in recipe with ``n_canaries`` population records as canaries:
-    its row of the one-run summary."""
+    its fitted audit."""
     from ....algorithm import AlgorithmAudit
 
     subject = _subject(key, epsilon=epsilon, relation="add_remove", domain=domain, n_train=n_train)
-    audit = AlgorithmAudit(
+    return AlgorithmAudit(
         subject.inputs.recipe,
         design="one_run",
         n_canaries=n_canaries,
@@ -582,15 +598,14 @@ def _one_run_row(key, X, domain, n_train, *, n_canaries, epsilon, claim, delta, 
         confidence=confidence,
         random_state=seed,
     ).fit(X)
-    return {"recipe": subject.name, **audit.summary().iloc[0].to_dict()}
 
 
-def _dpsgd_one_run_row(key, population, *, n_canaries, epsilon, claim, delta, confidence, seed):
+def _dpsgd_one_run_audit(key, population, *, n_canaries, epsilon, claim, delta, confidence, seed):
     """One training of a DP-SGD recipe with Dirac canaries
     (:func:`~sklearn_mace.algorithm.make_dirac_canaries`, each in with probability ½): its
-    row of the one-run summary. The recipe is calibrated to ``epsilon`` at δ = 1e-5 and
-    claims its accountant's curve (``privacy_claim()``) unless ``claim`` is given; its ε is
-    certified at δ = 1e-5 unless ``delta`` is."""
+    fitted audit and the number of records. The recipe is calibrated to ``epsilon`` at
+    δ = 1e-5 and claims its accountant's curve (``privacy_claim()``) unless ``claim`` is
+    given; its ε is certified at δ = 1e-5 unless ``delta`` is."""
     from ....algorithm import AlgorithmAudit, make_dirac_canaries
 
     records = classification_records(population)
@@ -607,7 +622,7 @@ def _dpsgd_one_run_row(key, population, *, n_canaries, epsilon, claim, delta, co
         confidence=confidence,
         random_state=seed,
     ).fit(members)
-    return {"recipe": RECIPES[key], **audit.summary().iloc[0].to_dict()}
+    return audit, len(records)
 
 
 #: the most memory the Dirac canaries' dense table may take (each canary adds a column)

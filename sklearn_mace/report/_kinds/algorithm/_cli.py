@@ -3,13 +3,12 @@
 Its options, the inputs it reads from them, its checks and its demo (the embedded population,
 read by the audit itself: no input files to write); the common path of
 ``sklearn_mace/cli.py`` does the rest (the ``--out`` check, warnings, writing, printing). The
-one-run design (``--design one-run``) gives a table, not a card: its result writes
-summary.csv alone, through the same staging and manifest. Only ``argparse`` loads at import
+one-run design (``--design one-run``) has its own card (``_one_run_view.py``), written
+through the same staging and manifest. Only ``argparse`` loads at import
 time.
 """
 
 import argparse
-from dataclasses import dataclass
 from pathlib import Path
 
 from ... import _arguments as arguments
@@ -143,7 +142,7 @@ def _design_options(sub):
         default="multi-run",
         help="multi-run: --n-runs trainings per side (the card); one-run: one training with "
         "--canaries canaries, each in with probability 1/2 (Steinke et al. 2023; add/remove "
-        "only; writes summary.csv)",
+        "only; its own card)",
     )
     sub.add_argument(
         "--canaries",
@@ -230,22 +229,6 @@ def audit_from_arguments(args):
     )
 
 
-@dataclass(frozen=True)
-class OneRunResult:
-    """What ``--design one-run`` gives: the summary table, no card.
-
-    Attributes
-    ----------
-    summary : pandas.DataFrame
-        One row per recipe (``audit_algorithm_one_run``).
-    partial : bool
-        Always False: the one-run design has no analysis to fail.
-    """
-
-    summary: object
-    partial: bool = False
-
-
 def _one_run(args, claim):
     """``--design one-run``: one training per recipe."""
     from ..._io import AuditInputError
@@ -256,7 +239,7 @@ def _one_run(args, claim):
             "--design one-run puts each canary in or leaves it out: it audits --neighbour "
             "add-remove only."
         )
-    summary = audit_algorithm_one_run(
+    return audit_algorithm_one_run(
         _recipes(args),
         _population(args),
         n_canaries=args.canaries,
@@ -266,30 +249,37 @@ def _one_run(args, claim):
         confidence=args.confidence,
         random_state=args.random_state,
     )
-    return OneRunResult(summary)
+
+
+def _is_one_run(result):
+    from ._types import OneRunResult
+
+    return isinstance(result, OneRunResult)
 
 
 def write(kind, result, stage, caught):
-    """The report; for the one-run design its summary.csv alone (escaped by ``write_csv``,
-    listed in the manifest like every report file)."""
-    from ..._output import write_csv
-
-    if not isinstance(result, OneRunResult):
+    """The report; for the one-run design its own card (``_one_run_view.py``): report.html,
+    summary.csv, guesses.csv and the trade-off figures, listed in the manifest like every
+    report file."""
+    if not _is_one_run(result):
         return write_report(kind, result, stage, caught)
-    write_csv(result.summary, stage / "summary.csv")
-    return {"summary": stage / "summary.csv"}
+    from ._one_run_view import write_one_run
+
+    return write_one_run(result, stage, caught)
 
 
 def show(kind, result, paths, caught, quiet):
-    """The summary; for the one-run design its table, where it lies, and the warnings of
-    the run (the library's, then the others' unless ``quiet``: no report lists them)."""
+    """The summary; for the one-run design each recipe's verdict line, where the files lie,
+    and the warnings of the run (the library's, then the others' unless ``quiet``)."""
     from ..._warnings import warning_notes
 
-    if not isinstance(result, OneRunResult):
+    if not _is_one_run(result):
         return print_report(kind, result, paths, caught, quiet)
-    columns = ["recipe", "claim", "epsilon_lower_bound", "fdp_epsilon_lower_bound"]
-    columns += ["mu_lower_bound", "contradicted", "n_guesses", "n_correct"]
-    print(result.summary[columns].to_string(index=False))
+    from ._one_run_view import one_run_lines
+
+    for line in one_run_lines(result):
+        print(line)
+    print(f"report: {paths['report']}")
     print(f"summary: {paths['summary']}")
     ours, third_party, _ = warning_notes(caught or [], [])
     for note in ours + ([] if quiet else third_party):

@@ -7,7 +7,9 @@ report (``docs/design.md``, "One engine").
 * :class:`AlgorithmInputs` — what every recipe's analyses share (``engine.inputs``);
 * :class:`AuditedRecipe` — one audited training recipe (``subject.inputs``);
 * :class:`AlgorithmShared` — its shared step's result (``subject.shared``);
-* :class:`AlgorithmReportInputs` — the audit's settings (``AuditResult.inputs``).
+* :class:`AlgorithmReportInputs` — the audit's settings (``AuditResult.inputs``);
+* :class:`OneRunRecipe`, :class:`OneRunResult` — the one-run design's result (one fitted
+  :class:`~sklearn_mace.algorithm.AlgorithmAudit` per recipe; its own card, not the engine's).
 """
 
 from dataclasses import dataclass
@@ -16,7 +18,14 @@ import numpy as np
 
 from ..._results import ReportInputs
 
-__all__ = ["AlgorithmInputs", "AlgorithmReportInputs", "AlgorithmShared", "AuditedRecipe"]
+__all__ = [
+    "AlgorithmInputs",
+    "AlgorithmReportInputs",
+    "AlgorithmShared",
+    "AuditedRecipe",
+    "OneRunRecipe",
+    "OneRunResult",
+]
 
 
 @dataclass(frozen=True)
@@ -99,3 +108,54 @@ class AlgorithmReportInputs(ReportInputs):
     relation: str
     n_runs: int
     target_names: list
+
+
+@dataclass(frozen=True)
+class OneRunRecipe:
+    """One recipe audited in one run.
+
+    Attributes
+    ----------
+    key : str
+        Its CLI name (a key of ``RECIPES``).
+    name : str
+        Its name in the report.
+    audit : AlgorithmAudit
+        The fitted audit (``design="one_run"``): every number of the recipe's card is one of
+        its fitted attributes.
+    """
+
+    key: str
+    name: str
+    audit: object
+
+
+@dataclass(frozen=True)
+class OneRunResult:
+    """What the one-run design gives: one fitted audit per recipe, and the inputs' sizes.
+
+    Attributes
+    ----------
+    recipes : tuple of OneRunRecipe
+        In the order asked for.
+    confidence : float
+        Each recipe's numbers hold together at this level (a separate claim per recipe).
+    n_rows : dict of str -> int
+        The inputs and their rows, for the page's header.
+    partial : bool
+        Always False: the one-run design has no analysis to fail (the command's exit code).
+    """
+
+    recipes: tuple
+    confidence: float
+    n_rows: dict
+    partial: bool = False
+
+    @property
+    def summary(self):
+        """One row per recipe: ``recipe`` (its name) then the one-run columns of
+        :meth:`~sklearn_mace.algorithm.AlgorithmAudit.summary`."""
+        import pandas as pd
+
+        rows = [{"recipe": r.name, **r.audit.summary().iloc[0].to_dict()} for r in self.recipes]
+        return pd.DataFrame(rows)

@@ -169,7 +169,8 @@ def mu_line(result, subject):
 
 
 def design_line(subject):
-    """HTML: the multi-run design in words (the one-run design has no card)."""
+    """HTML: the multi-run design in words (the one-run design's card is
+    ``_one_run_view.py``'s)."""
     f = subject.facts
     if "n_certify_runs" not in f:
         return ""

@@ -37,7 +37,14 @@ __all__ = [
     "write_csv",
 ]
 
-OWN_FILES = ("report.html", "summary.csv", "records.csv", "comparisons.csv", "disclosure.csv")
+OWN_FILES = (
+    "report.html",
+    "summary.csv",
+    "records.csv",
+    "comparisons.csv",
+    "disclosure.csv",
+    "guesses.csv",  # the one-run algorithm card
+)
 FIGURES = "figures"
 MANIFEST = ".sklearn-mace-files.json"
 STAGING_PREFIX = ".sklearn-mace-staging-"

@@ -12,7 +12,10 @@ The attack learns from the canaries of a random ``attack_fraction`` (their inclu
 known to the auditor) and scores the others; only those are guessed. The guesses are then a
 function of the output and of the training canaries' inclusion alone, and with those fixed
 the scored canaries' inclusion is still a fair coin each, independent of everything else —
-the setting of both theorems (the training canaries are part of the fixed dataset).
+the setting of both theorems (the training canaries are part of the fixed dataset). A
+featurizer that declares its one column a ready score (``is_membership_score``, the
+white-box :class:`~sklearn_mace.algorithm.DPSGDGradientScores`) needs no attack: every
+canary is scored by it and guessed on (the score is a fixed function of the output).
 """
 
 import numpy as np

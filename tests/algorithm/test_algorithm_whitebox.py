@@ -227,9 +227,11 @@ def test_the_mlp_has_the_linear_recipes_claim_and_learns():
     np.testing.assert_array_equal(again.coefs_[0], mlp.coefs_[0])
 
 
+@pytest.mark.slow
 def test_the_mlp_audited_in_one_run_keeps_its_claim():
-    """A black-box one-run audit of the MLP (1 000 Dirac canaries, 3 audits): the true claim
-    stands in at most ``most_allowed(3)`` and the μ bound stays below the true μ as often."""
+    """Black-box one-run audits of the MLP (1 000 Dirac canaries, 10 audits, about 25 s
+    each): the true claim contradicted, or the true μ exceeded, in at most
+    ``most_allowed(10)`` (the default suite runs one through the command line)."""
     pop, canaries = population(1000)
     recipe = DPSGDMLPClassifier(epsilon=4.0)
     claim = recipe.privacy_claim()
@@ -242,8 +244,8 @@ def test_the_mlp_audited_in_one_run_keeps_its_claim():
             claim=claim,
             random_state=seed,
         ).fit(pop)
-        for seed in range(3)
+        for seed in range(10)
     ]
     truth = np.sqrt(recipe.epochs) / recipe._noise_multiplier()
-    assert sum(bool(a.contradicted_[0]) for a in results) <= most_allowed(3)
-    assert sum(a.mu_lower_bounds_[0] > truth for a in results) <= most_allowed(3)
+    assert sum(bool(a.contradicted_[0]) for a in results) <= most_allowed(10)
+    assert sum(a.mu_lower_bounds_[0] > truth for a in results) <= most_allowed(10)

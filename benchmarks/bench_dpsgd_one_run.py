@@ -35,8 +35,13 @@ contradictions, and the bound's ceiling — the f-DP ε certified by perfect gue
 many canaries (no audit of this design can certify more). Timings are wall and CPU seconds
 of the N audits.
 
+``--views``, ``--recipes`` and ``--first-seed`` pick rows and seeds.
+
 Run: ``OMP_NUM_THREADS=1 nice -n 5 python benchmarks/bench_dpsgd_one_run.py --compare 40
---epsilons 1 4 8`` and ``... --compare 10 --epsilons 8 --canaries 10000``.
+--epsilons 1 4 8`` (540 s at load 6–12, 2026-11-27); at 10 000 canaries (about 17 s of CPU
+per audit): ``--compare 10 --epsilons 8 --canaries 10000 --recipes bug --views white
+--first-seed 200`` (the slow test's seeds), ``--compare 5 ... --recipes correct`` and
+``--compare 3 ... --recipes bug --views black``. The numbers are in ``docs/guide/dp_claims.rst``.
 
 Run: ``OMP_NUM_THREADS=1 nice -n 10 python benchmarks/bench_dpsgd_one_run.py --epsilons 1 4 8
 --audits 40`` (135 s on the shared 2-core machine at load ≈ 6, 2026-11-27; the numbers are in
@@ -92,7 +97,7 @@ def _ceiling(claim, n_scored):
     return float(table["fdp_epsilon"].max())
 
 
-def compare(Recipe, epsilon, population, canaries, n_audits):
+def compare(Recipe, epsilon, population, canaries, n_audits, views=(False, True), first_seed=100):
     """One line per view: N audits of the same trainings, black-box then white-box."""
     from scipy.optimize import brentq
     from scipy.stats import norm
@@ -105,11 +110,11 @@ def compare(Recipe, epsilon, population, canaries, n_audits):
 
     claim_mu = brentq(lambda mu: gaussian_delta(mu) - 1e-5, 1e-3, 50.0)
     lines = []
-    for white_box in (False, True):
+    for white_box in views:
         start, cpu = time.perf_counter(), time.process_time()
         audits = [
             _audit(Recipe, epsilon, population, canaries, seed, white_box)
-            for seed in range(100, 100 + n_audits)
+            for seed in range(first_seed, first_seed + n_audits)
         ]
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu
         steinke = np.array([a.epsilon_lower_bounds_[0] for a in audits])
@@ -192,6 +197,13 @@ def main():
     parser.add_argument(
         "--compare", type=int, default=0, help="audits per row of the black/white-box table"
     )
+    parser.add_argument(
+        "--views", nargs="+", choices=("black", "white"), default=["black", "white"]
+    )
+    parser.add_argument(
+        "--recipes", nargs="+", choices=("correct", "bug"), default=["correct", "bug"]
+    )
+    parser.add_argument("--first-seed", type=int, default=100)
     args = parser.parse_args()
     if args.compare:
         return main_compare(args)
@@ -251,8 +263,17 @@ def main_compare(args):
     for n_canaries in args.canaries:
         population, canaries = _population(n_canaries)
         for epsilon in args.epsilons:
-            for Recipe in (DPSGDLogisticRegression, NoiseBugDPSGDLogisticRegression):
-                for line in compare(Recipe, epsilon, population, canaries, args.compare):
+            for name in args.recipes:
+                Recipe = (
+                    DPSGDLogisticRegression
+                    if name == "correct"
+                    else NoiseBugDPSGDLogisticRegression
+                )
+                views = tuple(view == "white" for view in args.views)
+                lines = compare(
+                    Recipe, epsilon, population, canaries, args.compare, views, args.first_seed
+                )
+                for line in lines:
                     print(f"ε={epsilon:<3g} {line}", flush=True)
     print(f"\ntotal {time.perf_counter() - start:.0f} s, load {os.getloadavg()[0]:.1f}")
 

@@ -249,3 +249,24 @@ def test_the_mlp_audited_in_one_run_keeps_its_claim():
     truth = np.sqrt(recipe.epochs) / recipe._noise_multiplier()
     assert sum(bool(a.contradicted_[0]) for a in results) <= most_allowed(10)
     assert sum(a.mu_lower_bounds_[0] > truth for a in results) <= most_allowed(10)
+
+
+def test_white_box_scores_certify_nothing_on_null_data():
+    """Truth zero: the canaries' scores come from a training that held none of them, and
+    the in/out labels are fair coins drawn afterwards (100 draws). A valid bound certifies
+    ε > 0 (or μ > 0) in at most α of them: at most ``most_allowed(100)`` = 12."""
+    from sklearn_mace.algorithm._one_run import guess_table
+
+    pop, canaries = population(1000)
+    model = DPSGDLogisticRegression(epsilon=8.0, record_gradients=True, random_state=0)
+    model.fit(pop[:, :-1], pop[:, -1])
+    scores = DPSGDGradientScores(model).fit_transform(canaries)[:, 0]
+    assert stats.kstest(scores, "norm").pvalue > 1e-3  # pure noise: N(0, 1)
+    rng = np.random.default_rng(0)
+    certified = 0
+    for seed in range(100):
+        table = guess_table(
+            scores, rng.random(scores.size) < 0.5, claim=None, delta=1e-5, alpha=ALPHA, seed=seed
+        )
+        certified += bool(table["steinke_epsilon"].max() > 0 or table["fdp_mu"].max() > 0)
+    assert certified <= most_allowed(100)

@@ -158,7 +158,9 @@ class AlgorithmAudit(BaseEstimator):
         "true_label_log_odds")`` for classifiers (records carry their label in the last
         column, as for ``ClassifierQuery``). Under substitute-one the featurizer also reads
         each run's replacement record (columns ``*_replacement``, the same for every target):
-        both records of the swap.
+        both records of the swap. A featurizer whose one column is already the score
+        (``is_membership_score = True``: :class:`DPSGDGradientScores`, white-box DP-SGD)
+        makes the one-run design train no attack and guess on every canary.
     attack : classifier or None, default=None
         Learns member (1) vs non-member (0) runs from the features; its
         ``decision_function`` (or ``predict_proba[:, 1]``) scores a run. None: standardized

@@ -12,7 +12,10 @@ The attack learns from the canaries of a random ``attack_fraction`` (their inclu
 known to the auditor) and scores the others; only those are guessed. The guesses are then a
 function of the output and of the training canaries' inclusion alone, and with those fixed
 the scored canaries' inclusion is still a fair coin each, independent of everything else —
-the setting of both theorems (the training canaries are part of the fixed dataset).
+the setting of both theorems (the training canaries are part of the fixed dataset). A
+featurizer that declares its one column a ready score (``is_membership_score``, the
+white-box :class:`~sklearn_mace.algorithm.DPSGDGradientScores`) needs no attack: every
+canary is scored by it and guessed on (the score is a fixed function of the output).
 """
 
 import numpy as np
@@ -135,20 +138,12 @@ def fit_one_run(audit, X, kind, featurizer):
     output = train_output(plan, data, int(rng.integers(np.iinfo(np.int32).max)))
     features = featurize(plan, output, np.arange(m))
 
-    fit_part = np.zeros(m, dtype=bool)
-    fit_part[rng.permutation(m)[: int(round(audit.attack_fraction * m))]] = True
-    if fit_part.sum() < 5 or (~fit_part).sum() < 2 or len(set(included[fit_part])) < 2:
-        raise ValueError(
-            f"n_canaries={m} with attack_fraction={audit.attack_fraction} leaves too few "
-            "canaries to train the attack (at least 5, both in and out) or to guess on (at "
-            "least 2); use more canaries."
-        )
-    attack = seeded(audit._default_attack(), int(rng.integers(np.iinfo(np.int32).max)))
-    attack.fit(features[fit_part], included[fit_part].astype(int))
-    if hasattr(attack, "decision_function"):
-        scores = attack.decision_function(features)
+    if getattr(featurizer, "is_membership_score", False):
+        # a featurizer whose one column is already the score (DPSGDGradientScores): no
+        # attack to learn, every canary is guessed on
+        fit_part, attack, scores = np.zeros(m, dtype=bool), None, features[:, 0]
     else:
-        scores = attack.predict_proba(features)[:, 1]
+        fit_part, attack, scores = _learned_scores(audit, features, included, rng)
     alpha = 1.0 - audit.confidence
     table = guess_table(
         scores[~fit_part],
@@ -164,7 +159,7 @@ def fit_one_run(audit, X, kind, featurizer):
     audit.canary_features_ = features
     audit.canary_scores_ = scores
     audit.certify_mask_ = ~fit_part
-    audit.attacks_ = [attack]
+    audit.attacks_ = [] if attack is None else [attack]
     audit.guesses_ = table
     audit.epsilon_lower_bounds_ = np.array([table["steinke_epsilon"].max()])
     audit.fdp_epsilon_lower_bounds_ = np.array([table["fdp_epsilon"].max()])
@@ -172,6 +167,25 @@ def fit_one_run(audit, X, kind, featurizer):
     verdict = claim_contradicted(audit.claim_, table, audit.delta_)
     audit.contradicted_ = None if verdict is None else np.array([verdict])
     audit.per_target_confidence_ = audit.confidence
+
+
+def _learned_scores(audit, features, included, rng):
+    """``(fit_part, attack, scores)``: the attack trained on ``attack_fraction`` of the
+    canaries, and its scores of all of them."""
+    m = len(features)
+    fit_part = np.zeros(m, dtype=bool)
+    fit_part[rng.permutation(m)[: int(round(audit.attack_fraction * m))]] = True
+    if fit_part.sum() < 5 or (~fit_part).sum() < 2 or len(set(included[fit_part])) < 2:
+        raise ValueError(
+            f"n_canaries={m} with attack_fraction={audit.attack_fraction} leaves too few "
+            "canaries to train the attack (at least 5, both in and out) or to guess on (at "
+            "least 2); use more canaries."
+        )
+    attack = seeded(audit._default_attack(), int(rng.integers(np.iinfo(np.int32).max)))
+    attack.fit(features[fit_part], included[fit_part].astype(int))
+    if hasattr(attack, "decision_function"):
+        return fit_part, attack, attack.decision_function(features)
+    return fit_part, attack, attack.predict_proba(features)[:, 1]
 
 
 def _canaries(audit, X, rng):

@@ -419,3 +419,30 @@ def test_dpsgd_one_run_refuses_populations_it_cannot_use(population, n_canaries,
 
     with pytest.raises(AuditInputError, match=message):
         audit_algorithm_one_run(["dpsgd-logreg"], population, n_canaries=n_canaries)
+
+
+def test_dpsgd_white_box_and_the_mlp_in_one_run(tmp_path, capsys):
+    # issue #30 items 3 and 5: the white-box reading of the linear recipes (every canary
+    # guessed on) keeps the true claim and breaks the bug's; the MLP recipe runs black-box
+    pytest.importorskip("opacus")
+    out = tmp_path / "out"
+    argv = ["audit-algorithm", "--recipe", "dpsgd-logreg", "dpsgd-logreg-noise-bug"]
+    argv += ["--design", "one-run", "--claimed-epsilon", "4", "--white-box"]
+    assert main([*argv, "--out", str(out), "--quiet"]) == 0
+    summary = pd.read_csv(out / "summary.csv")
+    assert summary["contradicted"].tolist() == [False, True]
+    assert summary["recipe"].str.contains("white-box").all()
+    assert (summary["n_scored_canaries"] == 1000).all()  # no attack trained on a part
+    assert summary["epsilon_lower_bound"].iloc[0] <= 4.0
+    argv = ["audit-algorithm", "--recipe", "dpsgd-mlp", "--design", "one-run"]
+    argv += ["--claimed-epsilon", "4", "--canaries", "200"]
+    assert main([*argv, "--out", str(tmp_path / "mlp"), "--quiet"]) == 0
+    summary = pd.read_csv(tmp_path / "mlp" / "summary.csv")
+    assert summary["recipe"].str.contains("MLP").all() and not summary["contradicted"].iloc[0]
+    with pytest.raises(SystemExit):
+        main([*argv, "--white-box", "--out", str(tmp_path / "refused")])
+    assert "--white-box reads the per-step gradients" in capsys.readouterr().err
+    from sklearn_mace.report._kinds.algorithm._audit import audit_algorithm_one_run
+
+    with pytest.raises(AuditInputError, match="white_box=True"):
+        audit_algorithm_one_run(["dpsgd-mlp"], white_box=True)

@@ -39,7 +39,7 @@ from ..._engine import (
 from ..._io import AuditInputError
 from ..._results import AuditResult, failure_notes
 from ..._verdict import ClaimRules
-from ._recipes import DPSGD, HISTOGRAMS, RECIPES, available_recipes
+from ._recipes import DPSGD, HISTOGRAMS, RECIPES, WHITE_BOX, available_recipes
 from ._types import (
     AlgorithmInputs,
     AlgorithmReportInputs,
@@ -88,10 +88,13 @@ def make_recipe(name, *, epsilon, relation, domain):
         return algorithm.SDVGenerator()
     if name == "ctgan":
         return algorithm.CTGANGenerator(epochs=50)
-    if name == "dpsgd-logreg":
-        return algorithm.DPSGDLogisticRegression(epsilon=epsilon, delta=DPSGD_DELTA)
-    if name == "dpsgd-logreg-noise-bug":
-        return algorithm.NoiseBugDPSGDLogisticRegression(epsilon=epsilon, delta=DPSGD_DELTA)
+    if name in DPSGD:
+        Recipe = {
+            "dpsgd-logreg": algorithm.DPSGDLogisticRegression,
+            "dpsgd-logreg-noise-bug": algorithm.NoiseBugDPSGDLogisticRegression,
+            "dpsgd-mlp": algorithm.DPSGDMLPClassifier,
+        }[name]
+        return Recipe(epsilon=epsilon, delta=DPSGD_DELTA)
     return algorithm.SmartNoiseGenerator("mst", epsilon=epsilon)
 
 
@@ -513,17 +516,19 @@ def audit_algorithm_one_run(
     delta=None,
     confidence=0.95,
     random_state=0,
+    white_box=False,
 ):
     """One-run audits of training recipes: one training each, ``n_canaries`` canaries.
 
     Each recipe is trained once with ``n_canaries`` population records, each included
     independently with probability ½ (:class:`~sklearn_mace.algorithm.AlgorithmAudit` with
     ``design="one_run"``, add/remove-one). The DP-SGD recipes (``dpsgd-logreg``,
-    ``dpsgd-logreg-noise-bug``) are calibrated to the claimed ε at δ = 1e-5 and get
-    ``n_canaries`` Dirac canaries instead (:func:`~sklearn_mace.algorithm.make_dirac_canaries`;
-    the population's last column is the label, :func:`classification_records`); their claim
-    is their accountant's curve unless ``claim`` is given. The command line writes one card
-    per recipe from the result (``_one_run_view.py``).
+    ``dpsgd-logreg-noise-bug``, ``dpsgd-mlp``) are calibrated to the claimed ε at δ = 1e-5
+    and get ``n_canaries`` Dirac canaries instead
+    (:func:`~sklearn_mace.algorithm.make_dirac_canaries`; the population's last column is
+    the label, :func:`classification_records`); their claim is their accountant's curve
+    unless ``claim`` is given. The command line writes one card per recipe from the result
+    (``_one_run_view.py``).
 
     Parameters
     ----------
@@ -536,6 +541,11 @@ def audit_algorithm_one_run(
         Canaries, drawn from the population (the DP-SGD recipes: Dirac canaries).
     claimed_epsilon, claim, delta, confidence, random_state
         As for :func:`audit_algorithm` (the relation is add/remove-one).
+    white_box : bool, default=False
+        Read the linear DP-SGD recipes white-box: their per-step noisy gradients
+        (``record_gradients=True``) through
+        :class:`~sklearn_mace.algorithm.DPSGDGradientScores`, every canary guessed on, no
+        attack to learn (their recipe name says "white-box"). ``dpsgd-mlp`` records none.
 
     Returns
     -------
@@ -544,6 +554,7 @@ def audit_algorithm_one_run(
         (``result.recipes``); ``result.summary`` has one row per recipe: ``recipe`` then the
         one-run columns of :meth:`~sklearn_mace.algorithm.AlgorithmAudit.summary`.
     """
+    _check_white_box(recipes, white_box)
     stated, _, certified_delta = _claims(claim, claimed_epsilon, delta, "add_remove")
     calibration = stated.epsilons[0] if stated.kind in ("pure", "approximate") else claimed_epsilon
     settings = dict(n_canaries=n_canaries, epsilon=calibration, confidence=confidence)
@@ -561,15 +572,29 @@ def audit_algorithm_one_run(
     for key in recipes:
         if key in DPSGD:  # the accountant's curve is the claim unless one is given
             audits[key], rows = _dpsgd_one_run_audit(
-                key, population, claim=claim, delta=delta, **settings
+                key, population, claim=claim, delta=delta, white_box=white_box, **settings
             )
             source = "population (label last)" if population is not None else "breast-cancer table"
             n_rows = {**n_rows, source: rows}
+    # a white-box reading is named on the card: it is another attack than the black-box one
+    suffix = ", white-box: per-step gradients" if white_box else ""
     return OneRunResult(
-        recipes=tuple(OneRunRecipe(key, RECIPES[key], audits[key]) for key in recipes),
+        recipes=tuple(OneRunRecipe(key, RECIPES[key] + suffix, audits[key]) for key in recipes),
         confidence=confidence,
         n_rows=n_rows,
     )
+
+
+def _check_white_box(recipes, white_box):
+    """White-box reading needs recipes that record their noisy gradients."""
+    if not white_box:
+        return
+    others = [key for key in recipes if key not in WHITE_BOX]
+    if others:
+        raise AuditInputError(
+            f"white_box=True reads the per-step noisy gradients of {', '.join(WHITE_BOX)}; "
+            f"the recipe {others[0]} records none (audit it with white_box=False)."
+        )
 
 
 def _check_canaries(n_canaries, n_rows):
@@ -600,23 +625,30 @@ def _one_run_audit(key, X, domain, n_train, *, n_canaries, epsilon, claim, delta
     ).fit(X)
 
 
-def _dpsgd_one_run_audit(key, population, *, n_canaries, epsilon, claim, delta, confidence, seed):
+def _dpsgd_one_run_audit(
+    key, population, *, n_canaries, epsilon, claim, delta, confidence, seed, white_box
+):
     """One training of a DP-SGD recipe with Dirac canaries
     (:func:`~sklearn_mace.algorithm.make_dirac_canaries`, each in with probability ½): its
     fitted audit and the number of records. The recipe is calibrated to ``epsilon`` at
     δ = 1e-5 and claims its accountant's curve (``privacy_claim()``) unless ``claim`` is
-    given; its ε is certified at δ = 1e-5 unless ``delta`` is."""
-    from ....algorithm import AlgorithmAudit, make_dirac_canaries
+    given; its ε is certified at δ = 1e-5 unless ``delta`` is. ``white_box``: the recipe
+    records its noisy gradients and :class:`~sklearn_mace.algorithm.DPSGDGradientScores`
+    reads them."""
+    from ....algorithm import AlgorithmAudit, DPSGDGradientScores, make_dirac_canaries
 
     records = classification_records(population)
     _check_dirac_memory(len(records), records.shape[1], n_canaries)
     members, canaries = make_dirac_canaries(records, n_canaries)
     recipe = make_recipe(key, epsilon=epsilon, relation="add_remove", domain=None)
+    if white_box:
+        recipe.set_params(record_gradients=True)
     audit = AlgorithmAudit(
         recipe,
         design="one_run",
         targets=canaries,
         train_size=len(members),
+        featurizer=DPSGDGradientScores() if white_box else None,
         claim=recipe.privacy_claim() if claim is None else claim,
         delta=DPSGD_DELTA if delta is None else delta,
         confidence=confidence,

@@ -14,7 +14,7 @@ from pathlib import Path
 from ... import _arguments as arguments
 from ..._arguments import EXIT_CODES
 from .._kind import print_report, write_report
-from ._recipes import DPSGD, HISTOGRAMS, RECIPES
+from ._recipes import DPSGD, HISTOGRAMS, RECIPES, WHITE_BOX
 
 #: Python parameters whose flag has another name (see ``Command.renamed``)
 RENAMED = {"recipes": "recipe", "n_canaries": "canaries"}
@@ -49,7 +49,8 @@ def add_arguments(sub):
         metavar="NAME",
         help="built-in recipes to audit: dp-histogram, wrong-noise-histogram, "
         "gaussian-mixture, and sdv, ctgan, smartnoise when their package is installed; "
-        "dpsgd-logreg and dpsgd-logreg-noise-bug (opacus, --design one-run: Dirac canaries, "
+        "dpsgd-logreg, dpsgd-logreg-noise-bug and dpsgd-mlp (opacus, --design one-run: Dirac "
+        "canaries, "
         "the population's last column the label, default scikit-learn's breast-cancer "
         "table) (default: the two histograms)",
     )
@@ -150,6 +151,13 @@ def _design_options(sub):
         default=1000,
         help="canaries of --design one-run, drawn from the population (default: 1000)",
     )
+    sub.add_argument(
+        "--white-box",
+        action="store_true",
+        help="--design one-run of dpsgd-logreg and dpsgd-logreg-noise-bug: read each "
+        "canary's coordinate of the recipe's per-step noisy gradients (white-box gradient "
+        "canaries, every canary guessed on) instead of the final model",
+    )
 
 
 def _recipes(args):
@@ -170,6 +178,11 @@ def check_arguments(args):
     if len(set(recipes)) != len(recipes):
         raise AuditInputError(f"--recipe names each recipe once; got {recipes}.")
     trainers = [r for r in recipes if r in DPSGD]
+    if args.white_box and (args.design != "one-run" or set(recipes) - set(WHITE_BOX)):
+        raise AuditInputError(
+            f"--white-box reads the per-step gradients of {' and '.join(WHITE_BOX)} in "
+            "--design one-run; give only those recipes and --design one-run."
+        )
     if trainers and args.design != "one-run":
         raise AuditInputError(
             f"--recipe {trainers[0]} is audited in one run, with Dirac canaries: add "
@@ -248,6 +261,7 @@ def _one_run(args, claim):
         delta=args.delta,
         confidence=args.confidence,
         random_state=args.random_state,
+        white_box=args.white_box,
     )
 
 

@@ -82,3 +82,38 @@ def test_cuda_log_sums_equal_the_cpu_ones(rng):
         gaussian_log_kernel_sum(Zq, Zd, device="cpu"),
         rtol=1e-12,
     )
+
+
+def exact_group_sums(Zq, Zd, groups, n_groups, bandwidths):
+    d2 = ((Zq[:, None, :] - Zd[None, :, :]) ** 2).sum(-1)
+    out = np.full((len(bandwidths), n_groups, len(Zq)), -np.inf)
+    for g, h in enumerate(bandwidths):
+        for k in range(n_groups):
+            if np.any(groups == k):
+                out[g, k] = logsumexp(-d2[:, groups == k] / (2 * h * h), axis=1)
+    return out
+
+
+@pytest.mark.parametrize("d", [1, 8])
+def test_kernel_table_in_data_tiles_equals_one_block(rng, d, monkeypatch):
+    # The certificate's table (float32) with data tiles of 37 rows: groups cut across
+    # tiles, far rows whose nearest data row sits in a late tile (the running shift moves
+    # and the sums are rescaled). Same table as one block to float32 summation rounding,
+    # and the float64 logsumexp to the table's stated accuracy (tests/density/
+    # test_kernel_table.py: 2e-3 plus float32 rounding of ‖z‖² over 2h²).
+    from sklearn_mace.density import _grid
+
+    Z = rng.normal(size=(600, d))
+    Z[-3:] *= 40  # far rows at the end of the data: their own terms come last
+    groups = rng.integers(0, 6, 600)
+    groups[groups == 5] = 4  # group 5 empty
+    h = np.geomspace(1 / 8, 4, 11) * 600 ** (-1 / (d + 4))
+    queries = np.vstack([Z[:40], Z[-3:]])
+    whole = _grid.grouped_log_kernel_sums(queries, Z, groups, 6, h)
+    monkeypatch.setattr(_grid, "TABLE_BLOCK_BYTES", 4 * 43 * 37)  # 43 query rows x 37
+    tiled = _grid.grouped_log_kernel_sums(queries, Z, groups, 6, h)
+    assert np.all(np.isneginf(tiled[:, 5])) and np.all(np.isfinite(tiled[:, :5]))
+    np.testing.assert_allclose(tiled[:, :5], whole[:, :5], rtol=1e-5, atol=1e-5)
+    want = exact_group_sums(queries, Z, groups, 6, h)
+    scale = 1e-6 * (1 + (queries**2).sum(1)) / (2 * h[:, None, None] ** 2)
+    assert np.all(np.abs(tiled[:, :5] - want[:, :5]) <= 2e-3 + scale)

@@ -10,7 +10,10 @@ Rows (median of ``--repeats``; wall and CPU seconds of the process, user + sys):
 * ``ball count`` — ``count_within_radius`` at the median nearest distance against the
   previous one (a float64 pass over a shifted copy of Y);
 * ``KDE sums`` — ``gaussian_log_kernel_sum`` (running log-sum-exp over data tiles)
-  against the previous one (per-tile ``logsumexp`` into a table, then one more).
+  against the previous one (per-tile ``logsumexp`` into a table, then one more);
+* ``kernel table`` — the certificate's ``grouped_log_kernel_sums`` (float32; 11
+  bandwidths on the √2 grid, 10 groups; data tiles with a running shift) against the
+  previous one (every data row in each block).
 
 Each answer is compared with the float64 / previous one (``max |Δ|``; the nearest and ball
 counts must be equal, see ``tests/utils/test_neighbors_exact.py``). ``--memory`` adds the
@@ -38,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from sklearn_mace.density import _kde
+from sklearn_mace.density import _grid, _kde
 from sklearn_mace.utils import _neighbors
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,6 +53,7 @@ CASES = [
     ("ball count", 16, 100_000, 10_000),
     ("KDE sums", 8, 100_000, 2_000),
     ("KDE sums", 64, 100_000, 2_000),
+    ("kernel table", 8, 100_000, 2_000),
 ]
 
 
@@ -101,7 +105,7 @@ PREVIOUS = {}
 def runs(name, d, n, n_queries, rng):
     """``[(label, function)]`` for one case: the reference first, the new kernel last."""
     Y, X = rng.normal(size=(n, d)), rng.normal(size=(n_queries, d))
-    old_nn, old_kde = PREVIOUS["neighbors"], PREVIOUS["kde"]
+    old_nn, old_kde, old_grid = PREVIOUS["neighbors"], PREVIOUS["kde"], PREVIOUS["grid"]
     if name == "nearest":
         out = [("float64", lambda: fp64_nearest(X, Y))]
         if old_nn is not None:
@@ -113,16 +117,24 @@ def runs(name, d, n, n_queries, rng):
         if old_nn is not None:
             out.append(("previous", lambda: old_nn.count_within_radius(X, Y, radius, device="cpu")))
         return [*out, ("new", lambda: _neighbors.count_within_radius(X, Y, radius, device="cpu"))]
+    if name == "kernel table":
+        groups, h = rng.integers(0, 10, n), 0.3 * 2.0 ** (-0.5 * np.arange(11))
+        out = []
+        if old_grid is not None:
+            out.append(("previous", lambda: old_grid.grouped_log_kernel_sums(X, Y, groups, 10, h)))
+        return [*out, ("new", lambda: _grid.grouped_log_kernel_sums(X, Y, groups, 10, h))]
     out = []
     if old_kde is not None:
         out.append(("previous", lambda: old_kde.gaussian_log_kernel_sum(X, Y)))
     return [*out, ("new", lambda: _kde.gaussian_log_kernel_sum(X, Y))]
 
 
-def speed_table(scale, repeats):
+def speed_table(scale, repeats, only=None):
     print("| pass | size | variant | wall s | CPU s | speed-up (wall) | max abs diff |")
     print("|---|---|---|---|---|---|---|")
     for name, d, n, n_queries in CASES:
+        if only and name not in only:
+            continue
         n = max(1000, int(n * scale))
         variants = runs(name, d, n, n_queries, np.random.default_rng(0))
         results = [(label, *timed(f, repeats)) for label, f in variants]
@@ -178,6 +190,7 @@ def main(argv=None):
     parser.add_argument("--ref", default=DEFAULT_REF, help="git commit of the previous code")
     parser.add_argument("--memory", action="store_true", help="add the peak-memory table")
     parser.add_argument("--no-speed", action="store_true", help="skip the speed table")
+    parser.add_argument("--only", help="comma-separated passes, e.g. 'nearest,KDE sums'")
     parser.add_argument("--memory-child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.memory_child:
@@ -185,11 +198,12 @@ def main(argv=None):
         return
     PREVIOUS["neighbors"] = previous("sklearn_mace.utils._neighbors", args.ref)
     PREVIOUS["kde"] = previous("sklearn_mace.density._kde", args.ref)
+    PREVIOUS["grid"] = previous("sklearn_mace.density._grid", args.ref)
     print(f"CPU: {os.cpu_count()} cores, torch threads {torch.get_num_threads()}; load average ")
     print(f"{os.getloadavg()[0]:.1f}; median of {args.repeats}; scale {args.scale}; ref {args.ref}")
     print()
     if not args.no_speed:
-        speed_table(args.scale, args.repeats)
+        speed_table(args.scale, args.repeats, args.only and args.only.split(","))
     if args.memory:
         memory_table(args.ref)
     print(f"\nload average at the end {os.getloadavg()[0]:.1f}")

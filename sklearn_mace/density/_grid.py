@@ -304,16 +304,20 @@ def _running_group_sums(query, data, data_sq, tiles, n_groups, coef, squares, bu
     query_sq = (query * query).sum(dim=1, keepdim=True)
     shift = torch.full((n_groups, width), torch.inf, dtype=torch.float32, device=query.device)
     sums = torch.zeros((len(coef), n_groups, width), dtype=torch.float32, device=query.device)
-    moved = torch.empty_like(shift)
+    moved = torch.zeros_like(shift)
+    seen = set()  # groups met in an earlier tile (Python bookkeeping, not tensor values)
     for start, stop, parts in tiles:
         size = width * (stop - start)
         d2 = buffers[:size].view(width, stop - start)
         work = buffers[size : 2 * size].view(width, stop - start)
         torch.addmm(data_sq[:, start:stop], query, data[start:stop].T, alpha=-2.0, out=d2)
         d2.add_(query_sq).clamp_(min=0.0)
+        again = [i for i, _ in parts if i in seen]
         for i, columns in parts:
-            new_shift = torch.minimum(shift[i], d2[:, columns].amin(dim=1))
-            torch.sub(shift[i], new_shift, out=moved[i])  # inf on a group's first tile
+            new_shift = torch.amin(d2[:, columns], dim=1)
+            if i in seen:
+                torch.minimum(shift[i], new_shift, out=new_shift)
+                torch.sub(shift[i], new_shift, out=moved[i])
             shift[i] = new_shift
             d2[:, columns].sub_(new_shift.unsqueeze(1))
         for g, c in enumerate(coef):
@@ -322,9 +326,13 @@ def _running_group_sums(query, data, data_sq, tiles, n_groups, coef, squares, bu
             else:
                 torch.mul(d2, float(c), out=work)
                 work.clamp_(min=EXP_FLOOR).exp_()
+            if again:  # exp(c·(m − m′)) for the groups met before (1 for the others)
+                sums[g].mul_(torch.mul(moved, float(c)).exp_())
             for i, columns in parts:
-                rescale = torch.mul(moved[i], float(c)).exp_()  # exp(c·(m − m′)); 0 at first
-                sums[g, i].mul_(rescale).add_(work[:, columns].sum(dim=1))
+                sums[g, i].add_(work[:, columns].sum(dim=1))
+        if again:
+            moved.zero_()
+        seen.update(i for i, _ in parts)
     coef64 = torch.as_tensor(coef, dtype=torch.float64, device=query.device)
     return torch.log(sums.double()).add_(coef64[:, None, None] * shift.double())
 

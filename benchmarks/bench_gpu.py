@@ -43,6 +43,12 @@ figure has been measured with this script yet.
 
     audit, mixed tables, 10 000-row release, CPU only: wall 26.9 s, CPU 12.1 s, 650 MiB
 
+The rows ``nearest (float64)`` and ``ball count`` came with the float32 screen (issue #28
+kernels). A smoke run without a GPU (``--scale 0.01 --cli-rows 0 --repeats 1``, load
+average 9.6, 2026-11-28): nearest 16-D 0.067 s against 0.187 s for the float64 pass,
+64-D 0.776 s against 2.117 s; ball count 16-D 0.163 s. CPU speed-ups at full size:
+``benchmarks/bench_kernels.py``.
+
     python benchmarks/bench_gpu.py                       # issue #28's sizes (GPU machine)
     python benchmarks/bench_gpu.py --scale 0.01 --cli-rows 5000 --repeats 1   # a smoke run
 """

@@ -31,7 +31,7 @@ MAX_GRID_POINTS = {1: 2**21, 2: 2**22}
 # Kernel-table blocks: 2 MiB of float32 pairs stays in cache (bench_certified.py --kernel).
 TABLE_BLOCK_BYTES = 2 * 2**20
 # Query rows per kernel-table block when the data do not fit such a block whole (data tiles).
-TABLE_TILE_ROWS = 128
+TABLE_TILE_ROWS = 512
 # Exponents are clamped here before exp (see grouped_log_kernel_sums).
 EXP_FLOOR = -80.0
 EXP_FLOOR_VALUE = float(np.exp(EXP_FLOOR))

@@ -117,3 +117,17 @@ def test_kernel_table_in_data_tiles_equals_one_block(rng, d, monkeypatch):
     want = exact_group_sums(queries, Z, groups, 6, h)
     scale = 1e-6 * (1 + (queries**2).sum(1)) / (2 * h[:, None, None] ** 2)
     assert np.all(np.abs(tiled[:, :5] - want[:, :5]) <= 2e-3 + scale)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_kernel_table_equals_the_cpu_one(rng):
+    # float32 on both devices: each within the table's stated accuracy of float64, so
+    # within twice that of each other
+    from sklearn_mace.density._grid import grouped_log_kernel_sums
+
+    Z, groups = rng.normal(size=(3000, 8)), rng.integers(0, 6, 3000)
+    h = np.geomspace(1 / 8, 4, 11) * 3000 ** (-1 / 12)
+    cuda = grouped_log_kernel_sums(Z[:200], Z, groups, 6, h, device="cuda")
+    cpu = grouped_log_kernel_sums(Z[:200], Z, groups, 6, h, device="cpu")
+    scale = 1e-6 * (1 + (Z[:200] ** 2).sum(1)) / (2 * h[:, None, None] ** 2)
+    assert np.all(np.abs(cuda - cpu) <= 4e-3 + 2 * scale)

@@ -164,3 +164,38 @@ def test_cuda_answers_equal_the_cpu_ones(case):
         count_within_radius(X, Y, radius, device="cuda"),
         count_within_radius(X, Y, radius, device="cpu"),
     )
+
+
+class _FlatL2:
+    """A stand-in for ``faiss.IndexFlatL2`` (float32 brute force, as faiss computes it:
+    ``‖x‖² + ‖y‖² − 2·x·y``), so the faiss path runs where faiss is not installed."""
+
+    def __init__(self, d):
+        self.rows = np.empty((0, d), dtype=np.float32)
+
+    def add(self, rows):
+        assert rows.dtype == np.float32
+        self.rows = np.vstack([self.rows, rows])
+
+    def search(self, queries, k):
+        y = self.rows
+        d2 = (queries * queries).sum(1)[:, None] + (y * y).sum(1)[None, :] - 2 * queries @ y.T
+        index = np.argsort(d2, axis=1, kind="stable")[:, :k]
+        return np.take_along_axis(d2, index, axis=1), index.astype(np.int64)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_faiss_path_equals_brute_force_for_k_above_one(case, monkeypatch):
+    import sys
+    import types
+
+    monkeypatch.setitem(sys.modules, "faiss", types.SimpleNamespace(IndexFlatL2=_FlatL2))
+    X, Y = _case(case)
+    got_d, got_i = nearest_sq_distances(X, Y, k=3, backend="faiss", return_indices=True)
+    want_d, want_i = brute_nearest(X, Y, 3)
+    np.testing.assert_array_equal(got_d, want_d)
+    np.testing.assert_array_equal(got_i, want_i)
+    if case == "gaussian":  # k = 1 has no certificate; without near-ties it is exact
+        np.testing.assert_array_equal(
+            nearest_sq_distances(X, Y, k=1, backend="faiss"), want_d[:, :1]
+        )

@@ -131,3 +131,37 @@ def test_cuda_kernel_table_equals_the_cpu_one(rng):
     cpu = grouped_log_kernel_sums(Z[:200], Z, groups, 6, h, device="cpu")
     scale = 1e-6 * (1 + (Z[:200] ** 2).sum(1)) / (2 * h[:, None, None] ** 2)
     assert np.all(np.abs(cuda - cpu) <= 4e-3 + 2 * scale)
+
+
+def test_kernel_table_loop_reads_nothing_back_to_the_host(rng, monkeypatch):
+    from sklearn_mace.density._grid import _running_group_sums
+
+    data = torch.as_tensor(rng.normal(size=(300, 3)), dtype=torch.float32)
+    query = data[:50].clone()
+    data_sq = (data * data).sum(dim=1).unsqueeze(0)
+    # two groups, cut across tiles of 64 rows
+    tiles = []
+    for start in range(0, 300, 64):
+        stop = min(start + 64, 300)
+        parts = [
+            (i, slice(max(lo, start) - start, min(hi, stop) - start))
+            for i, (lo, hi) in enumerate([(0, 170), (170, 300)])
+            if lo < stop and hi > start
+        ]
+        tiles.append((start, stop, parts))
+    coef = -0.5 / np.array([1.0, 0.5**0.5, 0.5]) ** 2
+    squares = np.array([False, True, True])
+    buffers = torch.empty(2 * 50 * 64, dtype=torch.float32)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("host synchronisation inside the loop")
+
+    for name in ("item", "__float__", "__int__", "__bool__", "tolist", "numpy", "cpu"):
+        monkeypatch.setattr(torch.Tensor, name, refuse)
+    got = _running_group_sums(query, data, data_sq, tiles, 2, coef, squares, buffers)
+    monkeypatch.undo()
+    Zq, Zd = query.double().numpy(), data.double().numpy()
+    for g, c in enumerate(coef):
+        for i, (lo, hi) in enumerate([(0, 170), (170, 300)]):
+            d2 = ((Zq[:, None] - Zd[None, lo:hi]) ** 2).sum(-1)
+            np.testing.assert_allclose(got[g, i].numpy(), logsumexp(c * d2, axis=1), atol=1e-4)

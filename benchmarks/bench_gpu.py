@@ -13,8 +13,14 @@ Passes (rows and targets as issue #28; ``--scale`` multiplies the data rows):
 * ``DOMIAS (Scott)`` — ``DOMIASQuery(bandwidth="scott")`` fit + transform of 2 000 targets,
   synthetic and reference rows drawn from a Gaussian; peer (the 10 000-row case): two
   ``scipy.stats.gaussian_kde``;
-* ``nearest`` — ``nearest_sq_distances`` (GAN-leaks' exact nearest distance); peer (16-D):
+* ``nearest`` — ``nearest_sq_distances`` (GAN-leaks' exact nearest distance: float32
+  screen over tiles of the data, TF32 where the user allowed it on CUDA, and the exact
+  float64 re-check of the pairs that can decide it); peer (16-D):
   ``sklearn.neighbors.NearestNeighbors(n_jobs=-1)``;
+* ``nearest (float64)`` — the plain float64 pass the float32 screen replaces
+  (``sq_distance_blocks`` and a row minimum), for the screen's speed-up on each device;
+* ``ball count`` — ``count_within_radius`` at the median nearest distance (the Monte-Carlo
+  query's ε-ball; float32 screen, exact re-check of the pairs within its bound);
 * ``certificate`` — ``KDEAdvantageEstimator().fit`` on a Gaussian shift (members shifted by
   0.2 per column): cross-fit, bandwidth selection, U_N.
 
@@ -37,6 +43,12 @@ figure has been measured with this script yet.
 
     audit, mixed tables, 10 000-row release, CPU only: wall 26.9 s, CPU 12.1 s, 650 MiB
 
+The rows ``nearest (float64)`` and ``ball count`` came with the float32 screen (issue #28
+kernels). A smoke run without a GPU (``--scale 0.01 --cli-rows 0 --repeats 1``, load
+average 9.6, 2026-11-28): nearest 16-D 0.067 s against 0.187 s for the float64 pass,
+64-D 0.776 s against 2.117 s; ball count 16-D 0.163 s. CPU speed-ups at full size:
+``benchmarks/bench_kernels.py``.
+
     python benchmarks/bench_gpu.py                       # issue #28's sizes (GPU machine)
     python benchmarks/bench_gpu.py --scale 0.01 --cli-rows 5000 --repeats 1   # a smoke run
 """
@@ -54,7 +66,11 @@ import torch
 from sklearn_mace import KDEAdvantageEstimator
 from sklearn_mace.queries import DOMIASQuery
 from sklearn_mace.utils import _neighbors
-from sklearn_mace.utils._neighbors import nearest_sq_distances
+from sklearn_mace.utils._neighbors import (
+    count_within_radius,
+    nearest_sq_distances,
+    sq_distance_blocks,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_audit_load, bench_encode
 
@@ -65,6 +81,9 @@ CASES = [
     ("DOMIAS (Scott)", 64, 100_000, 100_000, 2000, False),
     ("nearest", 16, 100_000, 0, 10_000, True),
     ("nearest", 64, 1_000_000, 0, 10_000, False),
+    ("nearest (float64)", 16, 100_000, 0, 10_000, False),
+    ("nearest (float64)", 64, 1_000_000, 0, 10_000, False),
+    ("ball count", 16, 100_000, 0, 10_000, False),
     ("certificate", 8, 50_000, 50_000, 0, False),
     ("certificate", 1, 100_000, 100_000, 0, False),
 ]
@@ -87,6 +106,24 @@ def make_case(name, d, n, n_other, n_targets, rng):
             return kde_g.logpdf(targets.T) - kde_r.logpdf(targets.T)
 
         return run, peer
+    if name == "nearest (float64)":
+        data, queries = rng.normal(size=(n, d)), rng.normal(size=(n_targets, d))
+
+        def run(device):
+            out = torch.empty(len(queries), dtype=torch.float64)
+            for rows, d2 in sq_distance_blocks(queries, data, device=device):
+                out[rows] = d2.amin(dim=1).cpu()
+            return out.numpy()
+
+        return run, None
+    if name == "ball count":
+        data, queries = rng.normal(size=(n, d)), rng.normal(size=(n_targets, d))
+        radius = float(np.sqrt(np.median(nearest_sq_distances(queries[:500], data))))
+
+        def run(device):
+            return count_within_radius(queries, data, radius, device=device)
+
+        return run, None
     if name == "nearest":
         data, queries = rng.normal(size=(n, d)), rng.normal(size=(n_targets, d))
 

@@ -30,6 +30,8 @@ __all__ = [
 MAX_GRID_POINTS = {1: 2**21, 2: 2**22}
 # Kernel-table blocks: 2 MiB of float32 pairs stays in cache (bench_certified.py --kernel).
 TABLE_BLOCK_BYTES = 2 * 2**20
+# Query rows per kernel-table block when the data do not fit such a block whole (data tiles).
+TABLE_TILE_ROWS = 512
 # Exponents are clamped here before exp (see grouped_log_kernel_sums).
 EXP_FLOOR = -80.0
 EXP_FLOOR_VALUE = float(np.exp(EXP_FLOOR))
@@ -192,11 +194,15 @@ def grouped_log_kernel_sums(
     """``S[g, k, i] = log Σ_{j in group k} exp(−‖z_i − z_j‖² / 2h_g²)``; ``-inf`` if empty.
 
     One pass over the ``n_query × n_data`` pairs for all candidate bandwidths at once,
-    in cache-sized blocks (``TABLE_BLOCK_BYTES``), float32 on torch:
+    in cache-sized blocks (``TABLE_BLOCK_BYTES``) of query rows × a tile of data rows,
+    float32 on torch:
 
     * the squared distances of a block are computed once (one matrix product) and shifted
-      per (query row, group) by the group's smallest one, so each group's largest term is
-      ``exp(0) = 1`` and no sum underflows, however far the row;
+      per (query row, group) by the group's smallest one so far, so each group's largest
+      term is ``exp(0) = 1`` and no sum underflows, however far the row; when a later tile
+      holds a smaller one, the group's running sums are rescaled (a running log-sum-exp,
+      :func:`_running_group_sums`), so tiles of data keep ``TABLE_TILE_ROWS`` query rows
+      per block however large the data;
     * exponents are clamped at ``EXP_FLOOR`` before ``exp``: a term that small changes a
       sum whose largest term is 1 by less than ``n_data · e^-80`` (relative), and float32
       ``exp`` of very negative arguments is an order of magnitude slower;
@@ -204,10 +210,9 @@ def grouped_log_kernel_sums(
       ``1/√2`` times the last (``BANDWIDTH_FACTORS`` are), its kernel is the square of the
       last one (``exp(−2a) = exp(−a)²``), a multiplication instead of an ``exp``;
     * on CUDA the blocks are larger (``utils._chunks.device_chunk_bytes``: a cache-sized
-      block leaves the GPU idle between small kernels) and the table stays on the device
-      until the last block (no host round trip, a synchronisation, per block and
-      bandwidth); the logarithms are then torch's instead of NumPy's (equal to about 1e-16
-      relative).
+      block leaves the GPU idle between small kernels); on every device the table stays
+      where the sums run until the last block, and nothing inside the loop reads a value
+      back to the host (no synchronisation per tile, block or bandwidth).
 
     The squared distances are float32 expansions ``‖x‖² + ‖y‖² − 2x·y`` after centring on
     the data's mean: their rounding is about ``1e-7·‖z‖²``, divided by ``2h²`` in the
@@ -227,8 +232,8 @@ def grouped_log_kernel_sums(
     bandwidths : sequence of float
     device : str or torch.device, default="cpu"
     _keep_on_device : bool, default=None
-        Keep the table on the device until the end (None: on CUDA only; the tests set it on
-        the CPU to check that path).
+        Ignored (kept for callers of the previous version: the table now always stays on
+        the device until the end).
 
     Returns
     -------
@@ -248,55 +253,88 @@ def grouped_log_kernel_sums(
     sums = np.full((len(bandwidths), n_groups, len(Z_query)), -np.inf)
     if not groups or len(Z_query) == 0:
         return sums
-    on_device = dev.type != "cpu" if _keep_on_device is None else _keep_on_device
     block_bytes = TABLE_BLOCK_BYTES if dev.type == "cpu" else device_chunk_bytes(dev)
-    present = [k for k, _, _ in groups]
-    if on_device:
-        table = torch.full(sums.shape, -torch.inf, dtype=torch.float64, device=dev)
-        present_index = torch.as_tensor(present, device=dev)
+    present_index = torch.as_tensor([k for k, _, _ in groups], device=dev).unsqueeze(0)
+    bandwidth_index = torch.as_tensor(widest_first, device=dev).unsqueeze(1)
+    table = torch.full(sums.shape, -torch.inf, dtype=torch.float64, device=dev)
+    # tiles of data rows, so that a block holds TABLE_TILE_ROWS' worth of query rows: with
+    # every data row in one block, 10^5 data rows left 5 query rows per 2 MiB block, and
+    # every block streamed all the data from memory
+    tile = min(len(Z_data), max(1, block_bytes // (4 * min(len(Z_query), TABLE_TILE_ROWS))))
+    block = max(1, block_bytes // (4 * tile))
+    # per tile, the (group index, columns in the tile) of the groups it meets: plain Python
+    tiles = []
+    for start in range(0, len(Z_data), tile):
+        stop = min(start + tile, len(Z_data))
+        parts = [
+            (i, slice(max(lo, start) - start, min(hi, stop) - start))
+            for i, (_, lo, hi) in enumerate(groups)
+            if lo < stop and hi > start
+        ]
+        tiles.append((start, stop, parts))
     # one thread choice for the whole table (docs/design.md, "Devices and threads")
     with pass_threads(len(Z_query) * len(Z_data) * len(bandwidths), device=dev):
         centre = Z_data.mean(axis=0)  # centring keeps float32's ‖z‖² small
         data = to_tensor(Z_data[order] - centre, dev, dtype=torch.float32)
         data_sq = (data * data).sum(dim=1).unsqueeze(0)
-        block = max(1, block_bytes // (4 * len(Z_data)))
-        sq_distances = torch.empty(
-            (min(block, len(Z_query)), len(Z_data)), dtype=torch.float32, device=dev
-        )
-        kernel = torch.empty_like(sq_distances)
-        shift = torch.empty((len(groups), sq_distances.shape[0]), dtype=torch.float32, device=dev)
-        group_sums = torch.empty_like(shift)
+        queries = to_tensor(Z_query - centre, dev, dtype=torch.float32)
+        buffers = torch.empty(2 * min(block, len(Z_query)) * tile, dtype=torch.float32, device=dev)
         for start in range(0, len(Z_query), block):
             rows = slice(start, min(start + block, len(Z_query)))
-            width = rows.stop - rows.start
-            query = to_tensor(Z_query[rows] - centre, dev, dtype=torch.float32)
-            d2, work = sq_distances[:width], kernel[:width]
-            torch.addmm(data_sq, query, data.T, beta=1.0, alpha=-2.0, out=d2)
-            d2.add_((query * query).sum(dim=1, keepdim=True)).clamp_(min=0.0)
-            for i, (_, lo, hi) in enumerate(groups):
-                torch.amin(d2[:, lo:hi], dim=1, out=shift[i, :width])
-                d2[:, lo:hi].sub_(shift[i, :width].unsqueeze(1))
-            if on_device:
-                nearest = shift[:, :width].double()
+            log_sums = _running_group_sums(
+                queries[rows], data, data_sq, tiles, len(groups), coef, squares, buffers
+            )
+            table[bandwidth_index, present_index, rows] = log_sums
+    return to_numpy(table)
+
+
+def _running_group_sums(query, data, data_sq, tiles, n_groups, coef, squares, buffers):
+    """``(n_bandwidths, n_groups, rows)`` log sums of one block of query rows, widest
+    bandwidth first, by a running (shift, sum) per group over the data tiles.
+
+    Per tile and group, the shift ``m`` (the smallest squared distance so far, so the
+    largest term is ``exp(0) = 1``) moves to ``m′ = min(m, tile's smallest)``; the running
+    sums are rescaled by ``exp(c·(m − m′))`` and the tile's terms ``exp(c·(d² − m′))`` added
+    (clamped at ``EXP_FLOOR``; squares along the √2 grid). Tensor operations only: no value
+    comes back to the host inside the loop.
+    """
+    import torch
+
+    width = len(query)
+    query_sq = (query * query).sum(dim=1, keepdim=True)
+    shift = torch.full((n_groups, width), torch.inf, dtype=torch.float32, device=query.device)
+    sums = torch.zeros((len(coef), n_groups, width), dtype=torch.float32, device=query.device)
+    moved = torch.zeros_like(shift)
+    seen = set()  # groups met in an earlier tile (Python bookkeeping, not tensor values)
+    for start, stop, parts in tiles:
+        size = width * (stop - start)
+        d2 = buffers[:size].view(width, stop - start)
+        work = buffers[size : 2 * size].view(width, stop - start)
+        torch.addmm(data_sq[:, start:stop], query, data[start:stop].T, alpha=-2.0, out=d2)
+        d2.add_(query_sq).clamp_(min=0.0)
+        again = [i for i, _ in parts if i in seen]
+        for i, columns in parts:
+            new_shift = torch.amin(d2[:, columns], dim=1)
+            if i in seen:
+                torch.minimum(shift[i], new_shift, out=new_shift)
+                torch.sub(shift[i], new_shift, out=moved[i])
+            shift[i] = new_shift
+            d2[:, columns].sub_(new_shift.unsqueeze(1))
+        for g, c in enumerate(coef):
+            if squares[g]:  # max(k², e^-80) = max(exp(2a), e^-80) for k = max(exp(a), e^-80)
+                work.mul_(work).clamp_(min=EXP_FLOOR_VALUE)
             else:
-                nearest = to_numpy(shift[:, :width]).astype(float)
-            for g, c in enumerate(coef):
-                if squares[g]:  # max(k², e^-80) = max(exp(2a), e^-80) for k = max(exp(a), e^-80)
-                    work.mul_(work).clamp_(min=EXP_FLOOR_VALUE)
-                else:
-                    torch.mul(d2, float(c), out=work)
-                    work.clamp_(min=EXP_FLOOR).exp_()
-                for i, (_, lo, hi) in enumerate(groups):
-                    torch.sum(work[:, lo:hi], dim=1, out=group_sums[i, :width])
-                if on_device:
-                    log_sums = torch.log(group_sums[:, :width].double()).add_(
-                        nearest, alpha=float(c)
-                    )
-                    table[int(widest_first[g]), present_index, rows] = log_sums
-                    continue
-                log_sums = np.log(to_numpy(group_sums[:, :width]).astype(float)) + c * nearest
-                sums[widest_first[g], present, rows] = log_sums
-    return to_numpy(table) if on_device else sums
+                torch.mul(d2, float(c), out=work)
+                work.clamp_(min=EXP_FLOOR).exp_()
+            if again:  # exp(c·(m − m′)) for the groups met before (1 for the others)
+                sums[g].mul_(torch.mul(moved, float(c)).exp_())
+            for i, columns in parts:
+                sums[g, i].add_(work[:, columns].sum(dim=1))
+        if again:
+            moved.zero_()
+        seen.update(i for i, _ in parts)
+    coef64 = torch.as_tensor(coef, dtype=torch.float64, device=query.device)
+    return torch.log(sums.double()).add_(coef64[:, None, None] * shift.double())
 
 
 def binned_log_kernel_sums_1d(

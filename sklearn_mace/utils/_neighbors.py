@@ -1,4 +1,25 @@
-"""Chunked k-nearest squared Euclidean distances on torch (CPU or CUDA)."""
+"""Chunked k-nearest squared Euclidean distances on torch (CPU or CUDA).
+
+Every pass here has the same two stages (issue #28):
+
+1. *screen* — float32 (TF32 where the user allowed it on CUDA) squared distances through
+   matrix products, tile by tile of ``Y``, on data shifted by the mean of ``Y``: the shift
+   is subtracted from each tile as it is taken, so no centred copy of ``Y`` as large as the
+   release is ever held (on CPU; on CUDA the float32 centred ``Y`` stays on the device);
+2. *re-check* — the pairs whose screened value is within the screen's rounding bound of a
+   decision (a nearest neighbour, a tie, a radius) get their distance recomputed exactly in
+   float64 by direct differences of the *raw* rows, ``Σ_j (x_j − y_j)²`` summed left to
+   right (:func:`_direct_sq`). Answers are therefore those of a brute-force float64 pass by
+   direct differences, bit for bit, indices and ties (lowest index first) included.
+
+The screen's bound: with ``u = 2⁻²⁴`` (float32), ``u_in`` the unit roundoff of the
+product's inputs (``u``; ``2⁻¹¹`` under TF32, ``2⁻⁸`` under bfloat16) and ``x′, y′`` the
+shifted rows, a screened ``‖y′‖² − 2·x′·y′`` (plus ``‖x′‖²`` for full distances) differs
+from the exact one by at most ``(d + 7)·u·S + 2·u_in·S`` with ``S = (‖x′‖ + max‖y′‖)²``
+(rounding of the inputs, of the ``d + 1``-term product sum and of the norms; Higham,
+*Accuracy and Stability of Numerical Algorithms*, 2nd ed., §3.1). The passes use twice
+that, ``β = (2·(d + 8)·u + 4·u_in)·S``, which also covers the float64 shift and sums.
+"""
 
 import hashlib
 import threading
@@ -20,10 +41,26 @@ __all__ = [
 
 # Float32 has a 24-bit significand: unit roundoff 2**-24.
 _FLOAT32_ROUNDOFF = 2.0**-24
+# Unit roundoff of the matrix product's inputs by torch.get_float32_matmul_precision().
+_INPUT_ROUNDOFF = {"highest": 2.0**-24, "high": 2.0**-11, "medium": 2.0**-8}
 # Candidates beyond k kept from a float32 screen; more makes the exactness certificate
 # succeed for more rows (near-ties), fewer makes the exact re-ranking cheaper.
 _EXTRA_CANDIDATES = 8
 NEAREST_BACKENDS = ("torch", "faiss")
+# The byte budget of one float32 screen block (query rows × tile of Y) on the CPU: cache-
+# sized, so the product's output is still in cache when the minimum or the count reads it.
+# On CUDA the budget is an eighth of the free device memory (utils._chunks.device_chunk_bytes).
+CPU_SCREEN_BYTES = 4 * 2**20
+# Rows of Y per screen tile: on the CPU the tile's float32 shifted copy is made again for
+# every block of query rows (a few hundred rows per block, so it costs well under 1 % of the
+# product); on CUDA the shifted float32 Y is kept on the device and tiles are wide.
+_CPU_TILE_ROWS = 4096
+_CUDA_TILE_ROWS = 65536
+_MIN_TILE_ROWS = 64
+# On the CPU a float32 shifted copy of Y up to this size is kept for the whole pass.
+_CPU_KEEP_BYTES = 32 * 2**20
+# Bytes of float64 temporaries per block of the exact re-check (pairs × d × 16).
+_RECHECK_BYTES = 16 * 2**20
 # Pairs with d² below this fraction of (‖x‖ + max‖y‖)² get exact distances in
 # sq_distance_blocks (near-copies, where the expansion's rounding is all there is).
 _NEAR_FRACTION = 1e-6
@@ -33,13 +70,8 @@ _NEAR_FRACTION = 1e-6
 _RECENT = OrderedDict()
 _RECENT_SIZE = 4
 _RECENT_LOCK = threading.Lock()
-# count_within_radius: when fewer than _MIN_BLOCK_ROWS rows of X fit a full-width block (Y
-# of more than 131 072 rows at 64 MiB), it runs over tiles of Y against blocks of _TILE_ROWS
-# rows of X, each block at most _TILE_BYTES (cache-sized): a full-width block of a few rows
-# streams all of Y from memory (200 000 x 93: 6.2 s against 3.1 s for 1 500 rows of X).
-_MIN_BLOCK_ROWS = 64
-_TILE_ROWS = 512
-_TILE_BYTES = 4 * 2**20
+# sq_distance_blocks: Y is shifted tile by tile (tiles of at most this many bytes).
+_SHIFT_TILE_BYTES = 4 * 2**20
 
 
 def _digest(array):
@@ -49,41 +81,52 @@ def _digest(array):
     return hasher.digest()
 
 
+def _check_pair(X, Y):
+    X, Y = np.asarray(X, dtype=np.float64), np.asarray(Y, dtype=np.float64)
+    if X.ndim != 2 or Y.ndim != 2 or X.shape[1] != Y.shape[1]:
+        raise ValueError(f"X and Y must be 2-D with equal columns; got {X.shape} and {Y.shape}.")
+    return np.ascontiguousarray(X), np.ascontiguousarray(Y)
+
+
 def nearest_sq_distances(
-    X, Y, *, k=1, device="auto", max_chunk_bytes=DEFAULT_CHUNK_BYTES, backend="torch"
+    X,
+    Y,
+    *,
+    k=1,
+    device="auto",
+    max_chunk_bytes=DEFAULT_CHUNK_BYTES,
+    backend="torch",
+    return_indices=False,
 ):
     """Squared Euclidean distances from each row of ``X`` to its ``k`` nearest rows of ``Y``.
 
-    Exact in float64, at float32 matrix-product speed, on data centred at the mean of ``Y``:
+    Exactly the answer of a brute-force float64 pass by direct differences (each distance
+    ``Σ_j (x_j − y_j)²`` of the raw rows, summed left to right; ties broken by the lower
+    index of ``Y``), at float32 matrix-product speed (see the module docstring):
 
-    1. *screen* — float32 squared distances (up to a per-row constant) to all of ``Y``:
-       ``backend="torch"`` by one matrix product per block of rows of ``X`` (BLAS on CPU,
-       cuBLAS on GPU; at most ``max_chunk_bytes`` per ``rows × len(Y)`` block, so memory stays
-       bounded for any ``len(X) × len(Y)``); ``backend="faiss"`` by ``faiss.IndexFlatL2``
-       (optional dependency), keeping the ``k + 8`` smallest as candidates;
-    2. *re-rank* — ``‖x − y‖²`` for the candidates only, in float64 by direct differences
-       (no cancellation);
-    3. *certify* (``backend="torch"``, or ``k >= 2``) — the screen is off by at most
-       ``β = 2·(d + 8)·u·(‖x‖ + max‖y‖)²`` with ``u = 2⁻²⁴`` (float32 rounding of inputs,
-       products and sums). A row is exact when the
-       last candidate's screened value exceeds the ``k``-th one's by more than ``2β``: then no
-       row of ``Y`` left out can be nearer. Rows without that certificate (near-ties) are
-       recomputed against all of ``Y`` by the float64 expansion ``‖x‖² + ‖y‖² − 2·x·y``
-       (absolute error of order ``d·2⁻⁵³·(‖x‖ + max‖y‖)²`` in centred coordinates).
-       For ``k = 1`` on torch the screen keeps just the minimum and the runner-up (two cheap
-       passes instead of ``topk``), and re-ranks everything within ``2β`` of the minimum,
-       by direct differences, when the runner-up is that close.
+    1. *screen* — float32 ``‖y′‖² − 2·x′·y′`` (the squared distance less a per-row constant)
+       of rows shifted by the mean of ``Y``, by matrix products over tiles of ``Y``
+       (``backend="torch"``; BLAS on CPU, cuBLAS on GPU) keeping the running minimum and
+       runner-up (``k = 1``) or the ``k + 8`` smallest (``k ≥ 2``); or
+       ``faiss.IndexFlatL2`` (``backend="faiss"``, optional dependency);
+    2. *certify* — with the screen's error bound ``β`` (module docstring), a row is decided
+       when the runner-up (``k = 1``) or the last kept candidate lies more than ``2β`` above
+       the ``k``-th screened value: no other row of ``Y`` can then be among the ``k``
+       nearest or tie with them. The candidates' exact distances are computed and ranked;
+    3. *re-check* — rows without that certificate (exact ties, duplicated rows of ``Y``,
+       near-ties below float32's resolution) are screened again and every row of ``Y``
+       within ``2β`` of their ``k``-th screened value gets its exact distance; the ``k``
+       smallest (lowest index first among equals) are the answer.
+
+    With ``backend="faiss"`` and ``k = 1`` there is no runner-up to certify with (asking
+    faiss for two neighbours cost 17 times more than for one at d = 16, 1e4 × 1e5: row
+    ``faiss k=2`` of ``benchmarks/bench_queries.py``): the result is the exact distance to
+    faiss's candidate, the minimum unless another row of ``Y`` is within ``2β`` of it (a
+    near-tie), and then at most ``2β`` above it.
 
     The last few results are kept by content (a hash of ``X`` and ``Y`` and the arguments):
     asking again for the same distances, as an audit does for the MACE query, GAN-leaks CAL
     and MC's radius, returns a copy of the same values without another pass.
-
-    With ``backend="faiss"`` and ``k = 1`` there is no runner-up to certify with (asking faiss
-    for two neighbours cost 17 times more than for one at d = 16, 1e4 × 1e5, though about
-    the same at d = 64: row ``faiss k=2`` of ``benchmarks/bench_queries.py``): the result is
-    the exact float64 distance to faiss's nearest candidate, which is the minimum unless
-    another row of ``Y`` is within ``2β`` of it (a near-tie), and then exceeds the minimum by
-    at most ``2β``.
 
     Parameters
     ----------
@@ -92,130 +135,318 @@ def nearest_sq_distances(
     k : int, default=1
     device : {"auto", "cpu", "cuda"}, default="auto"
     max_chunk_bytes : int, default=64 MiB
-        Largest screen block; the default on CUDA is sized from the free device memory
-        (``utils._chunks.device_chunk_bytes``: 64 MiB to 2 GiB).
+        Largest float32 screen block; the default means ``CPU_SCREEN_BYTES`` (4 MiB) on the
+        CPU and an eighth of the free device memory on CUDA (64 MiB to 2 GiB,
+        ``utils._chunks.device_chunk_bytes``).
     backend : {"torch", "faiss"}, default="torch"
+    return_indices : bool, default=False
+        Also return the indices of the ``k`` nearest rows of ``Y``.
 
     Returns
     -------
     sq_distances : ndarray of shape (n, k), ascending along axis 1
+    indices : ndarray of int64 of shape (n, k)
+        Only with ``return_indices=True``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_mace.utils._neighbors import nearest_sq_distances
+    >>> Y = np.array([[0.0, 0.0], [3.0, 4.0], [0.0, 0.0]])
+    >>> d2, idx = nearest_sq_distances([[0.0, 1.0]], Y, k=2, return_indices=True)
+    >>> d2.tolist(), idx.tolist()  # the two copies tie: lower index first
+    ([[1.0, 1.0]], [[0, 2]])
     """
-    X, Y = np.asarray(X, dtype=np.float64), np.asarray(Y, dtype=np.float64)
-    if X.ndim != 2 or Y.ndim != 2 or X.shape[1] != Y.shape[1]:
-        raise ValueError(f"X and Y must be 2-D with equal columns; got {X.shape} and {Y.shape}.")
+    X, Y = _check_pair(X, Y)
     if not 1 <= k <= len(Y):
         raise ValueError(f"k must be between 1 and len(Y)={len(Y)}; got {k}.")
     if backend not in NEAREST_BACKENDS:
         raise ValueError(f"backend must be one of {NEAREST_BACKENDS}; got {backend!r}.")
     dev = resolve_device(device)
-    X, Y = np.ascontiguousarray(X), np.ascontiguousarray(Y)
     key = (_digest(X), _digest(Y), k, str(dev), max_chunk_bytes, backend)
     with _RECENT_LOCK:
         if key in _RECENT:
             _RECENT.move_to_end(key)
-            return _RECENT[key].copy()
-    out = _nearest_sq_distances(X, Y, k, dev, max_chunk_bytes, backend)
+            d2, idx = _RECENT[key]
+            return (d2.copy(), idx.copy()) if return_indices else d2.copy()
+    d2, idx = _nearest_sq_distances(X, Y, k, dev, max_chunk_bytes, backend, True)
     with _RECENT_LOCK:
-        _RECENT[key] = out.copy()
+        _RECENT[key] = (d2.copy(), idx.copy())
         while len(_RECENT) > _RECENT_SIZE:
             _RECENT.popitem(last=False)
+    return (d2, idx) if return_indices else d2
+
+
+def _direct_sq(a, b):
+    """``Σ_j (a_j − b_j)²`` per row pair, float64, summed left to right (any device).
+
+    A fixed order makes the value the same on every device and in NumPy
+    (``np.cumsum(..., axis=1)[:, -1]``): torch's CPU ``cumsum`` is sequential; on CUDA
+    (a parallel scan) the columns are added one by one.
+    """
+    import torch
+
+    diff = (a - b).square_()
+    if diff.shape[1] == 0:
+        return diff.new_zeros(len(diff))
+    if diff.device.type == "cpu":
+        return torch.cumsum(diff, dim=1)[:, -1]
+    out = diff[:, 0].clone()
+    for j in range(1, diff.shape[1]):
+        out.add_(diff[:, j])
     return out
 
 
-class _Centred:
-    """``Y − centre`` (float64) without a centred copy of ``Y``: rows are centred when taken.
+def _input_roundoff(torch):
+    """Unit roundoff of float32 matrix-product inputs under the user's precision setting."""
+    precision = torch.get_float32_matmul_precision()
+    u_in = _INPUT_ROUNDOFF.get(precision, _INPUT_ROUNDOFF["medium"])
+    if torch.cuda.is_available() and torch.backends.cuda.matmul.allow_tf32:
+        u_in = max(u_in, _INPUT_ROUNDOFF["high"])
+    return u_in
 
-    ``Y[i] − centre`` is one correctly rounded subtraction per entry, so a row taken here is
-    bit-identical to the same row of a centred copy; only the rare full recomputation
-    (:func:`_exact_nearest`) builds the whole centred matrix, for as long as it runs.
+
+class _Screen:
+    """Float32 screens of query rows against ``Y`` in tiles, shifted by the mean of ``Y``.
+
+    Holds the raw ``Y`` as a tensor (a view on the CPU, one copy on CUDA) for the exact
+    re-check, the shifted rows' squared norms (float64, one value per row) and, on CUDA or
+    when small, the shifted float32 ``Y``; otherwise each tile is shifted when taken.
     """
 
-    def __init__(self, Y, centre, device):
-        self.data = to_tensor(Y, device)  # no copy on the CPU
-        self.centre = to_tensor(centre, device)
-        self.shape, self.device = self.data.shape, self.data.device
+    def __init__(self, Y, dev, max_chunk_bytes, n_queries):
+        import torch
+
+        self.torch, self.dev, self.d = torch, dev, Y.shape[1]
+        self.y64 = to_tensor(Y, dev)
+        self.shift = to_tensor(Y.mean(axis=0), dev)
+        y_sq = torch.empty(len(Y), dtype=torch.float64, device=dev)
+        for rows in row_chunks(len(Y), self.d, max_bytes=_SHIFT_TILE_BYTES):
+            y_sq[rows] = (self.y64[rows] - self.shift).square_().sum(dim=1)
+        self.y_norm_max = float(y_sq.max()) ** 0.5
+        self.y_sq32 = y_sq.float()
+        del y_sq
+        u_in = _input_roundoff(torch)
+        self.beta_coef = 2.0 * (self.d + 8) * _FLOAT32_ROUNDOFF + 4.0 * u_in
+        on_cuda = dev.type == "cuda"
+        if max_chunk_bytes == DEFAULT_CHUNK_BYTES:  # the default: CPU budget, or GPU memory
+            max_chunk_bytes = device_chunk_bytes(dev) if on_cuda else CPU_SCREEN_BYTES
+        tile = _CUDA_TILE_ROWS if on_cuda else _CPU_TILE_ROWS
+        # at least 64 columns per tile, whatever the budget (a tile of one column per
+        # product would spend everything on Python and launch overhead)
+        self.tile = min(len(Y), tile, max(_MIN_TILE_ROWS, max_chunk_bytes // 4))
+        rows = chunk_rows(self.tile, itemsize=4, max_bytes=max_chunk_bytes)
+        self.rows = max(1, min(n_queries, rows))
+        self.max_chunk_bytes = max_chunk_bytes
+        self.y32 = None
+        if on_cuda or 4 * Y.size <= _CPU_KEEP_BYTES:
+            self.y32 = torch.empty((len(Y), self.d), dtype=torch.float32, device=dev)
+            for rows in row_chunks(len(Y), self.d, max_bytes=_SHIFT_TILE_BYTES):
+                self.y32[rows] = self.y64[rows] - self.shift
+        self.block = torch.empty(self.rows * self.tile, dtype=torch.float32, device=dev)
 
     def __len__(self):
-        return len(self.data)
+        return len(self.y64)
 
-    def __getitem__(self, index):
-        return self.data[index] - self.centre
+    def blocks(self, n_queries):
+        """Slices of ``self.rows`` query rows covering ``range(n_queries)``."""
+        for start in range(0, n_queries, self.rows):
+            yield slice(start, min(start + self.rows, n_queries))
 
-    def blocks(self):
-        """``(rows, centred rows)`` in blocks of a few MiB."""
-        for rows in row_chunks(len(self.data), self.shape[1], max_bytes=8 * 2**20):
-            yield rows, self[rows]
+    def prepare(self, x64):
+        """``(x32, beta, x_sq32)``: shifted float32 rows, their bound ``β``, ``‖x′‖²``."""
+        x = x64 - self.shift
+        x_sq = x.square().sum(dim=1)
+        beta = (x_sq.sqrt() + self.y_norm_max).square_().mul_(self.beta_coef)
+        return x.float(), beta, x_sq.float()
 
-    def dense(self):
-        return self.data - self.centre
+    def tiles(self, x32):
+        """Yield ``(start, s)``: ``s[i, j] = ‖y′‖² − 2·x′_i·y′_{start+j}`` (float32) per tile.
 
-
-def _nearest_sq_distances(X, Y, k, dev, max_chunk_bytes, backend):
-    import torch
-
-    if max_chunk_bytes == DEFAULT_CHUNK_BYTES:  # the default: sized from a GPU's memory
-        max_chunk_bytes = device_chunk_bytes(dev)
-
-    centre = Y.mean(axis=0)
-    y64 = _Centred(Y, centre, dev)
-    y_sq = torch.cat([block.square().sum(dim=1) for _, block in y64.blocks()])
-    y_norm_max = float(y_sq.max()) ** 0.5
-    slack = 2.0 * (X.shape[1] + 8) * _FLOAT32_ROUNDOFF
-    # faiss has a fast path for k = 1 only (k >= 2 keeps a heap per query: 17x slower at d = 16
-    # in benchmarks/bench_queries.py, row "faiss k=2"): for k = 1 it screens one candidate,
-    # for k >= 2 the k + 8 needed by the certificate.
-    n_cand = min(len(Y), k if backend == "faiss" and k == 1 else k + _EXTRA_CANDIDATES)
-    if backend == "faiss":
-        screen_rows = _faiss_screen(Y - centre, n_cand)
-        chunks = row_chunks(len(X), n_cand * X.shape[1], max_bytes=max_chunk_bytes)
-    else:
-        screen_rows = _torch_screen(y64, y_sq, len(X), max_chunk_bytes)
-        chunks = row_chunks(len(X), len(Y), itemsize=4, max_bytes=max_chunk_bytes)
-    # the answers stay on the device until the last chunk (one copy back, not one per chunk)
-    out = torch.empty((len(X), k), dtype=torch.float64, device=dev)
-    with pass_threads(len(X) * len(Y), device=dev):
-        for rows in chunks:
-            x = to_tensor(X[rows] - centre, dev)
-            bound = slack * (x.square().sum(dim=1).sqrt_() + y_norm_max).square_()
-            screen = screen_rows(x)
-            if backend == "torch" and k == 1:
-                nearest = _nearest_certified(screen, bound.float(), x, y64, y_sq)
+        ``s`` is a view of one reused buffer (allocating a block per tile costs as much as
+        the product: page faults); it is overwritten by the next tile.
+        """
+        torch = self.torch
+        for start in range(0, len(self), self.tile):
+            stop = min(start + self.tile, len(self))
+            if self.y32 is not None:
+                y = self.y32[start:stop]
             else:
-                if backend == "torch":
-                    screen = torch.topk(screen, n_cand, dim=1, largest=False, sorted=True)
-                nearest = _rerank(*screen, bound, x, y64, y_sq, k)
-            out[rows] = nearest
-    return to_numpy(out)
+                y = (self.y64[start:stop] - self.shift).float()
+            s = self.block[: len(x32) * (stop - start)].view(len(x32), stop - start)
+            torch.addmm(self.y_sq32[start:stop], x32, y.T, alpha=-2.0, out=s)
+            yield start, s
+
+    def exact(self, x64, rows, cols):
+        """Exact distances of the pairs ``(x64[rows], Y[cols])``, in bounded blocks."""
+        out = self.torch.empty(len(rows), dtype=self.torch.float64, device=self.dev)
+        step = max(1, _RECHECK_BYTES // (16 * max(1, self.d)))
+        for start in range(0, len(rows), step):
+            pairs = slice(start, start + step)
+            out[pairs] = _direct_sq(x64[rows[pairs]], self.y64[cols[pairs]])
+        return out
 
 
-def _torch_screen(y, y_sq, n_rows, max_chunk_bytes):
-    """``x ↦ ‖y‖² − 2·x·y`` (float32) for all of ``y``, in one reused block.
+def _round_up32(value, torch):
+    """The smallest float32 ≥ ``value`` (float64), so a float32 comparison loses nothing."""
+    up = value.float()
+    return torch.where(up.double() < value, torch.nextafter(up, up.new_tensor(torch.inf)), up)
 
-    One product of ``[x, 1]`` with ``[−2y, ‖y‖²]`` (no bias copy); reusing the block matters:
-    allocating a fresh one per chunk costs as much as the product itself (page faults).
-    """
+
+def _round_down32(value, torch):
+    """The largest float32 ≤ ``value`` (float64)."""
+    down = value.float()
+    return torch.where(
+        down.double() > value, torch.nextafter(down, down.new_tensor(-torch.inf)), down
+    )
+
+
+def _smallest_k(rows, values, cols, n_rows, k, fill_col):
+    """Per row, the ``k`` smallest ``(value, col)`` pairs in that order: ``(n_rows, k)``
+    tensors of values (``inf`` padded) and columns (``fill_col`` padded)."""
     import torch
 
-    # Built in float32 directly: no float64 ``-2y`` or concatenated copy of ``y`` (each as
-    # large as the release). Bit-identical to casting ``-2y`` (float64) to float32, since
-    # scaling by 2 commutes with rounding.
-    y_aug = torch.empty((len(y), y.shape[1] + 1), dtype=torch.float32, device=y.device)
-    for rows, block in y.blocks():
-        y_aug[rows, :-1] = block
-    y_aug[:, :-1].mul_(-2.0)
-    y_aug[:, -1] = y_sq
-    rows = min(n_rows, chunk_rows(len(y), itemsize=4, max_bytes=max_chunk_bytes))
-    block = torch.empty((rows, len(y)), dtype=torch.float32, device=y.device)
-
-    def screen(x):
-        ones = torch.ones((len(x), 1), dtype=torch.float32, device=x.device)
-        return torch.mm(torch.cat([x.float(), ones], dim=1), y_aug.T, out=block[: len(x)])
-
-    return screen
+    order = torch.sort(cols, stable=True).indices  # lexicographic by (row, value, col)
+    order = order[torch.sort(values[order], stable=True).indices]
+    order = order[torch.sort(rows[order], stable=True).indices]
+    rows, values, cols = rows[order], values[order], cols[order]
+    counts = torch.bincount(rows, minlength=n_rows)
+    first = torch.cumsum(counts, 0) - counts
+    position = torch.arange(len(rows), device=rows.device) - first[rows]
+    keep = position < k
+    out_v = torch.full((n_rows, k), torch.inf, dtype=values.dtype, device=values.device)
+    out_c = torch.full((n_rows, k), fill_col, dtype=cols.dtype, device=cols.device)
+    out_v[rows[keep], position[keep]] = values[keep]
+    out_c[rows[keep], position[keep]] = cols[keep]
+    return out_v, out_c
 
 
-def _faiss_screen(Y_centred, n_cand):
-    """``x ↦ (squared distances, indices)`` of the ``n_cand`` nearest by ``faiss.IndexFlatL2``."""
+def _all_within(screen, x32, x64, threshold, k):
+    """Exact ``k`` nearest for rows whose candidates are all rows of ``Y`` screened at or
+    below ``threshold`` (float64, per row): a second screen collects them tile by tile."""
+    import torch
+
+    n_rows, fill = len(x32), len(screen)
+    best_v = torch.full((n_rows, k), torch.inf, dtype=torch.float64, device=x64.device)
+    best_c = torch.full((n_rows, k), fill, dtype=torch.int64, device=x64.device)
+    slot_rows = torch.arange(n_rows, device=x64.device).repeat_interleave(k)
+    limit = _round_up32(threshold, torch).unsqueeze(1)
+    for start, s in screen.tiles(x32):
+        row, col = torch.nonzero(s <= limit, as_tuple=True)
+        col = col + start
+        values = screen.exact(x64, row, col)
+        best_v, best_c = _smallest_k(
+            torch.cat([slot_rows, row]),
+            torch.cat([best_v.flatten(), values]),
+            torch.cat([best_c.flatten(), col]),
+            n_rows,
+            k,
+            fill,
+        )
+    return best_v, best_c
+
+
+def _nearest_one(screen, x32, x64, beta):
+    """k = 1 for one block of query rows: running screened minimum and runner-up over the
+    tiles (no top-k), the exact distance to the minimum, re-check where the runner-up is
+    within ``2β``."""
+    import torch
+
+    n = len(x32)
+    b1 = torch.full((n,), torch.inf, dtype=torch.float32, device=x32.device)
+    b2 = b1.clone()
+    arg = torch.zeros(n, dtype=torch.int64, device=x32.device)
+    for start, s in screen.tiles(x32):
+        m1, i1 = s.min(dim=1)
+        s.scatter_(1, i1.unsqueeze(1), torch.inf)
+        m2 = s.amin(dim=1)
+        b2 = torch.minimum(torch.maximum(b1, m1), torch.minimum(b2, m2))
+        arg = torch.where(m1 < b1, i1 + start, arg)
+        b1 = torch.minimum(b1, m1)
+    rows = torch.arange(n, device=x32.device)
+    values = screen.exact(x64, rows, arg).unsqueeze(1)
+    arg = arg.unsqueeze(1)
+    uncertain = torch.nonzero(b2.double() - b1.double() <= 2.0 * beta).flatten()
+    if len(uncertain):
+        u = uncertain
+        values[u], arg[u] = _all_within(screen, x32[u], x64[u], b1[u].double() + 2 * beta[u], 1)
+    return values, arg
+
+
+def _certify(screen, x32, x64, beta, kept_v, kept_c, k):
+    """Exact ranking of the kept candidates (screened values ``kept_v``, ascending, columns
+    ``kept_c``); rows whose last candidate is within ``2β`` of the ``k``-th go to
+    :func:`_all_within`."""
+    import torch
+
+    n, n_cand = kept_c.shape
+    rows = torch.arange(n, device=x64.device).repeat_interleave(n_cand)
+    exact = screen.exact(x64, rows, kept_c.flatten())
+    values, cols = _smallest_k(rows, exact, kept_c.flatten(), n, k, len(screen))
+    if n_cand < len(screen):
+        gap = kept_v[:, -1].double() - kept_v[:, k - 1].double()
+        uncertain = torch.nonzero(gap <= 2.0 * beta).flatten()
+        if len(uncertain):
+            u = uncertain
+            threshold = kept_v[u, k - 1].double() + 2.0 * beta[u]
+            values[u], cols[u] = _all_within(screen, x32[u], x64[u], threshold, k)
+    return values, cols
+
+
+def _nearest_k(screen, x32, x64, beta, k):
+    """k ≥ 2 for one block of query rows: the ``k + 8`` smallest screened values, kept over
+    the tiles by merging each tile's smallest into the running set, then certified."""
+    import torch
+
+    n_cand = min(len(screen), k + _EXTRA_CANDIDATES)
+    kept_v = torch.full((len(x32), n_cand), torch.inf, dtype=torch.float32, device=x32.device)
+    kept_c = torch.zeros((len(x32), n_cand), dtype=torch.int64, device=x32.device)
+    for start, s in screen.tiles(x32):
+        tile_v, tile_c = torch.topk(s, min(n_cand, s.shape[1]), dim=1, largest=False)
+        both_v = torch.cat([kept_v, tile_v], dim=1)
+        kept_v, pick = torch.topk(both_v, n_cand, dim=1, largest=False, sorted=True)
+        kept_c = torch.cat([kept_c, tile_c + start], dim=1).gather(1, pick)
+    return _certify(screen, x32, x64, beta, kept_v, kept_c, k)
+
+
+def _nearest_sq_distances(X, Y, k, dev, max_chunk_bytes, backend, with_indices=False):
+    import torch
+
+    n = len(X)
+    out_d = torch.empty((n, k), dtype=torch.float64, device=dev)
+    out_i = torch.empty((n, k), dtype=torch.int64, device=dev)
+    with pass_threads(len(X) * len(Y), device=dev):
+        screen = _Screen(Y, dev, max_chunk_bytes, n)
+        queries = to_tensor(X, dev)  # a view on the CPU, one copy on CUDA
+        faiss_screen = _faiss_screen(screen, k) if backend == "faiss" else None
+        for rows in screen.blocks(n):
+            x64 = queries[rows]
+            x32, beta, x_sq = screen.prepare(x64)
+            if faiss_screen is not None:  # faiss's values are full distances: less ‖x′‖²
+                kept_v, kept_c = faiss_screen(x32)
+                kept_v = kept_v - x_sq.unsqueeze(1)
+                if k == 1 and kept_c.shape[1] == 1:  # no certificate (see the docstring)
+                    beta = beta.new_full(beta.shape, -torch.inf)
+                values, cols = _certify(screen, x32, x64, beta, kept_v, kept_c, k)
+            elif k == 1:
+                values, cols = _nearest_one(screen, x32, x64, beta)
+            else:
+                values, cols = _nearest_k(screen, x32, x64, beta, k)
+            out_d[rows], out_i[rows] = values, cols
+    # the answers stay on the device until the last block (one copy back, not one per block)
+    d2 = to_numpy(out_d)
+    return (d2, to_numpy(out_i)) if with_indices else d2
+
+
+def _faiss_screen(screen, k):
+    """``x32 ↦ (screened values, columns)`` of faiss's nearest candidates (ascending).
+
+    faiss has a fast path for k = 1 only (k >= 2 keeps a heap per query: 17x slower at
+    d = 16 in benchmarks/bench_queries.py, row "faiss k=2"): for k = 1 it screens one
+    candidate, for k >= 2 the k + 8 needed by the certificate. Its index holds the shifted
+    float32 rows (built tile by tile, no float64 shifted copy); its values are full squared
+    distances, so the certificate's gaps are the same as the torch screen's.
+    """
     import torch
 
     try:
@@ -225,151 +456,101 @@ def _faiss_screen(Y_centred, n_cand):
             "backend='faiss' needs the optional dependency faiss-cpu "
             "(pip install 'sklearn-mace[faiss]')."
         ) from exc
-    index = faiss.IndexFlatL2(Y_centred.shape[1])
-    index.add(np.ascontiguousarray(Y_centred, dtype=np.float32))
+    n_cand = min(len(screen), 1 if k == 1 else k + _EXTRA_CANDIDATES)
+    index = faiss.IndexFlatL2(screen.d)
+    for rows in row_chunks(len(screen), screen.d, max_bytes=_SHIFT_TILE_BYTES):
+        index.add(np.ascontiguousarray(to_numpy(screen.y64[rows] - screen.shift), np.float32))
 
-    def screen(x):
-        dist, ind = index.search(np.ascontiguousarray(to_numpy(x), dtype=np.float32), n_cand)
-        return torch.as_tensor(dist, device=x.device), torch.as_tensor(ind, device=x.device)
+    def search(x32):
+        dist, ind = index.search(np.ascontiguousarray(to_numpy(x32)), n_cand)
+        return torch.as_tensor(dist, device=x32.device), torch.as_tensor(ind, device=x32.device)
 
-    return screen
-
-
-def _rerank(screened, cand, bound, x, y, y_sq, k):
-    """Exact float64 distances to the candidates; uncertified rows recomputed against all ``y``."""
-    import torch
-
-    exact = (y[cand] - x.unsqueeze(1)).square_().sum(dim=2)
-    nearest = torch.sort(exact, dim=1).values[:, :k]
-    if k < cand.shape[1] < len(y):  # no certificate for faiss at k = 1 (see the docstring)
-        gap = screened[:, -1].double() - screened[:, k - 1].double()
-        uncertain = torch.nonzero(gap <= 2.0 * bound).flatten()
-        if len(uncertain):
-            nearest[uncertain] = _exact_nearest(x[uncertain], y, y_sq, k)
-    return nearest
-
-
-def _nearest_certified(screen, bound, x, y, y_sq):
-    """k = 1: re-rank the screened minimum in float64; certified when the runner-up is far.
-
-    Two cheap passes (``min``, then ``amin`` with the minimum masked) instead of ``topk``.
-    Rows whose runner-up lies within ``2·bound`` of the minimum go to
-    :func:`_nearest_within_bound`.
-    """
-    import torch
-
-    lowest, arg = screen.min(dim=1)
-    nearest = (y[arg] - x).square_().sum(dim=1)
-    screen.scatter_(1, arg.unsqueeze(1), torch.inf)
-    uncertain = torch.nonzero(screen.amin(dim=1) - lowest <= 2.0 * bound).flatten()
-    if len(uncertain):
-        screen.scatter_(1, arg.unsqueeze(1), lowest.unsqueeze(1))
-        nearest[uncertain] = _nearest_within_bound(
-            screen[uncertain], bound[uncertain], x[uncertain], y, y_sq
-        )
-    return nearest.unsqueeze(1)
-
-
-def _nearest_within_bound(screen, bound, x, y, y_sq):
-    """k = 1: the float64 minimum over every row of ``y`` screened within ``2·bound`` of the
-    screened minimum — all rows that can be the nearest, so the result is exact."""
-    import torch
-
-    threshold = screen.amin(dim=1).add_(2.0 * bound)
-    row, col = torch.nonzero(screen <= threshold.unsqueeze(1), as_tuple=True)
-    if len(row) > 64 * len(x):  # massive near-ties: plain float64 for these rows
-        return _exact_nearest(x, y, y_sq, 1)[:, 0]
-    pair_sq = (y[col] - x[row]).square_().sum(dim=1)
-    nearest = torch.full((len(x),), torch.inf, dtype=x.dtype, device=x.device)
-    return nearest.scatter_reduce_(0, row, pair_sq, reduce="amin")
-
-
-def _exact_nearest(x, y, y_sq, k):
-    """The float64 expansion against all of ``y`` (for the few rows the screen cannot certify)."""
-    import torch
-
-    if isinstance(y, _Centred):
-        y = y.dense()
-
-    d2 = torch.addmm(y_sq, x, y.T, alpha=-2.0).add_(x.square().sum(dim=1, keepdim=True))
-    return torch.topk(d2, k, dim=1, largest=False).values.clamp_(min=0.0)
+    return search
 
 
 def count_within_radius(X, Y, radius, *, device="auto", max_chunk_bytes=DEFAULT_CHUNK_BYTES):
     """Number of rows of ``Y`` within squared Euclidean distance ``radius²`` of each row of ``X``.
 
     ``radius`` may be a scalar or one value per row of ``X`` (the ε-ball of Hilprecht et
-    al.'s Monte-Carlo query, MACE Eq. 1). Chunked by :func:`sq_distance_blocks`, so a row of
-    ``X`` that is a copy of a row of ``Y`` counts it even for a tiny (or zero) radius.
+    al.'s Monte-Carlo query, MACE Eq. 1). The counts are those of a brute-force float64
+    pass by direct differences (``Σ_j (x_j − y_j)² ≤ radius²``): a float32 screen
+    (module docstring) decides every pair farther than its bound ``β`` from ``radius²``
+    and the pairs within ``β`` are re-checked exactly, so a copy of a row of ``Y`` counts
+    it even at radius 0.
 
     Returns
     -------
     counts : ndarray of shape (n,), int64
     """
-    X, Y = np.asarray(X, dtype=np.float64), np.asarray(Y, dtype=np.float64)
-    if X.ndim != 2 or Y.ndim != 2 or X.shape[1] != Y.shape[1]:
-        raise ValueError(f"X and Y must be 2-D with equal columns; got {X.shape} and {Y.shape}.")
+    import torch
+
+    X, Y = _check_pair(X, Y)
     radius = np.broadcast_to(np.asarray(radius, dtype=np.float64), (len(X),))
     if not np.all(np.isfinite(radius)) or np.any(radius < 0):
         raise ValueError("radius must be finite and >= 0.")
-    out = np.empty(len(X), dtype=np.int64)
-    with pass_threads(len(X) * len(Y), device=device):
-        # Counts are integers, so summing them over tiles of Y changes nothing; tiles keep
-        # blocks of many rows of X cache-sized when Y is large (see _sq_distance_tiles).
-        tile, block_bytes = None, max_chunk_bytes
-        if chunk_rows(len(Y), max_bytes=max_chunk_bytes) < _MIN_BLOCK_ROWS:
-            block_bytes = min(max_chunk_bytes, _TILE_BYTES)
-            tile = chunk_rows(_TILE_ROWS, max_bytes=block_bytes)
-        out[:] = 0
-        tiles = _sq_distance_tiles(X, Y, device, block_bytes, tile)
-        for rows, _, d2 in tiles:
-            r2 = to_tensor(radius[rows] ** 2, d2.device).unsqueeze(1)
-            out[rows] += to_numpy((d2 <= r2).sum(dim=1))
-    return out
+    dev = resolve_device(device)
+    out = torch.zeros(len(X), dtype=torch.int64, device=dev)
+    if len(Y) == 0:
+        return to_numpy(out)
+    with pass_threads(len(X) * len(Y), device=dev):
+        screen = _Screen(Y, dev, max_chunk_bytes, len(X))
+        queries, r2_all = to_tensor(X, dev), to_tensor(radius**2, dev)
+        for rows in screen.blocks(len(X)):
+            x64, r2 = queries[rows], r2_all[rows]
+            x32, beta, x_sq = screen.prepare(x64)
+            low = _round_down32(r2 - beta, torch).unsqueeze(1)
+            high = _round_up32(r2 + beta, torch).unsqueeze(1)
+            count = out[rows]
+            for start, s in screen.tiles(x32):
+                s.add_(x_sq.unsqueeze(1))  # full squared distances
+                count += (s < low).sum(dim=1)
+                row, col = torch.nonzero((s >= low) & (s <= high), as_tuple=True)
+                inside = screen.exact(x64, row, col + start) <= r2[row]
+                count += torch.bincount(row[inside], minlength=len(count))
+    return to_numpy(out)
 
 
 def sq_distance_blocks(X, Y, *, device="auto", max_chunk_bytes=DEFAULT_CHUNK_BYTES):
     """Yield ``(rows, d2)``: float64 squared distances from ``X[rows]`` to every row of ``Y``.
 
     Blocks of at most ``max_chunk_bytes``, on ``device``, from the expansion
-    ``‖x‖² + ‖y‖² − 2·x·y`` on data centred at the mean of ``Y`` (one matrix product per
-    block). Its absolute error, about ``d·2⁻⁵³·(‖x‖ + max‖y‖)²``, is all there is for a
-    near-copy, so pairs with ``d²`` below ``_NEAR_FRACTION`` of that scale are recomputed by
-    direct differences: a copy gets exactly 0, and every other pair a relative error below
-    ``d·2⁻⁵³ / _NEAR_FRACTION``.
+    ``‖x‖² + ‖y‖² − 2·x·y`` on data shifted by the mean of ``Y`` (one matrix product per
+    tile of ``Y``; each tile is shifted when taken, no shifted copy of ``Y``). Its absolute
+    error, about ``d·2⁻⁵³·(‖x‖ + max‖y‖)²``, is all there is for a near-copy, so pairs with
+    ``d²`` below ``_NEAR_FRACTION`` of that scale are recomputed by direct differences
+    (:func:`_direct_sq` of the raw rows): a copy gets exactly 0, and every other pair a
+    relative error below ``d·2⁻⁵³ / _NEAR_FRACTION``.
     """
     # The consumer's work on each block runs inside the same pass (and thread choice).
     with pass_threads(len(X) * len(Y), device=device):
-        for rows, _, d2 in _sq_distance_tiles(X, Y, device, max_chunk_bytes, None):
-            yield rows, d2
+        yield from _sq_distance_tiles(X, Y, device, max_chunk_bytes)
 
 
-def _sq_distance_tiles(X, Y, device, max_chunk_bytes, tile):
-    """Yield ``(rows, cols, d2)`` as :func:`sq_distance_blocks`, for ``Y[cols]`` in tiles of
-    ``tile`` rows (``None``: all of ``Y`` at once, ``cols`` a full slice).
-
-    Each entry of ``d2`` is the same float64 value whatever the tiling (one product entry,
-    plus the row norms, and the direct differences for near pairs, whose scale uses the
-    largest norm of all of ``Y``).
-    """
+def _sq_distance_tiles(X, Y, device, max_chunk_bytes):
+    """The blocks of :func:`sq_distance_blocks`, filled tile by tile of ``Y``."""
     import torch
 
+    X, Y = _check_pair(X, Y)
     dev = resolve_device(device)
-    centre = Y.mean(axis=0)
-    y = to_tensor(Y - centre, dev)
-    y_sq = row_sq_norms(y)
-    y_norm_max = float(y_sq.max()) ** 0.5
-    width = len(Y) if tile is None else tile
-    for rows in row_chunks(len(X), width, max_bytes=max_chunk_bytes):
-        x = to_tensor(X[rows] - centre, dev)
+    y64 = to_tensor(Y, dev)
+    shift = to_tensor(Y.mean(axis=0), dev)
+    y_sq = torch.empty(len(Y), dtype=torch.float64, device=dev)
+    tile = chunk_rows(Y.shape[1], max_bytes=_SHIFT_TILE_BYTES)
+    for start in range(0, len(Y), tile):
+        y_sq[start : start + tile] = row_sq_norms(y64[start : start + tile] - shift)
+    y_norm_max = float(y_sq.max()) ** 0.5 if len(Y) else 0.0
+    queries = to_tensor(X, dev)
+    for rows in row_chunks(len(X), len(Y), max_bytes=max_chunk_bytes):
+        x = queries[rows] - shift
         x_sq = x.square().sum(dim=1, keepdim=True)
         near_sq = _NEAR_FRACTION * (x_sq.sqrt() + y_norm_max).square()
-        for start in range(0, len(Y), width):
-            cols = slice(start, min(start + width, len(Y)))
-            yt = y[cols]
-            d2 = torch.addmm(y_sq[cols], x, yt.T, alpha=-2.0).add_(x_sq)
-            row, col = torch.nonzero(d2 <= near_sq, as_tuple=True)
-            for pairs in row_chunks(len(row), X.shape[1], max_bytes=max_chunk_bytes):
-                r, c = row[pairs], col[pairs]
-                d2[r, c] = (yt[c] - x[r]).square().sum(dim=1)
-            yield rows, cols, d2
+        d2 = torch.empty((len(x), len(Y)), dtype=torch.float64, device=dev)
+        for start in range(0, len(Y), tile):
+            cols = slice(start, min(start + tile, len(Y)))
+            torch.addmm(y_sq[cols], x, (y64[cols] - shift).T, alpha=-2.0, out=d2[:, cols])
+        d2.add_(x_sq)
+        row, col = torch.nonzero(d2 <= near_sq, as_tuple=True)
+        for pairs in row_chunks(len(row), X.shape[1], max_bytes=max_chunk_bytes):
+            r, c = row[pairs], col[pairs]
+            d2[r, c] = _direct_sq(queries[rows][r], y64[c])
+        yield rows, d2

@@ -1,0 +1,201 @@
+"""Float32 screen + exact float64 re-check (issue #28): answers identical to brute force.
+
+The reference is a brute-force float64 pass by direct differences of the raw rows, the
+columns summed left to right (``np.cumsum(..., axis=2)[..., -1]``), ranked by (distance,
+index): the k nearest with the lower index first among exact ties. ``nearest_sq_distances``
+and ``count_within_radius`` must return exactly that — ``assert_array_equal``, no
+tolerance — on the cases a float32 screen gets wrong: duplicates and exact ties, near-ties
+below float32's resolution, data far from the origin, wide and one-column data,
+integer-coded columns, and tiny blocks and tiles.
+"""
+
+import numpy as np
+import pytest
+import torch
+
+from sklearn_mace.utils import _neighbors
+from sklearn_mace.utils._neighbors import (
+    count_within_radius,
+    nearest_sq_distances,
+    sq_distance_blocks,
+)
+
+
+def brute_sq(X, Y):
+    return np.cumsum((X[:, None, :] - Y[None, :, :]) ** 2, axis=2)[..., -1]
+
+
+def brute_nearest(X, Y, k):
+    D = brute_sq(X, Y)
+    index = np.broadcast_to(np.arange(len(Y)), D.shape)
+    order = np.lexsort((index, D), axis=1)[:, :k]  # by distance, then by index
+    return np.take_along_axis(D, order, axis=1), order
+
+
+def _case(name, seed=0):
+    rng = np.random.default_rng(seed)
+    if name == "gaussian":
+        return rng.normal(size=(150, 7)), rng.normal(size=(900, 7))
+    if name == "far from the origin":  # a 1e6 offset: the unshifted expansion loses ~1e-4
+        return rng.normal(size=(120, 5)) + 1e6, rng.normal(size=(800, 5)) + 1e6
+    if name == "integer-coded":  # many exact ties and duplicated rows
+        Y = rng.integers(0, 4, size=(1200, 6)).astype(float)
+        return np.vstack([Y[:40], rng.integers(0, 4, size=(80, 6))]).astype(float), Y
+    if name == "duplicates and near-ties":
+        # 40 rows repeated 25 times, far out, and queries 1e-6 from them: the candidates'
+        # squared distances differ by ~1e-12, far below the float32 screen's resolution
+        Y = np.repeat(rng.normal(size=(40, 5)), 25, axis=0) + 1e4
+        Y[1::25] += 1e-7 * rng.normal(size=(40, 5))  # near-copies beside the copies
+        return np.vstack([Y[::37] + 1e-6, Y[::50], rng.normal(size=(10, 5)) + 1e4]), Y
+    if name == "64 columns":
+        return rng.normal(size=(60, 64)), rng.normal(size=(700, 64))
+    if name == "one column":  # coarse values: exact ties at equal |x − y|
+        return rng.normal(size=(150, 1)).round(1), rng.normal(size=(900, 1)).round(1)
+    raise ValueError(name)
+
+
+CASES = [
+    "gaussian",
+    "far from the origin",
+    "integer-coded",
+    "duplicates and near-ties",
+    "64 columns",
+    "one column",
+]
+
+
+@pytest.mark.parametrize("chunk_bytes", [_neighbors.DEFAULT_CHUNK_BYTES, 20_000, 1])
+@pytest.mark.parametrize("k", [1, 4])
+@pytest.mark.parametrize("case", CASES)
+def test_nearest_equals_brute_force_exactly(case, k, chunk_bytes):
+    X, Y = _case(case)
+    _neighbors._RECENT.clear()
+    got_d, got_i = nearest_sq_distances(
+        X, Y, k=k, device="cpu", max_chunk_bytes=chunk_bytes, return_indices=True
+    )
+    want_d, want_i = brute_nearest(X, Y, k)
+    np.testing.assert_array_equal(got_d, want_d)
+    np.testing.assert_array_equal(got_i, want_i)
+    # without indices: the same distances (and the cache keeps them by content)
+    np.testing.assert_array_equal(nearest_sq_distances(X, Y, k=k, device="cpu"), want_d)
+
+
+def test_ties_go_to_the_lowest_index():
+    Y = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0], [0.0, 0.0], [0.0, 0.0]])
+    d2, idx = nearest_sq_distances(np.zeros((1, 2)), Y, k=4, return_indices=True)
+    assert d2.tolist() == [[0.0, 0.0, 1.0, 1.0]]
+    assert idx.tolist() == [[4, 5, 0, 1]]
+
+
+def test_the_screen_would_be_wrong_without_the_re_check():
+    # Guards the test cases themselves: on "duplicates and near-ties" the float32 screen's
+    # own ranking differs from the exact one, so exact answers above come from the re-check.
+    X, Y = _case("duplicates and near-ties")
+    shift = Y.mean(axis=0)
+    x, y = (X - shift).astype(np.float32), (Y - shift).astype(np.float32)
+    screened = (y * y).sum(axis=1)[None, :] - 2.0 * x @ y.T
+    _, want = brute_nearest(X, Y, 1)
+    assert np.any(np.argmin(screened, axis=1) != want[:, 0])
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_counts_equal_brute_force_exactly(case):
+    X, Y = _case(case, seed=1)
+    D = brute_sq(X, Y)
+    nearest = np.sort(D, axis=1)
+    # radii exactly at a pair's distance (ties at the boundary), at 0 (copies only), at
+    # the median nearest distance, and per row
+    for radius in (
+        0.0,
+        float(np.sqrt(np.median(nearest[:, 0]))),
+        np.sqrt(nearest[:, 3]),
+        np.sqrt(nearest[:, 0]) * (1 + 1e-12),
+    ):
+        r = np.broadcast_to(radius, (len(X),))
+        for chunk_bytes in (_neighbors.DEFAULT_CHUNK_BYTES, 5_000):
+            got = count_within_radius(X, Y, radius, device="cpu", max_chunk_bytes=chunk_bytes)
+            np.testing.assert_array_equal(got, (D <= r[:, None] ** 2).sum(axis=1))
+
+
+def test_sq_distance_blocks_exact_for_copies_without_a_shifted_copy_of_y():
+    rng = np.random.default_rng(3)
+    Y = rng.normal(loc=5e3, size=(500, 6))
+    X = np.vstack([Y[:30], rng.normal(loc=5e3, size=(20, 6))])
+    D = brute_sq(X, Y)
+    for rows, d2 in sq_distance_blocks(X, Y, device="cpu", max_chunk_bytes=8 * 500 * 7):
+        got = d2.numpy()
+        copies = D[rows] == 0
+        np.testing.assert_array_equal(got[copies], 0.0)
+        np.testing.assert_allclose(got, D[rows], rtol=1e-9)
+
+
+def test_tf32_widens_the_screen_bound(monkeypatch):
+    # Under a lower matmul precision the screen's inputs are rounded more coarsely: the
+    # bound must grow with them (bfloat16: 2**-8), and answers stay exact.
+    assert _neighbors._input_roundoff(torch) == 2.0**-24
+    monkeypatch.setattr(torch, "get_float32_matmul_precision", lambda: "medium")
+    assert _neighbors._input_roundoff(torch) == 2.0**-8
+    X, Y = _case("far from the origin")
+    got = nearest_sq_distances(X, Y, k=2, device="cpu", max_chunk_bytes=20_001)
+    np.testing.assert_array_equal(got, brute_nearest(X, Y, 2)[0])
+
+
+def test_large_y_is_never_shifted_whole(monkeypatch):
+    # Above _CPU_KEEP_BYTES the shifted float32 Y is not kept: tiles are shifted when taken.
+    monkeypatch.setattr(_neighbors, "_CPU_KEEP_BYTES", 0)
+    X, Y = _case("far from the origin")
+    screen = _neighbors._Screen(Y, torch.device("cpu"), 2_560, len(X))
+    assert screen.y32 is None and screen.tile < len(Y)
+    got = nearest_sq_distances(X, Y, k=3, device="cpu", max_chunk_bytes=2_560)
+    np.testing.assert_array_equal(got, brute_nearest(X, Y, 3)[0])
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("case", CASES)
+def test_cuda_answers_equal_the_cpu_ones(case):
+    X, Y = _case(case)
+    for k in (1, 4):
+        cuda = nearest_sq_distances(X, Y, k=k, device="cuda", return_indices=True)
+        cpu = nearest_sq_distances(X, Y, k=k, device="cpu", return_indices=True)
+        np.testing.assert_array_equal(cuda[0], cpu[0])
+        np.testing.assert_array_equal(cuda[1], cpu[1])
+    radius = np.sqrt(np.median(cpu[0][:, 0]))
+    np.testing.assert_array_equal(
+        count_within_radius(X, Y, radius, device="cuda"),
+        count_within_radius(X, Y, radius, device="cpu"),
+    )
+
+
+class _FlatL2:
+    """A stand-in for ``faiss.IndexFlatL2`` (float32 brute force, as faiss computes it:
+    ``‖x‖² + ‖y‖² − 2·x·y``), so the faiss path runs where faiss is not installed."""
+
+    def __init__(self, d):
+        self.rows = np.empty((0, d), dtype=np.float32)
+
+    def add(self, rows):
+        assert rows.dtype == np.float32
+        self.rows = np.vstack([self.rows, rows])
+
+    def search(self, queries, k):
+        y = self.rows
+        d2 = (queries * queries).sum(1)[:, None] + (y * y).sum(1)[None, :] - 2 * queries @ y.T
+        index = np.argsort(d2, axis=1, kind="stable")[:, :k]
+        return np.take_along_axis(d2, index, axis=1), index.astype(np.int64)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_faiss_path_equals_brute_force_for_k_above_one(case, monkeypatch):
+    import sys
+    import types
+
+    monkeypatch.setitem(sys.modules, "faiss", types.SimpleNamespace(IndexFlatL2=_FlatL2))
+    X, Y = _case(case)
+    got_d, got_i = nearest_sq_distances(X, Y, k=3, backend="faiss", return_indices=True)
+    want_d, want_i = brute_nearest(X, Y, 3)
+    np.testing.assert_array_equal(got_d, want_d)
+    np.testing.assert_array_equal(got_i, want_i)
+    if case == "gaussian":  # k = 1 has no certificate; without near-ties it is exact
+        np.testing.assert_array_equal(
+            nearest_sq_distances(X, Y, k=1, backend="faiss"), want_d[:, :1]
+        )

@@ -71,6 +71,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -85,11 +86,14 @@ from sklearn_mace.disclosure import (  # noqa: E402
     LinkabilityRisk,
     SinglingOutRisk,
 )
+from sklearn_mace.disclosure._rates import family_confidence, residual_risk  # noqa: E402
+from sklearn_mace.disclosure._summary import family_size as summary_family_size  # noqa: E402
 
 GENERATORS = ("gaussiancopula", "ctgan", "tvae", "mst")
 RELEASES = (*GENERATORS, "halfcopy", "fresh")
 NEIGHBOURS = (1, 5)
 POOLED = "pooled (one random secret per record)"
+COUNTS = ("n_targets", "attack_rate", "n_control", "control_rate")
 # GaussianMixture stand-ins: (n_components, covariance_type) per generator
 STAND_INS = {
     "gaussiancopula": (1, "full"),
@@ -303,13 +307,35 @@ def generated_releases(python, folder, n_release, seed, epochs, missing):
 
 def family_size(n_columns, ks=NEIGHBOURS):
     """Rows of one release: singling out (2 modes), linkability per k, inference per column
-    and pooled."""
-    return 2 + len(ks) + n_columns + 1
+    and pooled (the library's count, ``disclosure_summary``'s family with ``len(ks)``
+    linkability rows)."""
+    return summary_family_size(n_columns, n_linkability=len(ks))
 
 
-def ours(members, control, tables, *, alpha=0.05, n_queries=500, ks=NEIGHBOURS, seed=0):
-    """Our risks, one row per release × analysis × target, each at level ``1 − α/K``."""
-    confidence = 1 - alpha / family_size(members.shape[1], ks)
+def rates_interval(result, confidence):
+    """The risk's interval from the two rates alone (every row's interval before issue #29's
+    odds-ratio share), recomputed from a result row's counts."""
+    n_a, n_c = int(result["n_targets"]), int(result["n_control"])
+    k_a = int(round(result["attack_rate"] * n_a))
+    k_c = int(round(result["control_rate"] * n_c))
+    return residual_risk(k_a, n_a, k_c, n_c, confidence)[1:]
+
+
+def ours(
+    members,
+    control,
+    tables,
+    *,
+    alpha=0.05,
+    n_queries=500,
+    ks=NEIGHBOURS,
+    seed=0,
+    inference_neighbors=1,
+):
+    """Our risks, one row per release × analysis × target, each at level ``1 − α/K``
+    (``family_confidence``, the release card's correction); ``flagged`` when the corrected
+    lower bound is above 0; ``rates_low``/``rates_high``: the rates' interval alone."""
+    confidence = family_confidence(1 - alpha, family_size(members.shape[1], ks))
     rows = []
     for name, release in tables.items():
         found = []
@@ -327,7 +353,9 @@ def ours(members, control, tables, *, alpha=0.05, n_queries=500, ks=NEIGHBOURS, 
             link = LinkabilityRisk(n_neighbors=k, confidence=confidence, random_state=seed)
             result = link.fit(release).evaluate(members, control).iloc[0]
             found.append(("linkability", f"{k} neighbour(s)", result))
-        inference = AttributeInferenceRisk(confidence=confidence, random_state=seed).fit(release)
+        inference = AttributeInferenceRisk(
+            n_neighbors=inference_neighbors, confidence=confidence, random_state=seed
+        ).fit(release)
         for secret, result in inference.evaluate(members, control).iterrows():
             found.append(("inference", secret, result))
         pooled = inference.evaluate_pooled(members, control).iloc[0]
@@ -341,6 +369,17 @@ def ours(members, control, tables, *, alpha=0.05, n_queries=500, ks=NEIGHBOURS, 
                 risk_low=r["risk_low"],
                 risk_high=r["risk_high"],
                 confidence=confidence,
+                flagged=bool(r["risk_low"] > 0),
+                **{key: r.get(key, np.nan) for key in COUNTS},
+                **dict(
+                    zip(
+                        ("rates_low", "rates_high"),
+                        rates_interval(r, confidence)
+                        if np.isfinite(r.get("n_targets", np.nan))
+                        else (np.nan, np.nan),
+                        strict=True,
+                    )
+                ),
             )
             for analysis, target, r in found
         ]
@@ -422,6 +461,61 @@ def checks(mine, theirs):
     return lines
 
 
+def _median_width(group, low, high):
+    w = (group[high] - group[low]).to_numpy(dtype=float)
+    w = w[np.isfinite(w)]
+    return float(np.median(w)) if len(w) else np.nan
+
+
+def _interval_at(row, confidence, odds_share):
+    n_a, n_c = int(row.n_targets), int(row.n_control)
+    k_a, k_c = int(round(row.attack_rate * n_a)), int(round(row.control_rate * n_c))
+    return residual_risk(k_a, n_a, k_c, n_c, confidence, odds_share)[1:]
+
+
+def widths(mine, theirs):
+    """Per release: the median width of the per-column inference intervals and the columns
+    flagged (lower bound above 0) — ours before issue #29's odds-ratio share (the rates'
+    interval alone) and now, corrected and at 95 % uncorrected, beside anonymeter's."""
+    from sklearn_mace.disclosure._inference import ODDS_SHARE
+
+    rows = mine[(mine.analysis == "inference") & (mine.target != POOLED)].copy()
+    with np.errstate(all="ignore"):
+        plain = [_interval_at(r, 0.95, ODDS_SHARE) for r in rows.itertuples()]
+    rows["plain_low"], rows["plain_high"] = np.array(plain).T
+    if theirs is not None and "anon_risk" in theirs:
+        rows = rows.merge(theirs, on=["release", "analysis", "target"], how="left")
+    else:
+        rows["anon_low"] = rows["anon_high"] = np.nan
+    out = []
+    for name, group in rows.groupby("release", sort=False):
+        median = partial(_median_width, group)
+        out.append(
+            dict(
+                release=name,
+                columns=len(group),
+                before=median("rates_low", "rates_high"),
+                now=median("risk_low", "risk_high"),
+                now_95=median("plain_low", "plain_high"),
+                anonymeter_95=median("anon_low", "anon_high"),
+                flagged_before=int((group.rates_low > 0).sum()),
+                flagged_now=int((group.risk_low > 0).sum()),
+                flagged_now_95=int((group.plain_low > 0).sum()),
+                flagged_anonymeter=int((group.anon_low > 0).sum())
+                if group.anon_low.notna().any()
+                else np.nan,
+            )
+        )
+    table = pd.DataFrame(out)
+    print(
+        "per-column inference intervals, median width (before: the rates' interval alone; "
+        "now: with the odds-ratio share; both corrected; _95: 95 % per row, uncorrected; "
+        "anonymeter's clipped at 0), and columns flagged (lower bound > 0):"
+    )
+    print(table.round(3).to_string(index=False))
+    return table
+
+
 def show(mine, theirs):
     table = mine.copy()
     table["ours risk [interval]"] = [
@@ -459,6 +553,9 @@ def main():
     parser.add_argument("--releases", nargs="+", choices=RELEASES, help="analyse only these")
     parser.add_argument("--quick", action="store_true", help="300 members, 1500-row releases")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--inference-neighbors", type=int, default=1, help="our inference attack's neighbours"
+    )
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     n_members, n_reference = (300, 1500) if args.quick else (1000, 5000)
@@ -510,7 +607,9 @@ def main():
             release.to_csv(f"{folder}/{name}.csv", index=False)
         tables = {name: pd.read_csv(f"{folder}/{name}.csv") for name in tables}
         start = time.perf_counter()
-        mine = ours(members, control, tables, seed=args.seed)
+        mine = ours(
+            members, control, tables, seed=args.seed, inference_neighbors=args.inference_neighbors
+        )
         our_seconds = time.perf_counter() - start
         theirs = None
         if args.anonymeter_python:
@@ -525,6 +624,8 @@ def main():
         f"of a release, family level 0.95)\n"
     )
     show(mine, theirs)
+    print()
+    widths(mine, theirs)
     print()
     for line in checks(mine, theirs):
         print(line)

@@ -44,8 +44,9 @@ noise levels. With ``--art-python`` it runs ART's label-only attack beside it,
 ``_art_peer.py --label-only``), on ``--art-records`` of each seed's targets (half members,
 at random; HopSkipJump makes hundreds of label queries per record: about 0.6 s per record
 for the forest, 0.1 s for the MLP and the logistic model at 5 iterations on 2 shared cores),
-and prints both AUCs on those records. Seed 0, 200 records, AUC ours / ART: forest 0.516 /
-0.548, MLP 0.525 / 0.499, logistic 0.511 / 0.499 (standard error near 0.04).
+and prints both AUCs on those records. 200 records per seed, AUC ours / ART: seed 0 forest
+0.516 / 0.548, MLP 0.525 / 0.499, logistic 0.511 / 0.499; seeds 1-2 pooled forest 0.582 /
+0.577, MLP 0.526 / 0.500, logistic 0.512 / 0.517 (standard errors 0.03-0.04).
 
     nice -n 10 python benchmarks/bench_peers_lira.py --label-only --seeds 1 \
         --models "random forest" --art-python /work/venvs/lira_art/bin/python --art-records 60

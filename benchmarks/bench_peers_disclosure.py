@@ -28,8 +28,11 @@ back, and attacked by both tools on the same files:
   the rest; ties kept, our default; 1 and 5 neighbours) and
   :class:`~sklearn_mace.disclosure.AttributeInferenceRisk` per column and pooled (one random
   secret per record). Every interval is exact (Clopper–Pearson rates, Bonferroni over the
-  two rates) and **corrected**: the K rows of one release (singling out, 2 linkability, one
-  per column, pooled) are a family, each interval at level ``1 − α/K`` (α = 0.05);
+  two rates; attribute inference intersects it with the failures' odds-ratio interval,
+  ``residual_risk(odds_share=0.7)``) and **corrected**: the K rows of one release (singling
+  out, 2 linkability, one per column, pooled) are a family, each interval at level ``1 −
+  α/K`` (α = 0.05; ``family_size`` and ``family_confidence`` of the library, the release
+  card's rule); a row is flagged when its corrected lower bound is above 0;
 * anonymeter 1.1.0 (``--anonymeter-python``, a venv with ``anonymeter``; it pins numpy <
   1.27) — ``SinglingOutEvaluator(mode="multivariate", n_attacks=500, n_cols=3)``,
   ``LinkabilityEvaluator`` (same views, 1 and 5 neighbours, every member attacked),
@@ -37,8 +40,10 @@ back, and attacked by both tools on the same files:
   secret). Its intervals are its own (Wilson rates, delta method, 95 %, uncorrected).
 
 The script prints one table (release × analysis × target: our risk [interval] beside
-anonymeter's), the checks of issue #29 (half-copy linkability ours ≥ anonymeter's; the fresh
-sample's intervals cover 0), the wall times, and every part it could not run.
+anonymeter's), the median width of the per-column inference intervals per release (ours with
+the rates' interval alone, as before, and now; corrected and at 95 %; anonymeter's) with
+the columns each flags, the checks of issue #29 (half-copy linkability ours ≥ anonymeter's;
+the fresh sample's intervals cover 0), the wall times, and every part it could not run.
 
 Measured (Adult, seed 0, 2 shared cores; CTGAN and TVAE at ``--epochs 50``: CTGAN at sdv's
 300 epochs had not finished after 20 min at load 7 and was stopped; the analyses then ran
@@ -58,6 +63,13 @@ the same from run to run; anonymeter's singling out is not seeded (half-copy uni
 and 0.098 in two runs). Wall time, same files, same run: ours 26.3 s, anonymeter 209.8 s
 (8.0×; load average 2–4 on the 2 shared cores).
 
+With the odds-ratio share (same files; anonymeter's rows from the run above), the median
+per-column inference width, corrected, before → now: GaussianCopula 0.306 → 0.251, CTGAN
+0.273 → 0.224, TVAE 0.347 → 0.274, MST 0.326 → 0.256, half-copy 0.514 → 0.399 (anonymeter
+0.215, uncorrected; 13 → 14 of 15 columns flagged, anonymeter 15), fresh 0.803 → 0.580. At
+95 % uncorrected ours flags TVAE education, education-num and occupation; corrected, nothing
+on the four generators. ``--inference-neighbors 5`` (majority of 5) widens every release.
+
     python benchmarks/bench_peers_disclosure.py \
         --synth-python /work/venvs/synth/bin/python --anonymeter-python /work/venvs/peers/bin/python
     python benchmarks/bench_peers_disclosure.py --stand-ins --quick
@@ -71,6 +83,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -85,11 +98,14 @@ from sklearn_mace.disclosure import (  # noqa: E402
     LinkabilityRisk,
     SinglingOutRisk,
 )
+from sklearn_mace.disclosure._rates import family_confidence, residual_risk  # noqa: E402
+from sklearn_mace.disclosure._summary import family_size as summary_family_size  # noqa: E402
 
 GENERATORS = ("gaussiancopula", "ctgan", "tvae", "mst")
 RELEASES = (*GENERATORS, "halfcopy", "fresh")
 NEIGHBOURS = (1, 5)
 POOLED = "pooled (one random secret per record)"
+COUNTS = ("n_targets", "attack_rate", "n_control", "control_rate")
 # GaussianMixture stand-ins: (n_components, covariance_type) per generator
 STAND_INS = {
     "gaussiancopula": (1, "full"),
@@ -303,13 +319,35 @@ def generated_releases(python, folder, n_release, seed, epochs, missing):
 
 def family_size(n_columns, ks=NEIGHBOURS):
     """Rows of one release: singling out (2 modes), linkability per k, inference per column
-    and pooled."""
-    return 2 + len(ks) + n_columns + 1
+    and pooled (the library's count, ``disclosure_summary``'s family with ``len(ks)``
+    linkability rows)."""
+    return summary_family_size(n_columns, n_linkability=len(ks))
 
 
-def ours(members, control, tables, *, alpha=0.05, n_queries=500, ks=NEIGHBOURS, seed=0):
-    """Our risks, one row per release × analysis × target, each at level ``1 − α/K``."""
-    confidence = 1 - alpha / family_size(members.shape[1], ks)
+def rates_interval(result, confidence):
+    """The risk's interval from the two rates alone (every row's interval before issue #29's
+    odds-ratio share), recomputed from a result row's counts."""
+    n_a, n_c = int(result["n_targets"]), int(result["n_control"])
+    k_a = int(round(result["attack_rate"] * n_a))
+    k_c = int(round(result["control_rate"] * n_c))
+    return residual_risk(k_a, n_a, k_c, n_c, confidence)[1:]
+
+
+def ours(
+    members,
+    control,
+    tables,
+    *,
+    alpha=0.05,
+    n_queries=500,
+    ks=NEIGHBOURS,
+    seed=0,
+    inference_neighbors=1,
+):
+    """Our risks, one row per release × analysis × target, each at level ``1 − α/K``
+    (``family_confidence``, the release card's correction); ``flagged`` when the corrected
+    lower bound is above 0; ``rates_low``/``rates_high``: the rates' interval alone."""
+    confidence = family_confidence(1 - alpha, family_size(members.shape[1], ks))
     rows = []
     for name, release in tables.items():
         found = []
@@ -327,7 +365,9 @@ def ours(members, control, tables, *, alpha=0.05, n_queries=500, ks=NEIGHBOURS, 
             link = LinkabilityRisk(n_neighbors=k, confidence=confidence, random_state=seed)
             result = link.fit(release).evaluate(members, control).iloc[0]
             found.append(("linkability", f"{k} neighbour(s)", result))
-        inference = AttributeInferenceRisk(confidence=confidence, random_state=seed).fit(release)
+        inference = AttributeInferenceRisk(
+            n_neighbors=inference_neighbors, confidence=confidence, random_state=seed
+        ).fit(release)
         for secret, result in inference.evaluate(members, control).iterrows():
             found.append(("inference", secret, result))
         pooled = inference.evaluate_pooled(members, control).iloc[0]
@@ -341,6 +381,17 @@ def ours(members, control, tables, *, alpha=0.05, n_queries=500, ks=NEIGHBOURS, 
                 risk_low=r["risk_low"],
                 risk_high=r["risk_high"],
                 confidence=confidence,
+                flagged=bool(r["risk_low"] > 0),
+                **{key: r.get(key, np.nan) for key in COUNTS},
+                **dict(
+                    zip(
+                        ("rates_low", "rates_high"),
+                        rates_interval(r, confidence)
+                        if np.isfinite(r.get("n_targets", np.nan))
+                        else (np.nan, np.nan),
+                        strict=True,
+                    )
+                ),
             )
             for analysis, target, r in found
         ]
@@ -422,6 +473,61 @@ def checks(mine, theirs):
     return lines
 
 
+def _median_width(group, low, high):
+    w = (group[high] - group[low]).to_numpy(dtype=float)
+    w = w[np.isfinite(w)]
+    return float(np.median(w)) if len(w) else np.nan
+
+
+def _interval_at(row, confidence, odds_share):
+    n_a, n_c = int(row.n_targets), int(row.n_control)
+    k_a, k_c = int(round(row.attack_rate * n_a)), int(round(row.control_rate * n_c))
+    return residual_risk(k_a, n_a, k_c, n_c, confidence, odds_share)[1:]
+
+
+def widths(mine, theirs):
+    """Per release: the median width of the per-column inference intervals and the columns
+    flagged (lower bound above 0) — ours before issue #29's odds-ratio share (the rates'
+    interval alone) and now, corrected and at 95 % uncorrected, beside anonymeter's."""
+    from sklearn_mace.disclosure._inference import ODDS_SHARE
+
+    rows = mine[(mine.analysis == "inference") & (mine.target != POOLED)].copy()
+    with np.errstate(all="ignore"):
+        plain = [_interval_at(r, 0.95, ODDS_SHARE) for r in rows.itertuples()]
+    rows["plain_low"], rows["plain_high"] = np.array(plain).T
+    if theirs is not None and "anon_risk" in theirs:
+        rows = rows.merge(theirs, on=["release", "analysis", "target"], how="left")
+    else:
+        rows["anon_low"] = rows["anon_high"] = np.nan
+    out = []
+    for name, group in rows.groupby("release", sort=False):
+        median = partial(_median_width, group)
+        out.append(
+            dict(
+                release=name,
+                columns=len(group),
+                before=median("rates_low", "rates_high"),
+                now=median("risk_low", "risk_high"),
+                now_95=median("plain_low", "plain_high"),
+                anonymeter_95=median("anon_low", "anon_high"),
+                flagged_before=int((group.rates_low > 0).sum()),
+                flagged_now=int((group.risk_low > 0).sum()),
+                flagged_now_95=int((group.plain_low > 0).sum()),
+                flagged_anonymeter=int((group.anon_low > 0).sum())
+                if group.anon_low.notna().any()
+                else np.nan,
+            )
+        )
+    table = pd.DataFrame(out)
+    print(
+        "per-column inference intervals, median width (before: the rates' interval alone; "
+        "now: with the odds-ratio share; both corrected; _95: 95 % per row, uncorrected; "
+        "anonymeter's clipped at 0), and columns flagged (lower bound > 0):"
+    )
+    print(table.round(3).to_string(index=False))
+    return table
+
+
 def show(mine, theirs):
     table = mine.copy()
     table["ours risk [interval]"] = [
@@ -459,6 +565,9 @@ def main():
     parser.add_argument("--releases", nargs="+", choices=RELEASES, help="analyse only these")
     parser.add_argument("--quick", action="store_true", help="300 members, 1500-row releases")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--inference-neighbors", type=int, default=1, help="our inference attack's neighbours"
+    )
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     n_members, n_reference = (300, 1500) if args.quick else (1000, 5000)
@@ -510,7 +619,9 @@ def main():
             release.to_csv(f"{folder}/{name}.csv", index=False)
         tables = {name: pd.read_csv(f"{folder}/{name}.csv") for name in tables}
         start = time.perf_counter()
-        mine = ours(members, control, tables, seed=args.seed)
+        mine = ours(
+            members, control, tables, seed=args.seed, inference_neighbors=args.inference_neighbors
+        )
         our_seconds = time.perf_counter() - start
         theirs = None
         if args.anonymeter_python:
@@ -525,6 +636,8 @@ def main():
         f"of a release, family level 0.95)\n"
     )
     show(mine, theirs)
+    print()
+    widths(mine, theirs)
     print()
     for line in checks(mine, theirs):
         print(line)

@@ -11,6 +11,9 @@ from ._base import ReleaseMixin
 from ._mixed import NUMERIC
 from ._rates import RESULT_COLUMNS, risk_row
 
+#: share of α on the failures' odds-ratio interval (see residual_risk): controls are often right
+ODDS_SHARE = 0.7
+
 __all__ = ["AttributeInferenceRisk"]
 
 
@@ -29,10 +32,12 @@ class AttributeInferenceRisk(ReleaseMixin):
     and on ``control`` records (same population, not trained on) through the same release
     and reports, per secret column, the success rates with exact (Clopper–Pearson)
     intervals, the exact success rate of a random guess (the secret of a uniformly random
-    release row) and anonymeter's risk ``(a − c) / (1 − c)`` with an interval (see
-    :func:`~sklearn_mace.disclosure._rates.residual_risk`). A release that reveals nothing
-    about its training records gives the targets and the control the same success rate,
-    risk 0; a release that copies them gives risk 1.
+    release row) and anonymeter's risk ``(a − c) / (1 − c)`` with an exact interval: the
+    rates' interval intersected with one through the failures' odds ratio (Fisher's
+    conditional interval), narrower where the control is often right
+    (:func:`~sklearn_mace.disclosure._rates.residual_risk`, ``odds_share=0.7``). A release
+    that reveals nothing about its training records gives the targets and the control the
+    same success rate, risk 0; a release that copies them gives risk 1.
 
     A guess of a categorical secret succeeds when it equals the true value (missing values
     form one category); a guess ``g`` of a numeric secret ``t`` succeeds when
@@ -292,7 +297,7 @@ class AttributeInferenceRisk(ReleaseMixin):
         baseline = np.mean(
             [self._baseline_rate(target_frame, target_encoded, s) for s in self._secret_pos]
         )
-        row = risk_row(picks[0], picks[1], float(baseline), self.confidence)
+        row = risk_row(picks[0], picks[1], float(baseline), self.confidence, ODDS_SHARE)
         index = pd.Index(["pooled"], name="secret")
         return pd.DataFrame(
             [{"kind": "pooled", **row}], index=index, columns=["kind", *RESULT_COLUMNS]
@@ -332,6 +337,7 @@ class AttributeInferenceRisk(ReleaseMixin):
                 self._successes(control_frame, control_encoded, s, control_neighbors[i]),
                 self._baseline_rate(target_frame, target_encoded, s),
                 self.confidence,
+                ODDS_SHARE,
             )
             rows.append({"kind": self.column_kinds_[s], **row})
         index = pd.Index(self.secrets_, name="secret")

@@ -5,12 +5,24 @@ from sklearn.utils import check_random_state
 
 from ._inference import AttributeInferenceRisk
 from ._linkability import LinkabilityRisk
-from ._rates import RESULT_COLUMNS
+from ._rates import RESULT_COLUMNS, family_confidence
 from ._singling_out import singling_out_risk
 
-__all__ = ["SUMMARY_COLUMNS", "disclosure_summary"]
+__all__ = ["FAMILY_COLUMNS", "SUMMARY_COLUMNS", "disclosure_summary", "family_size"]
 
-SUMMARY_COLUMNS = ["release", "analysis", "target", "kind", *RESULT_COLUMNS]
+#: how each row's interval is corrected, and whether it is flagged (lower bound > 0)
+FAMILY_COLUMNS = ["confidence", "family_size", "flagged"]
+SUMMARY_COLUMNS = ["release", "analysis", "target", "kind", *RESULT_COLUMNS, *FAMILY_COLUMNS]
+
+
+def family_size(n_secrets, *, n_linkability=1, singling_out=True):
+    """Rows of one release in :func:`disclosure_summary`: the family its correction counts.
+
+    One attribute-inference row per secret column and a pooled one (two secrets or more),
+    ``n_linkability`` linkability rows, two singling-out rows (univariate, multivariate).
+    """
+    pooled = 1 if n_secrets > 1 else 0
+    return n_secrets + pooled + n_linkability + (2 if singling_out else 0)
 
 
 def _aligned(name, frame, columns):
@@ -36,6 +48,7 @@ def disclosure_summary(
     singling_out=True,
     n_queries=500,
     confidence=0.95,
+    corrected=True,
     random_state=None,
 ):
     """Attribute-inference, linkability and singling-out risks, for each release.
@@ -49,7 +62,12 @@ def disclosure_summary(
     controls verbatim than chance explains. See :class:`AttributeInferenceRisk`,
     :class:`LinkabilityRisk` and :class:`SinglingOutRisk`: the three criteria of
     anonymisation (Article 29 Working Party, Opinion 05/2014) as anonymeter measures them.
-    Each row's interval is at ``confidence`` on its own (not corrected across rows).
+    The rows of one release are a family of ``K`` intervals (``family_size``: one per
+    secret column, the pooled one, linkability, two for singling out), corrected as the
+    audit report corrects a card's claims (Bonferroni): each at ``1 − (1 − confidence)/K``,
+    so that all ``K`` hold together at ``confidence``; a row is ``flagged`` when its
+    corrected lower bound is above 0. Every interval is exact
+    (:func:`~sklearn_mace.disclosure._rates.residual_risk`).
 
     Parameters
     ----------
@@ -75,8 +93,11 @@ def disclosure_summary(
     n_queries : int, default=500
         The most singling-out predicates per mode.
     confidence : float, default=0.95
-        Level of the Clopper–Pearson intervals on the attack and control rates and of the
-        risk interval.
+        Level at which the rows of a release hold together (``corrected=True``), or each
+        row's level (``corrected=False``): of the Clopper–Pearson intervals on the attack and
+        control rates and of the risk interval.
+    corrected : bool, default=True
+        Whether each row is at the corrected level ``1 − (1 − confidence)/K``.
     random_state : int, RandomState instance or None, default=None
         Tie-breaking order (one seed per release and analysis is drawn from it).
 
@@ -93,7 +114,11 @@ def disclosure_summary(
         ``n_targets`` and ``n_control`` count predicates, each tried on both sets); then
         ``n_targets``, ``attack_rate``, ``attack_low``, ``attack_high``,
         ``n_control``, ``control_rate``, ``control_low``, ``control_high``,
-        ``baseline_rate``, ``risk``, ``risk_low``, ``risk_high``.
+        ``baseline_rate``, ``risk``, ``risk_low``, ``risk_high``; ``confidence`` (the row's
+        level), ``family_size`` (``K``, the rows of its release, fixed before the analyses
+        run; 1 with ``corrected=False``) and ``flagged``
+        (``risk_low > 0``: the release discloses more about its members than about the
+        controls, with every row of the release holding together at ``confidence``).
 
     Examples
     --------
@@ -109,22 +134,26 @@ def disclosure_summary(
     >>> columns = ["release", "analysis", "target", "risk", "risk_low", "risk_high"]
     >>> print(summary[columns].round(2).to_string(index=False))
     release                     analysis                       target  risk  risk_low  risk_high
-       copy          attribute inference                          age  1.00      0.98       1.00
-       copy          attribute inference                          job  1.00      0.96       1.00
-       copy          attribute inference                       income  1.00      0.98       1.00
-       copy          attribute inference                         sick  1.00      0.90       1.00
-       copy attribute inference (pooled) one random secret per record  1.00      0.97       1.00
-       copy                  linkability      age, job | income, sick  1.00      0.99       1.00
+       copy          attribute inference                          age  1.00      0.97       1.00
+       copy          attribute inference                          job  1.00      0.94       1.00
+       copy          attribute inference                       income  1.00      0.97       1.00
+       copy          attribute inference                         sick  1.00      0.88       1.00
+       copy attribute inference (pooled) one random secret per record  1.00      0.95       1.00
+       copy                  linkability      age, job | income, sick  1.00      0.98       1.00
        copy                 singling out                   univariate  1.00      0.99       1.00
-       copy                 singling out                 multivariate  1.00      0.91       1.00
-      fresh          attribute inference                          age  0.00     -0.08       0.08
-      fresh          attribute inference                          job  0.04     -0.29       0.28
-      fresh          attribute inference                       income -0.01     -0.07       0.05
-      fresh          attribute inference                         sick  0.23     -0.40       0.58
-      fresh attribute inference (pooled) one random secret per record -0.08     -0.34       0.12
-      fresh                  linkability      age, job | income, sick  0.00     -0.02       0.02
-      fresh                 singling out                   univariate  0.00     -0.01       0.02
-      fresh                 singling out                 multivariate  0.02     -0.34       0.28
+       copy                 singling out                 multivariate  1.00      0.87       1.00
+      fresh          attribute inference                          age  0.00     -0.09       0.11
+      fresh          attribute inference                          job  0.04     -0.28       0.32
+      fresh          attribute inference                       income -0.01     -0.08       0.07
+      fresh          attribute inference                         sick  0.23     -0.35       0.60
+      fresh attribute inference (pooled) one random secret per record -0.08     -0.35       0.15
+      fresh                  linkability      age, job | income, sick  0.00     -0.03       0.03
+      fresh                 singling out                   univariate  0.00     -0.02       0.02
+      fresh                 singling out                 multivariate  0.02     -0.47       0.34
+    >>> for name, rows in summary.groupby("release"):
+    ...     print(name, rows.family_size.iloc[0], rows.confidence.iloc[0], rows.flagged.sum())
+    copy 8 0.99375 8
+    fresh 8 0.99375 0
     """
     if not hasattr(members, "columns"):
         raise TypeError(f"members must be a pandas DataFrame; got {type(members).__name__}.")
@@ -148,6 +177,9 @@ def disclosure_summary(
             confidence=confidence,
             random_state=rng.randint(2**31),
         ).fit(release)
+        k = family_size(len(inference.secrets_), singling_out=singling_out) if corrected else 1
+        level = family_confidence(confidence, k)
+        inference.set_params(confidence=level)  # read by evaluate only
         attribute = inference.evaluate(members, control).reset_index(names="target")
         attribute.insert(0, "analysis", "attribute inference")
         if len(inference.secrets_) > 1:
@@ -160,7 +192,7 @@ def disclosure_summary(
             columns_a=views[0],
             columns_b=views[1],
             n_neighbors=n_neighbors,
-            confidence=confidence,
+            confidence=level,
             random_state=rng.randint(2**31),
         ).fit(release)
         link = linking.evaluate(members, control)
@@ -175,7 +207,7 @@ def disclosure_summary(
                 control,
                 release,
                 n_queries=n_queries,
-                confidence=confidence,
+                confidence=level,
                 random_state=rng.randint(2**31),
             ).reset_index(names="target")
             single.insert(0, "analysis", "singling out")
@@ -183,5 +215,7 @@ def disclosure_summary(
             parts.append(single)
         frame = pd.concat(parts, ignore_index=True)
         frame.insert(0, "release", name)
+        frame["confidence"], frame["family_size"] = level, k
+        frame["flagged"] = frame["risk_low"].to_numpy(dtype=float) > 0
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)[SUMMARY_COLUMNS]

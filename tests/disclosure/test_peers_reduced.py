@@ -99,3 +99,17 @@ def test_checks_name_the_releases(bench, table):
     lines = bench.checks(table, None)
     assert lines[0].startswith("halfcopy linkability 1 neighbour(s): ours 0.")
     assert lines[-1] == "fresh: 13 of 13 intervals cover 0"
+
+
+def test_rows_flagged_by_their_corrected_lower_bound(table):
+    assert (table.flagged == (table.risk_low > 0)).all()
+    assert not table[table.release == "fresh"].flagged.any()
+
+
+def test_odds_ratio_share_narrows_the_per_column_intervals(bench, table):
+    # both intervals exact at the same corrected level (tests/disclosure/test_rates.py): the
+    # per-column inference intervals with the odds-ratio share against the rates' alone
+    widths = bench.widths(table, None).set_index("release")
+    for name in ("gaussiancopula", "ctgan", "tvae", "mst", "fresh"):
+        assert widths.loc[name, "now"] < 0.95 * widths.loc[name, "before"], widths.loc[name]
+    assert widths.loc["halfcopy", "flagged_now"] >= widths.loc["halfcopy", "flagged_before"]

@@ -264,8 +264,18 @@ def test_disclosure_risks_are_reported_for_every_release(halfcopy):
     assert set(half.loc["singling out"].index) == {"univariate", "multivariate"}
     written = pd.read_csv(paths["disclosure"])
     assert len(written) == len(disclosure) == 16
+    # issue #29: the 8 rows of a release are one family, corrected as the card's claims
+    # (Bonferroni); a row is flagged when its corrected lower bound is above 0
+    assert (written["family_size"] == 8).all()
+    np.testing.assert_allclose(written["confidence"], 1 - 0.05 / 8)
+    assert (written["flagged"] == (written["risk_low"] > 0)).all()
+    assert records["flagged"].all() and not fresh["flagged"].any()
     page = paths["report"].read_text(encoding="utf-8")
     assert "Beyond membership: attribute inference, linkability and singling out" in page
+    assert "corrected over the K = 8 rows of a release" in page
+    assert f"each at {1 - 0.05 / 8:.3%}" in page
+    n_flagged = int(written["flagged"].sum())
+    assert f"{n_flagged} of 16 rows flagged" in page and n_flagged >= len(records)
 
 
 def test_perfect_copy_is_maximally_leaky_and_a_holdout_copy_is_named():

@@ -292,8 +292,8 @@ def audit_release(
     disclosure : bool, default=True
         Also measure the attribute-inference risk of every column and the linkability risk
         of each release (:func:`~sklearn_mace.disclosure.disclosure_summary`; estimates with
-        per-row intervals, not certified claims), on at most 500 members and 500 controls
-        (non-members: records no release can have seen).
+        exact intervals corrected over a release's rows, not certified claims), on at most
+        500 members and 500 controls (non-members: records no release can have seen).
     id_columns : "auto" or list of str, default="auto"
         Columns left out as row ids: ``"auto"`` those that look like one, each named in an
         :class:`~sklearn_mace.report.AuditInputWarning`; a list exactly those (``[]``: none).

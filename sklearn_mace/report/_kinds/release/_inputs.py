@@ -281,7 +281,8 @@ def run_disclosure(tables, synthetic, kept, *, confidence, seed, notes):
     controls verbatim than chance explains). At most ``MAX_DISCLOSURE_RECORDS`` targets and as many
     controls are attacked, drawn at random (anonymeter's ``n_attacks``). Numeric columns with
     missing values have no distance in the mixed metric and are left out (named in a note).
-    These are estimates with per-row intervals, not part of the certified claims.
+    These are estimates with exact intervals, corrected over the rows of a release (their own
+    family, Bonferroni as the card's claims), not part of the certified claims.
     """
     from ....disclosure import disclosure_summary
 

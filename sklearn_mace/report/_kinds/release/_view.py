@@ -193,16 +193,45 @@ def size_figures(report):
     return {"advantage_vs_synthetic_size.png": (size_figure(result), caption)}
 
 
+def _risk_text(risk, low, high):
+    if not np.isfinite(risk):
+        return "undefined (every control guess right)"
+    return f"{fmt(risk)} [{fmt(low)}, {fmt(high)}]"
+
+
+def _family_text(result, disclosure):
+    """The correction of the disclosure rows, in words, from the table's own columns."""
+    sizes = sorted({int(k) for k in disclosure["family_size"]})
+    levels = sorted({float(c) for c in disclosure["confidence"]})
+    if sizes == [1]:
+        return f"at {result.confidence:.0%} per row (not corrected across rows)"
+    k = sizes[0] if len(sizes) == 1 else f"{sizes[0]}–{sizes[-1]}"
+    level = f"{levels[0]:.3%}" if len(levels) == 1 else f"{levels[0]:.3%}–{levels[-1]:.3%}"
+    return (
+        f"each at {level}: corrected over the K = {k} rows of a release (Bonferroni, "
+        f"the rule of the card's claims), so that all rows of a release hold together at "
+        f"{result.confidence:.0%}"
+    )
+
+
 def _disclosure_section(result, disclosure):
-    """Attribute inference and linkability (what anonymeter reports)."""
+    """Attribute inference, linkability and singling out (what anonymeter reports)."""
+    bounds = disclosure[["risk", "risk_low", "risk_high"]].to_numpy(dtype=float)
     shown = disclosure.assign(
-        risk=[
-            "undefined (every control guess right)"
-            if not np.isfinite(r)
-            else f"{fmt(r)} [{fmt(lo)}, {fmt(hi)}]"
-            for r, lo, hi in disclosure[["risk", "risk_low", "risk_high"]].to_numpy()
+        risk=[_risk_text(*row) for row in bounds],
+        flagged=np.where(disclosure["flagged"].astype(bool), "flagged", ""),
+    )[
+        [
+            "subject",
+            "analysis",
+            "target",
+            "attack_rate",
+            "control_rate",
+            "baseline_rate",
+            "risk",
+            "flagged",
         ]
-    )[["subject", "analysis", "target", "attack_rate", "control_rate", "baseline_rate", "risk"]]
+    ]
     shown = shown.rename(
         columns={
             "subject": "release",
@@ -212,8 +241,12 @@ def _disclosure_section(result, disclosure):
             "risk": "risk [interval]",
         }
     )
+    n_flagged = int(disclosure["flagged"].astype(bool).sum())
+    text_columns = ("release", "analysis", "target", "risk [interval]", "flagged")
     return f"""<h2>Beyond membership: attribute inference, linkability and singling out</h2>
-{table(shown, text_columns=("release", "analysis", "target", "risk [interval]"))}
+<p>{n_flagged} of {len(disclosure)} rows flagged (the corrected interval lies above 0: the
+release discloses more about its members than about the controls).</p>
+{table(shown, text_columns=text_columns)}
 <p class="muted">Attribute inference: an attacker who knows a member's other columns guesses
 the target column from its nearest release row (numbers within 5 %; the pooled row attacks
 one random column per record); linkability: the two halves of a member's columns are linked
@@ -222,9 +255,10 @@ built from the release that isolate one of its rows, tried on members and contro
 compared with the same attack on control records (population rows the generator never saw;
 at most {MAX_DISCLOSURE_RECORDS} of each, drawn at random):
 risk = (attack − control) / (1 − control), as in anonymeter (Giomi et al. 2023), with an
-interval from the two rates' exact intervals at {result.confidence:.0%}, per row (not
-corrected across rows; these are estimates, not part of the certified claims). Written to
-disclosure.csv.</p>"""
+exact interval {_family_text(result, disclosure)}. A row is flagged when its corrected lower
+bound is above 0. These are estimates, not part of the certified claims (their family is
+corrected on its own). Written to disclosure.csv, with each row's level (confidence) and
+family size (family_size).</p>"""
 
 
 def presentation(result):

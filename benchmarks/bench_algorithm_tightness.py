@@ -75,6 +75,7 @@ from sklearn_mace.metrics._fdp import (
     gaussian_epsilon,
     mu_from_error_bounds,
 )
+from sklearn_mace.metrics._rank_test import critical_epsilons, rank_pairs, rank_statistic
 
 ALPHA = 0.05
 MU = 1.0 / 3.7305  # σ ≈ 3.73 is the classic calibration of the Gaussian count for (1, 1e-5)
@@ -315,7 +316,64 @@ def attainable_pooled(at_least, grid, n, n_draws=4000):
     return best
 
 
-SELECTION_COLUMNS = ("split ½", "split 20 %", "split 10 %", "rank grid", "pooled ½")
+#: Independent tables of the rank test's simulated critical values per setting: audit ``s``
+#: reads table ``s % RANK_TABLES`` (the test's validity is over the simulation's draws too).
+RANK_TABLES = 4
+RANK_SIMULATIONS = 9999
+_rank_cache = {}
+
+
+def _rank_table(n1, n0, alpha, delta, seed):
+    """Per pair of the library's grid, ε̂ for every value of its statistic (tabulated once:
+    it depends on the sizes, α and δ only, not on the scores)."""
+    key = (n1, n0, alpha, delta, seed % RANK_TABLES)
+    if key not in _rank_cache:
+        pairs = rank_pairs(n1, n0)
+        tables = critical_epsilons(
+            n1,
+            n0,
+            pairs,
+            delta=delta,
+            alpha=alpha / len(pairs),
+            n_simulations=RANK_SIMULATIONS,
+            rng=np.random.default_rng([7, seed % RANK_TABLES]),
+        )
+        _rank_cache[key] = list(zip(pairs, tables, strict=True))
+    return _rank_cache[key]
+
+
+def rank_test(members, nonmembers, seed, alpha=ALPHA, delta=0.0):
+    """The two-tail rank test (``sklearn_mace/metrics/_rank_test.py``) on all the runs: the
+    library's pre-registered grid (both tails and each alone at 3, 10 and 25 % of the runs,
+    each test at α/9), no selection split. The same as ``rank_grid_epsilon`` with the
+    simulated critical values tabulated once per setting instead of drawn per audit."""
+    best = 0.0
+    for pair, table in _rank_table(members.size, nonmembers.size, alpha, delta, seed):
+        keys = np.random.default_rng([seed, 99])  # the same tie-breaking keys for every pair
+        t = rank_statistic(members, nonmembers, *pair, keys)
+        best = max(best, float(table[t - 1])) if t else best
+    return best
+
+
+def rank_test_audit(members, nonmembers, epsilon, seed, fraction=0.1, delta=0.0):
+    """What ``AlgorithmAudit(certificate="rank_test", attack_fraction=0.1)`` does after its
+    attack: the threshold chosen on 10 % of the runs and certified on the rest at α/2, the
+    rank test on the rest at α/2; the larger ε."""
+    selection, (m_cert, n_cert) = _split(members, nonmembers, fraction)
+    claim = PrivacyClaim.approximate(epsilon, delta)
+    point = certify_rule(selection, (m_cert, n_cert), claim=claim, delta=delta, alpha=ALPHA / 2)
+    return max(point.epsilon_lower_bound, rank_test(m_cert, n_cert, seed, ALPHA / 2, delta))
+
+
+SELECTION_COLUMNS = (
+    "split ½",
+    "split 20 %",
+    "split 10 %",
+    "rank grid",
+    "pooled ½",
+    "rank test",
+    "rank test 10 %",
+)
 RANK_FRACTIONS = (0.02, 0.05, 0.12)
 
 
@@ -348,6 +406,8 @@ def selection(args):
                 split_selection(members, nonmembers, 0.1, epsilon).epsilon_lower_bound,
                 rank_grid(members, nonmembers, RANK_FRACTIONS, seed),
                 pooled_two_tail(members, nonmembers, 0.5),
+                rank_test(members, nonmembers, seed),
+                rank_test_audit(members, nonmembers, epsilon, seed),
             ]
         cells = "".join(
             f"{m / epsilon:>9.3f} ({o:>3d})"
@@ -424,6 +484,66 @@ def pooled_soundness(args):
                 for m, o in zip(rows.mean(axis=0), (rows > epsilon + 1e-9).sum(axis=0), strict=True)
             )
             print(f"{name + f' ε = {epsilon:g}':<28}{n:>6}{cells}")
+
+
+def _gaussian_scores(rng, n, member, mu=1.0):
+    return rng.normal(mu if member else 0.0, 1.0, n)
+
+
+RANK_CASES = (  # (name, draw(rng, n, member, ε), ε, δ, true ε at δ)
+    ("histogram", None, 1.0, 0.0, 1.0),
+    ("histogram", None, 0.5, 0.0, 0.5),
+    ("histogram", None, 2.0, 0.0, 2.0),
+    ("response", response_bits, 1.0, 0.0, 1.0),
+    ("response", response_bits, 2.0, 0.0, 2.0),
+    ("response", response_bits, 3.0, 0.0, 3.0),
+    ("asymmetric response", _asymmetric_response, 1.0, 0.0, 1.0),
+    ("asymmetric response", _asymmetric_response, 2.0, 0.0, 2.0),
+    ("discrete Laplace", _discrete_laplace, 1.0, 0.0, 1.0),
+    ("Gaussian μ = 1", _gaussian_scores, 1.0, 1e-3, gaussian_epsilon(1.0, 1e-3)),
+)
+
+
+def rank_soundness(args):
+    """The rank test against the truth on every mechanism: mean certified ε ÷ true ε, audits
+    above the true ε, and the binomial tail P[Bin(N, α) ≥ that count] (small: too many)."""
+    from scipy.stats import binom
+
+    n = args.selection_runs
+    print(
+        f"rank test, {n} runs per side, mean certified ε ÷ true ε (audits above it, "
+        "P[Bin(N, 0.05) ≥ that count]); the Gaussian at δ = 1e-3"
+    )
+    columns = ("split ½", "rank test", "rank test 10 %")
+    print(f"{'mechanism':<26}{'audits':>7}" + "".join(f"{c:>26}" for c in columns))
+    for name, draw, epsilon, delta, truth in RANK_CASES:
+        audits = (
+            args.rank_audits if (name, epsilon) == ("histogram", 1.0) else args.rank_audits_other
+        )
+        if draw is None:
+            law = _law(name, epsilon)[0]
+        rows = np.empty((audits, 3))
+        for seed in range(audits):
+            rng = np.random.default_rng(seed)
+            if draw is None:
+                members, nonmembers = law(rng, n)
+            else:
+                members, nonmembers = draw(rng, n, True, epsilon), draw(rng, n, False, epsilon)
+            claim = PrivacyClaim.approximate(truth, delta)
+            split = certify_rule(
+                *_split(members, nonmembers), claim=claim, delta=delta, alpha=ALPHA
+            ).epsilon_lower_bound
+            rows[seed] = (
+                split,
+                rank_test(members, nonmembers, seed, ALPHA, delta),
+                rank_test_audit(members, nonmembers, truth, seed, delta=delta),
+            )
+        over = (rows > truth + 1e-9).sum(axis=0)
+        cells = "".join(
+            f"{m / truth:>9.3f} ({o:>3d}, p = {binom.sf(o - 1, audits, ALPHA):.2f})"
+            for m, o in zip(rows.mean(axis=0), over, strict=True)
+        )
+        print(f"{name + f' ε = {truth:.3g}':<26}{audits:>7}{cells}")
 
 
 def multi(args):
@@ -532,9 +652,13 @@ def histogram_one_run(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=("multi", "selection", "one-run", "all"), default="all")
+    parser.add_argument(
+        "--part", choices=("multi", "selection", "rank", "one-run", "all"), default="all"
+    )
     parser.add_argument("--selection-audits", type=int, default=300)
     parser.add_argument("--selection-runs", type=int, default=1000)
+    parser.add_argument("--rank-audits", type=int, default=500)
+    parser.add_argument("--rank-audits-other", type=int, default=300)
     parser.add_argument("--audits", type=int, default=40)
     parser.add_argument("--one-run-audits", type=int, default=5)
     parser.add_argument("--histogram-audits", type=int, default=20)
@@ -545,12 +669,15 @@ def main():
     if args.quick:
         args.audits, args.one_run_audits, args.runs, args.canaries = 5, 1, [1000], [1000]
         args.histogram_audits, args.selection_audits = 2, 5
+        args.rank_audits = args.rank_audits_other = 5
     if args.part in ("multi", "all"):
         multi(args)
     if args.part in ("selection", "all"):
         selection(args)
         pooled_exact_coverage()
         pooled_soundness(args)
+    if args.part in ("rank", "all"):
+        rank_soundness(args)
     if args.part in ("one-run", "all"):
         one_run(args)
         histogram_one_run(args)

@@ -155,7 +155,8 @@ RANK_FRACTIONS = (0.03, 0.1, 0.25)
 
 def rank_pairs(n_members, n_nonmembers, fractions=RANK_FRACTIONS):
     """The grid's ``(k_high, k_low)`` pairs: ``(k, k)``, ``(k, None)`` and ``(None, k)`` per
-    fraction (ranks rounded, kept below the sample sizes)."""
+    fraction (ranks rounded, kept below the sample sizes, each pair once). It depends on the
+    sizes only, never on the scores: the pre-registration the Bonferroni bound needs."""
 
     def rank(fraction, size):
         return min(int(round(fraction * size)), size - 1)
@@ -165,7 +166,7 @@ def rank_pairs(n_members, n_nonmembers, fractions=RANK_FRACTIONS):
         pairs.append((rank(f, n_nonmembers), rank(f, n_members)))
     pairs += [(rank(f, n_nonmembers), None) for f in fractions]
     pairs += [(None, rank(f, n_members)) for f in fractions]
-    return pairs
+    return list(dict.fromkeys(pairs))  # few runs round fractions to one rank: test it once
 
 
 def rank_grid_epsilon(

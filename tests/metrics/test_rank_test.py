@@ -116,6 +116,8 @@ def test_critical_values_are_monotone_and_ranked_as_documented(rng):
     for table in tables:
         assert np.all(np.diff(table) >= 0)
         assert table[0] == 0.0  # one member above: no evidence against ε = 0
+    # the grid depends on the sizes only; few runs round fractions together, tested once
+    assert rank_pairs(4, 3) == [(0, 0), (1, 1), (0, None), (1, None), (None, 0), (None, 1)]
     # fewer than 1/α draws cannot reject anything
     assert critical_epsilons(
         n, n, [(3, 3)], delta=0.0, alpha=0.05, n_simulations=10, rng=rng, ts=[80]

@@ -170,6 +170,22 @@ class AlgorithmAudit(BaseEstimator):
     attack_fraction : float in (0, 1), default=0.5
         Fraction of each side's runs that trains the attack and chooses its threshold; the
         rest certify.
+    certificate : {"threshold", "rank_test"}, default="threshold"
+        How the certifying runs' scores become the ε bound (multi-run design).
+        ``"threshold"``: one rule's (FPR, FNR) with Clopper–Pearson bounds, as described
+        above. ``"rank_test"``: that point at ``α/2`` (it gives ``mu_lower_bounds_``, the
+        figure's point and the curve test), and at ``α/2`` a two-tail rank test of the
+        (ε, δ) claims at ``delta_`` on all certifying runs: the members above the
+        non-members' (k+1)-th highest score plus the non-members below the members'
+        (k+1)-th lowest, at pre-registered ranks (3, 10 and 25 % of the runs; both tails
+        and each alone, Bonferroni over the 9), calibrated by simulation on the worst case
+        the claim allows — the randomized-response pair, whose law dominates every
+        (ε, δ)-DP mechanism's for such a statistic (the argument is in
+        ``sklearn_mace/metrics/_rank_test.py``). ``epsilon_lower_bounds_`` is the larger of
+        the two, jointly valid at ``confidence``. Tighter where DP is pure and the output
+        discrete (simulated, 1 000 runs per side, ``attack_fraction=0.1``: the DP histogram
+        at ε = 1 certifies 0.79 ε against 0.64 ε; randomized response ε = 2 0.91 against
+        0.89); it costs about 3 s per target for 10 000 simulated draws.
     claim : PrivacyClaim or None, default=None
         The claim tested, as a trade-off curve (:class:`PrivacyClaim`: pure, (ε, δ),
         μ-GDP or an accountant's ε(δ) curve, each with its neighbour relation). A claim
@@ -238,7 +254,15 @@ default="knn_distance"
         Per target, the bound and its operating point (threshold, FPR/FNR and their upper
         bounds).
     epsilon_lower_bounds_ : ndarray of shape (n_targets,)
-        Certified ε per target at δ = ``delta_``, jointly at ``confidence``.
+        Certified ε per target at δ = ``delta_``, jointly at ``confidence``
+        (``certificate="rank_test"``: the larger of the point's and the rank test's; the
+        same number is ``audits_[j].epsilon_lower_bound``).
+    rank_epsilon_lower_bounds_ : ndarray of shape (n_targets,) or None
+        ``certificate="rank_test"``: the rank test's own ε per target (at ``α/2``); None
+        otherwise.
+    rank_pairs_ : list of tuple or None
+        ``certificate="rank_test"``: per target, the ``(k_high, k_low)`` ranks whose test gave
+        that bound (None for a tail left out; ``(None, None)`` when no test certified).
     mu_lower_bounds_ : ndarray of shape (n_targets,)
         Per target, the largest μ for which the recipe is certified *not* μ-GDP (from the
         same certified point: ``Φ⁻¹(1 − fpr_u) − Φ⁻¹(fnr_u)``), jointly with the ε bounds.
@@ -325,6 +349,7 @@ default="knn_distance"
         "featurizer": [None, HasMethods(["fit", "transform"])],
         "attack": [None, HasMethods(["fit"])],
         "attack_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "certificate": [StrOptions({"threshold", "rank_test"})],
         "claim": [None, PrivacyClaim],
         "claimed_epsilon": [None, Interval(Real, 0, None, closed="left")],
         "delta": [None, Interval(Real, 0, 1, closed="left")],
@@ -351,6 +376,7 @@ default="knn_distance"
         featurizer=None,
         attack=None,
         attack_fraction=0.5,
+        certificate="threshold",
         claim=None,
         claimed_epsilon=None,
         delta=None,
@@ -373,6 +399,7 @@ default="knn_distance"
         self.featurizer = featurizer
         self.attack = attack
         self.attack_fraction = attack_fraction
+        self.certificate = certificate
         self.claim = claim
         self.claimed_epsilon = claimed_epsilon
         self.delta = delta
@@ -617,14 +644,35 @@ default="knn_distance"
         fit_part[n + rng.permutation(n)[:n_fit]] = True
         alpha_k = (1.0 - self.confidence) / k
         attack_seed = int(rng.randint(np.iinfo(np.int32).max))
+        ranked = self.certificate == "rank_test"
+        rank_seed = int(rng.randint(np.iinfo(np.int32).max)) if ranked else None
 
         template = self._default_attack()
         self.attacks_, self.audits_, self.roc_curves_ = [], [], []
+        self.rank_epsilon_lower_bounds_ = np.zeros(k) if ranked else None
+        self.rank_pairs_ = [] if ranked else None
         scores = np.empty((k, 2 * n))
         for j in range(k):
             attack, audit, scores[j], roc = self._certify_one(
-                template, features[j], membership, fit_part, alpha_k, attack_seed
+                template,
+                features[j],
+                membership,
+                fit_part,
+                alpha_k / 2 if ranked else alpha_k,
+                attack_seed,
             )
+            if ranked:
+                rank_rng = np.random.default_rng([rank_seed, j])
+                bound, pair, audit = _rank_certify(
+                    audit,
+                    scores[j][~fit_part],
+                    membership[~fit_part],
+                    alpha_k,
+                    self.delta_,
+                    rank_rng,
+                )
+                self.rank_epsilon_lower_bounds_[j] = bound
+                self.rank_pairs_.append(pair)
             self.attacks_.append(attack)
             self.audits_.append(audit)
             self.roc_curves_.append(roc)
@@ -643,6 +691,9 @@ default="knn_distance"
         self.contradicted_ = (
             None if self.claim_ is None else self.claim_.contradicted_by(fpr_upper, fnr_upper)
         )
+        if ranked and self.claim_ is not None:  # an f-DP claim implies (ε(δ), δ)-DP
+            beyond = self.epsilon_lower_bounds_ > self.claim_.epsilon_at(self.delta_)
+            self.contradicted_ = self.contradicted_ | beyond
 
     def _default_attack(self):
         """The attack: the user's, or a standardized logistic regression — additive in
@@ -847,6 +898,19 @@ def certify_rule(selection, certifying, *, claim, delta, alpha):
     return audit_epsilon(
         members, nonmembers, threshold=float(threshold), delta=delta, confidence=1.0 - alpha
     )
+
+
+def _rank_certify(audit, scores, membership, alpha, delta, rng):
+    """``certificate="rank_test"``: the rank grid on the certifying scores at ``α/2``
+    (:func:`~sklearn_mace.metrics._rank_test.rank_grid_epsilon`); ``audit`` (the threshold's
+    point, certified at ``α/2``) carries the larger ε. Returns ``(rank ε, pair, audit)``."""
+    from ..metrics._rank_test import rank_grid_epsilon
+
+    bound, pair = rank_grid_epsilon(
+        scores[membership == 1], scores[membership == 0], delta=delta, alpha=alpha / 2, rng=rng
+    )
+    best = max(audit.epsilon_lower_bound, bound)
+    return bound, pair, replace(audit, epsilon_lower_bound=best, confidence=1.0 - alpha)
 
 
 def _one_run_row(audit, claimed_epsilon):

@@ -153,12 +153,19 @@ def _run(argv, source=None):
     """``(wall s, CPU s, peak MiB)`` of a child interpreter: CPU is user + system over all
     its threads, the peak its own ``ru_maxrss`` (``os.wait4``).
 
-    ``source`` is the source tree whose ``sklearn_mace`` it imports (default: this one)."""
+    ``source`` is the source tree whose ``sklearn_mace`` it imports (default: this one). The
+    child runs in that folder: ``python -m`` and ``-c`` put the working folder ahead of
+    ``PYTHONPATH``, so run from another tree it would import that tree's package instead."""
     source = Path(__file__).resolve().parents[1] if source is None else Path(source)
     env = {**os.environ, "PYTHONPATH": str(source)}
     start = time.perf_counter()
     child = subprocess.Popen(
-        argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True
+        argv,
+        env=env,
+        cwd=source,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     _, _, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - start

@@ -254,14 +254,14 @@ class MixedTable:
                     np.maximum(top, term, out=top)
             if step % 2 == 0 and step + 1 < len(nums):
                 continue
-            limit = bound + _SLACK * (float(total.max()) + bound)
             if leave_one_out:
                 lower = np.subtract(total, top, out=term)
-                kept = np.flatnonzero(lower <= limit)
-            else:
-                kept = np.flatnonzero(total <= limit)
-            if rows is None and len(kept) > n // 2:
-                continue  # stay dense while most rows are in play
+                limit = bound + _SLACK * (float(total.max()) + bound)
+            else:  # lower = total: total ≤ U + slack·(total + U), solved for total
+                lower, limit = total, bound * (1 + _SLACK) / (1 - _SLACK)
+            if rows is None and np.mean(lower[::64] <= limit) > 0.5:
+                continue  # stay dense while most rows are in play (judged on a 64th)
+            kept = np.flatnonzero(lower <= limit)
             rows = kept if rows is None else rows[kept]
             total = total[kept]
             top = top[kept] if leave_one_out else None

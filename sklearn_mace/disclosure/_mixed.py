@@ -78,15 +78,18 @@ class MixedTable:
     def __init__(self, frame, names):
         self.names = list(names)
         self.kinds = [column_kind(frame[j]) for j in frame.columns]
-        self.scales, self.categories = {}, {}
+        self.scales, self.categories, self.encoded = {}, {}, []
+        # each column read once, for its range or categories and its encoding (as encode)
         for j, kind in enumerate(self.kinds):
             if kind == NUMERIC:
                 values = self.numeric_values(frame, j)
                 spread = float(values.max() - values.min())
                 self.scales[j] = spread if spread > 0 else 1.0
+                self.encoded.append(values / self.scales[j])
             else:
-                self.categories[j] = pd.Index(pd.unique(self._text(frame[j])))
-        self.encoded = self.encode(frame)
+                text = self._text(frame[j])
+                self.categories[j] = pd.Index(pd.unique(text))
+                self.encoded.append(self.categories[j].get_indexer(text))
         self._plan = None
 
     def numeric_values(self, frame, j):

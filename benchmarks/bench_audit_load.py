@@ -90,6 +90,12 @@ pruning), against the merged code before it, load average 8-12:
     synthetic rows   wall s    CPU s  peak MiB  against s  its CPU s  its MiB  speed-up
             200000    139.5     60.1       938      214.5       82.4      980      1.54
 
+and on main after the kernels merge (float32 screens with exact re-checks), this step
+applied on top of it against main itself, load average about 6 (both summaries exact):
+
+    synthetic rows   wall s    CPU s  peak MiB  against s  its CPU s  its MiB  speed-up
+            200000     96.5     60.5       975      188.3       87.0      941      1.95
+
 Summaries identical (exact); an in-process run of both trees side by side (load 9-15) wrote
 byte-identical summary.csv, disclosure.csv and records.csv, and gave these CPU s per step:
 

@@ -83,6 +83,34 @@ Issue #28 (the disclosure risks' passes: singling out, attribute inference), ``-
 
 with identical summaries (exact).
 
+Issue #28, second step (MC skips the ball count of the targets whose nearest synthetic row
+lies beyond its radius; attribute inference and linkability search the release with
+pruning), against the merged code before it, load average 8-12:
+
+    synthetic rows   wall s    CPU s  peak MiB  against s  its CPU s  its MiB  speed-up
+            200000    139.5     60.1       938      214.5       82.4      980      1.54
+
+and on main after the kernels merge (float32 screens with exact re-checks), this step
+applied on top of it against main itself, load average about 6 (both summaries exact):
+
+    synthetic rows   wall s    CPU s  peak MiB  against s  its CPU s  its MiB  speed-up
+            200000     96.5     60.5       975      188.3       87.0      941      1.95
+
+Summaries identical (exact); an in-process run of both trees side by side (load 9-15) wrote
+byte-identical summary.csv, disclosure.csv and records.csv, and gave these CPU s per step:
+
+    step                         before  after      step                   before  after
+    reading, encoding, checks       4.7    4.8      MC (Hilprecht)           12.5    6.9
+    nearest-synthetic distances     7.8    8.0      figure points (3)         6.9    6.4
+    DOMIAS                         13.9   13.8      attribute inference      15.0    4.0
+    GAN-leaks CAL                   0.6    0.7      linkability              11.4    6.0
+    singling out                    8.8    9.5      whole run                86.3   64.9
+
+What is left is mostly the kernel passes (DOMIAS's kernel sums, the four nearest-synthetic
+passes, MC's count on half the targets: about 35 CPU s) and singling out. Before this step,
+``--against`` run from a worktree imported that worktree in both children (``python -m``
+puts the working folder ahead of ``PYTHONPATH``); each child now runs in its source tree.
+
 Before issue #12 the same audit took 61 s / 671 MiB at 50 000 rows and 11 min 12 s / 842 MiB
 at 200 000: MC and GAN-leaks CAL fitted a threshold by an O(n²) pass over the synthetic
 rows. As query transformers they cost one nearest-neighbour pass per target; the remaining
@@ -153,12 +181,19 @@ def _run(argv, source=None):
     """``(wall s, CPU s, peak MiB)`` of a child interpreter: CPU is user + system over all
     its threads, the peak its own ``ru_maxrss`` (``os.wait4``).
 
-    ``source`` is the source tree whose ``sklearn_mace`` it imports (default: this one)."""
+    ``source`` is the source tree whose ``sklearn_mace`` it imports (default: this one). The
+    child runs in that folder: ``python -m`` and ``-c`` put the working folder ahead of
+    ``PYTHONPATH``, so run from another tree it would import that tree's package instead."""
     source = Path(__file__).resolve().parents[1] if source is None else Path(source)
     env = {**os.environ, "PYTHONPATH": str(source)}
     start = time.perf_counter()
     child = subprocess.Popen(
-        argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True
+        argv,
+        env=env,
+        cwd=source,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     _, _, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - start

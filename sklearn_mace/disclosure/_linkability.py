@@ -58,6 +58,15 @@ def _tied_neighbours(table, queries, columns, n_neighbors, start, stop):
     return distance <= kth
 
 
+def _tied_rows(table, query, columns, n_neighbors, work=None):
+    """:func:`_tied_neighbours` of one query, as release row indices (ascending), from the
+    pruned search of a large release (:meth:`MixedTable.candidates`): the same rows."""
+    rows = table.candidates(query, columns, n_neighbors, work=work)
+    distance = table.distances(query, columns, rows)
+    kth = np.partition(distance, n_neighbors - 1)[n_neighbors - 1]
+    return rows[distance <= kth]
+
+
 class LinkabilityRisk(ReleaseMixin):
     """Risk that a release links two partial views of the records behind it.
 
@@ -224,6 +233,15 @@ class LinkabilityRisk(ReleaseMixin):
             return (idx_a[:, :, None] == idx_b[:, None, :]).any(axis=(1, 2)), sizes, sizes
         linked = np.empty(n_queries, dtype=bool)
         size_a, size_b = np.empty(n_queries, int), np.empty(n_queries, int)
+        if self._table._pruned():
+            work = self._table.search_buffers()
+            for i in range(n_queries):
+                query = [column[i] for column in encoded]
+                near_a = _tied_rows(self._table, query, self._a, self.n_neighbors, work)
+                near_b = _tied_rows(self._table, query, self._b, self.n_neighbors, work)
+                linked[i] = np.intersect1d(near_a, near_b, assume_unique=True).size > 0
+                size_a[i], size_b[i] = len(near_a), len(near_b)
+            return linked, size_a, size_b
         block = max(1, _BLOCK_ELEMENTS // n_release)
         for start in range(0, n_queries, block):
             stop = min(start + block, n_queries)

@@ -1,6 +1,7 @@
 """Queries against released synthetic data: nearest-synthetic distance (MACE Eq. 2) and
 Hilprecht et al.'s Monte-Carlo ε-ball query (MACE Eq. 1)."""
 
+import hashlib
 import importlib.util
 from numbers import Integral, Real
 
@@ -15,7 +16,38 @@ from ..utils._torch import TorchDevice, resolve_device, to_numpy
 from ._base import QueryFeatureNamesMixin
 from ._scale import prepared_rows
 
-__all__ = ["MonteCarloQuery", "NearestSyntheticDistance", "validated_rows"]
+__all__ = ["MonteCarloQuery", "NearestSyntheticDistance", "sq_distance_margin", "validated_rows"]
+
+# float64 unit roundoff
+_ROUNDOFF = 2.0**-53
+
+
+def _content_key(X):
+    """A digest of a float64 array's shape and values (which records a query was fit on)."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    hasher = hashlib.blake2b(repr(X.shape).encode(), digest_size=16)
+    hasher.update(memoryview(X).cast("B"))
+    return hasher.digest()
+
+
+def sq_distance_margin(X, Y):
+    """Per row of ``X``: a bound on how far a squared distance to a row of ``Y`` computed in
+    float64 — by the block expansion ``‖x‖² + ‖y‖² − 2·x·y`` of
+    :func:`~sklearn_mace.utils.sq_distance_blocks` or by direct differences, both on data
+    centred at the mean of ``Y`` — can lie below the exact one.
+
+    Both are off by at most ``(d + 2)·u·(‖x‖ + max‖y‖)²`` in centred coordinates
+    (``u = 2⁻⁵³``, Higham's ``γ_n`` bound for a length-``d`` dot product and two sums); the
+    margin is 4 times that, so a row of ``X`` whose exact nearest squared distance exceeds
+    ``ε² + margin`` has no row of ``Y`` within ``ε`` by either computation.
+    """
+    centre = Y.mean(axis=0)
+    y_norm_max = 0.0
+    for start in range(0, len(Y), 65536):
+        block = Y[start : start + 65536] - centre
+        y_norm_max = max(y_norm_max, float(np.sqrt(np.einsum("ij,ij->i", block, block).max())))
+    x_norm = np.sqrt(np.einsum("ij,ij->i", X - centre, X - centre))
+    return 4.0 * (X.shape[1] + 2) * _ROUNDOFF * (x_norm + y_norm_max) ** 2
 
 
 def validated_rows(data, name, n_features):
@@ -330,13 +362,17 @@ class MonteCarloQuery(_SyntheticQueryMixin):
         """
         X = validate_data(self, X, dtype=np.float64)
         X, synthetic = self._prepared(X, fitting=True)
+        self._fit_nearest = None
         if self.radius == "median":
             sq = nearest_sq_distances(
                 X, synthetic, device=self.device, max_chunk_bytes=self.max_chunk_bytes
-            )
+            )[:, 0]
             # ε² is the median squared distance (the reference's ``np.median(min_dist)`` on
             # squared distances); 0 when most records are copies: the ball counts copies.
             self.radius_ = float(np.sqrt(np.median(sq)))
+            # kept for transform on the same records (fit_transform): no ball to count
+            # for the half of them whose nearest synthetic row lies beyond the radius
+            self._fit_nearest = (_content_key(X), sq)
         else:
             self.radius_ = float(self.radius)
         self._n_features_out = 1
@@ -358,6 +394,11 @@ class MonteCarloQuery(_SyntheticQueryMixin):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         X, synthetic = self._prepared(X, fitting=False)
+        out = np.zeros((len(X), 1))
+        rows = self._rows_near_a_ball(X, synthetic)
+        if len(rows) == 0:
+            return out
+        X = X[rows]
         if self.weighting == "count":  # Hilprecht et al.'s plain Monte-Carlo estimate
             counts = count_within_radius(
                 X,
@@ -366,8 +407,27 @@ class MonteCarloQuery(_SyntheticQueryMixin):
                 device=self.device,
                 max_chunk_bytes=self.max_chunk_bytes,
             )
-            return (counts / len(synthetic)).reshape(-1, 1)
-        return self._log_weighted_ball_sum(X, synthetic) / len(synthetic)
+            out[rows, 0] = counts / len(synthetic)
+        else:
+            out[rows] = self._log_weighted_ball_sum(X, synthetic) / len(synthetic)
+        return out
+
+    def _rows_near_a_ball(self, X, synthetic):
+        """Rows of ``X`` whose ball may hold a synthetic row (all of them unless known).
+
+        When ``X`` is the records given to ``fit`` with ``radius="median"`` (as in
+        ``fit_transform``), their exact nearest-synthetic distances are known: a record
+        whose nearest synthetic row lies beyond the radius by more than the rounding of the
+        block expansion (:func:`sq_distance_margin`) has an empty ball, so its query is
+        exactly 0 without a pass over the synthetic rows — half of the records, by the
+        median rule. The other rows are computed as before, each row's value independent
+        of the rows beside it (tests/queries/test_synthetic_reuse.py).
+        """
+        fitted = getattr(self, "_fit_nearest", None)
+        if fitted is None or fitted[0] != _content_key(X):
+            return np.arange(len(X))
+        margin = sq_distance_margin(X, synthetic)
+        return np.flatnonzero(fitted[1] <= self.radius_**2 + margin)
 
     def _log_weighted_ball_sum(self, X, synthetic):
         """``Σ_i 1[d(g_i, z) ≤ ε] · (−log d(g_i, z))`` per row, in bounded pairwise blocks.

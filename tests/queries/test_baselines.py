@@ -158,4 +158,7 @@ def test_battery_attacks_are_linear_in_the_synthetic_rows(monkeypatch, leaky):
         monkeypatch.setattr(synthetic_module, name, spy(getattr(synthetic_module, name)))
     for name in ("MC (Hilprecht)", "GAN-leaks CAL"):
         _audit_scores(name, synthetic, reference, X)
-    assert seen and set(seen) == {len(X)}
+    # every pass starts from the targets (MC's ball count from those whose nearest synthetic
+    # row is within the radius: tests/queries/test_synthetic_reuse.py), never the release
+    assert len(X) < len(synthetic)
+    assert seen and max(seen) == len(X) and all(n <= len(X) for n in seen)

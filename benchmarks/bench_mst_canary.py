@@ -1,0 +1,353 @@
+"""smartnoise-synth's MST at (ε, δ) = (1, 1e-2) against a worst-case canary (issue #30).
+
+The dataset is fixed (``--rows`` records, ``--columns`` categorical columns of ``--values``
+values each, drawn uniformly from all values but the last); the canary is the record whose
+every value is the last one: a unique combination of values no other record has. Each run
+fits ``snsynth.mst.MSTSynthesizer(epsilon, delta)`` on the dataset with the canary
+(member runs) or without it (non-member runs), alternately, ``--runs`` times per side.
+The runs execute in ``--synth-python`` (a Python with ``smartnoise-synth``), in a child
+process that writes one line of features per run; this Python certifies them.
+
+Two domains:
+
+* ``public`` — the domain is given as public metadata: snsynth's ``TableTransformer`` is
+  fitted on the list of values, not on the data (the correct use);
+* ``data`` — snsynth's default (``transformer=None``): the categories are read from the
+  training data, so the canary's values exist in the domain only when the canary is in the
+  data. This is the metadata bug of Annamalai et al. (USENIX Security 2024): a value no
+  other record has can only be released when the canary was there.
+
+Features of a run (all about the canary):
+
+* ``whitebox`` — the log-likelihood ratio of MST's noisy Gaussian measurements (its 1-way
+  marginals before compression, and the 2-way marginals of the selected tree on the
+  compressed domain): ``Σ (y_c − x_c − ½)/σ²`` over each measurement's canary cell ``c``
+  (``x_c`` that cell's count in the data without the canary). Read from snsynth's own
+  ``measure`` calls (a subclass records their output; nothing of MST is changed). Under
+  add/remove MST's two Gaussian steps (ρ/3 each) make this statistic exactly
+  ``N(∓μ_G²/2, μ_G²)`` with ``μ_G = √(4ρ/3)``: the optimal test of the Gaussian part;
+  the third ρ/3 (the exponential mechanism choosing the tree) is not read.
+* ``count`` — black box: the number of rows of a release of ``--rows`` rows equal to the
+  canary (its exact combination).
+* ``rare`` — black box: the number of release rows holding the canary's value in column 0.
+
+The claim. MST spends ``ρ = cdp_rho(ε, δ)`` (snsynth's conversion; 0.1034 at (1, 1e-2)).
+The μ it *implies* — the μ of Gaussian mechanisms with the same ρ, the figure the 2026
+"Tight auditing of DP in MST and AIM" study compares against (0.45) — is ``√(2ρ)``; the
+Gaussian measurements alone are ``√(4ρ/3)``-GDP (0.82 of it). Each feature's runs are
+certified by the library (:func:`sklearn_mace.algorithm._audit.certify_rule`, the rule
+that ``AlgorithmAudit`` applies to each target: half of each side chooses the threshold —
+at equal error rates under the μ-GDP claim, where a Gaussian test's μ bound is best — the
+other half gets exact Clopper–Pearson bounds at 95 %), and the certified point is read as
+a μ (``mu_from_error_bounds``, i.e. ``mu_lower_bounds_``) and as an ε at δ = 1e-2 against
+``PrivacyClaim.approximate(1, 1e-2)`` (threshold chosen for that claim).
+
+Measured (2 shared cores, ``nice -n 5``; see the CHANGELOG entry of issue #30 for the
+numbers of the run recorded there):
+
+    python benchmarks/bench_mst_canary.py --synth-python /work/venvs/synth/bin/python \\
+        --runs 1000 --domain public --features whitebox
+    python benchmarks/bench_mst_canary.py --synth-python /work/venvs/synth/bin/python \\
+        --runs 100 --domain data
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+CHILD = r'''
+import json, resource, sys, time, warnings
+import numpy as np
+import pandas as pd
+
+warnings.filterwarnings("ignore")
+from snsynth.mst import MSTSynthesizer
+from snsynth.transform.table import TableTransformer
+from snsynth.utils import cdp_rho
+
+config = json.loads(open(sys.argv[1]).read())
+out = open(sys.argv[2], "w")
+data = np.asarray(config["data"], dtype=int)
+canary = np.asarray(config["canary"], dtype=int)
+n_values, names = config["values"], [f"c{j}" for j in range(data.shape[1])]
+whitebox_only = config["features"] == "whitebox"
+
+
+class Measured(Exception):
+    """Raised after MST's last noisy measurement when only those are read."""
+
+
+class RecordingMST(MSTSynthesizer):
+    """snsynth's MST; records what its own measure/transform_data calls return."""
+
+    def measure(self, data, cliques, sigma, weights=None):
+        log = super().measure(data, cliques, sigma, weights)
+        self.logs.append(log)
+        if whitebox_only and len(self.logs) == 2:
+            raise Measured  # the rest (mirror descent, sampling) is post-processing
+        return log
+
+    def transform_data(self, data, supports):
+        self.supports = supports
+        return super().transform_data(data, supports)
+
+
+def public_transformer():
+    values = pd.DataFrame({name: np.arange(n_values) for name in names})
+    transformer = TableTransformer.create(
+        values, style="cube", categorical_columns=names, nullable=False
+    )
+    transformer.fit(values)
+    return transformer
+
+
+def compressed(codes, support):
+    """MST's transform_data mapping of one column's codes."""
+    rank = np.cumsum(support) - 1
+    return np.where(support[codes], rank[codes], support.sum())
+
+
+def whitebox(model):
+    """LLR of the Gaussian measurements: Σ (y_c − x_c − ½)/σ² over the canary's cells."""
+    score = 0.0
+    for m in model.logs[0]:  # 1-way marginals, full domain (codes = values: public domain)
+        j = int(m.clique[0].removeprefix("col"))  # MST names its columns col0, col1, …
+        x = np.sum(data[:, j] == canary[j])
+        score += (float(np.asarray(m.noisy_measurement)[canary[j]]) - x - 0.5) / m.stddev**2
+    for m in model.logs[1]:  # 2-way marginals of the tree, compressed domain
+        a, b = (int(c.removeprefix("col")) for c in m.clique)
+        sa, sb = model.supports[m.clique[0]], model.supports[m.clique[1]]
+        ca = compressed(canary[[a]], sa)[0]
+        cb = compressed(canary[[b]], sb)[0]
+        x = np.sum((compressed(data[:, a], sa) == ca) & (compressed(data[:, b], sb) == cb))
+        size_b = sb.sum() + (sb.sum() < sb.size)
+        y = float(np.asarray(m.noisy_measurement)[ca * size_b + cb])
+        score += (y - x - 0.5) / m.stddev**2
+    return score
+
+
+def cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+rho = cdp_rho(config["epsilon"], config["delta"])
+out.write(json.dumps({"rho": rho}) + "\n")
+rng = np.random.default_rng(config["seed"])
+for run in range(2 * config["runs"]):
+    member = run % 2 == 0
+    rows = np.vstack([data, canary]) if member else data
+    rows = rows[rng.permutation(len(rows))]
+    frame = pd.DataFrame(rows, columns=names)
+    np.random.seed(int(rng.integers(2**31)))  # the exponential mechanism's generator
+    start, start_cpu = time.perf_counter(), cpu()
+    model = RecordingMST(epsilon=config["epsilon"], delta=config["delta"])
+    model.logs = []
+    transformer = public_transformer() if config["domain"] == "public" else None
+    row = {"member": int(member)}
+    try:
+        model.fit(frame, transformer=transformer, categorical_columns=names)
+        release = np.asarray(model.sample(len(data)), dtype=float)
+        row["count"] = int((release == canary).all(axis=1).sum())
+        row["rare"] = int((release[:, 0] == canary[0]).sum())
+    except Measured:
+        pass
+    if config["domain"] == "public":
+        row["whitebox"] = whitebox(model)
+    row.update(wall=time.perf_counter() - start, cpu=cpu() - start_cpu)
+    out.write(json.dumps(row) + "\n")
+    out.flush()
+'''
+
+
+def make_data(n_rows, n_columns, n_values, seed):
+    """The fixed dataset (values 0 … n_values − 2) and the canary (every value n_values − 1)."""
+    rng = np.random.default_rng(seed)
+    data = rng.integers(0, n_values - 1, size=(n_rows, n_columns))
+    return data, np.full(n_columns, n_values - 1)
+
+
+def run_child(python, config, folder):
+    """Run the MST runs in ``python``; ``(rho, runs as a list of dicts)``."""
+    path = Path(folder) / "config.json"
+    path.write_text(json.dumps(config))
+    script, lines = Path(folder) / "child.py", Path(folder) / "runs.jsonl"
+    script.write_text(CHILD)
+    completed = subprocess.run(
+        [python, str(script), str(path), str(lines)], capture_output=True, text=True
+    )
+    if completed.returncode != 0:
+        raise SystemExit(f"{python} exited {completed.returncode}: {completed.stderr[-2000:]}")
+    rows = [json.loads(line) for line in lines.read_text().splitlines()]
+    return rows[0]["rho"], rows[1:]
+
+
+def certify(members, nonmembers, claim, seed, confidence=0.95):
+    """The library's rule on one scalar feature: half of each side picks the threshold,
+    the other half certifies (``AlgorithmAudit``'s ``attack_fraction=0.5``)."""
+    from sklearn_mace.algorithm._audit import certify_rule
+    from sklearn_mace.metrics._fdp import mu_from_error_bounds
+
+    rng = np.random.default_rng(seed)
+    m, n = rng.permutation(members), rng.permutation(nonmembers)
+    hm, hn = len(m) // 2, len(n) // 2
+    audit = certify_rule(
+        (m[:hm], n[:hn]),
+        (m[hm:], n[hn:]),
+        claim=claim,
+        delta=claim.delta,
+        alpha=1.0 - confidence,
+    )
+    mu = float(mu_from_error_bounds(audit.fpr_upper, audit.fnr_upper))
+    return audit, mu, bool(claim.contradicted_by(audit.fpr_upper, audit.fnr_upper))
+
+
+def certify_fixed(members, nonmembers, threshold, claim, confidence=0.95):
+    """Every run certifies the rule "member iff score ≥ ``threshold``", a threshold fixed
+    before the runs (:func:`sklearn_mace.metrics.audit_epsilon` with an explicit threshold:
+    Clopper–Pearson at α/2 per rate)."""
+    from sklearn_mace.metrics import audit_epsilon
+    from sklearn_mace.metrics._fdp import mu_from_error_bounds
+
+    audit = audit_epsilon(
+        members, nonmembers, threshold=threshold, delta=claim.delta, confidence=confidence
+    )
+    mu = float(mu_from_error_bounds(audit.fpr_upper, audit.fnr_upper))
+    return audit, mu, bool(claim.contradicted_by(audit.fpr_upper, audit.fnr_upper))
+
+
+#: Thresholds fixed before any run: the log-likelihood ratio's 0 (equal error rates of the
+#: two Gaussians it follows), and "the canary's value or combination appears at all".
+FIXED = {"whitebox": 0.0, "count": 1.0, "rare": 1.0}
+
+
+def table(runs, rho, args):
+    """Per feature: the library's split rule (``AlgorithmAudit``'s) and the fixed threshold;
+    certified ε at δ (claim (ε, δ)), empirical μ (claim μ-GDP at the implied μ)."""
+    from sklearn_mace.algorithm import PrivacyClaim
+
+    implied = float(np.sqrt(2 * rho))
+    stated = PrivacyClaim.approximate(args.epsilon, args.delta)
+    gaussian = PrivacyClaim.gaussian(implied)
+    member = np.array([r["member"] for r in runs]) == 1
+    rows = []
+    for feature in ("whitebox", "count", "rare"):
+        if feature not in runs[0]:
+            continue
+        values = np.array([r[feature] for r in runs], dtype=float)
+        inside, outside = values[member], values[~member]
+        for rule in ("split", "fixed"):
+            if rule == "split":
+                _, mu, _ = certify(inside, outside, gaussian, args.seed)
+                audit, _, contradicted = certify(inside, outside, stated, args.seed)
+                certifying = len(inside) - len(inside) // 2
+            else:
+                _, mu, _ = certify_fixed(inside, outside, FIXED[feature], gaussian)
+                audit, _, contradicted = certify_fixed(inside, outside, FIXED[feature], stated)
+                certifying = len(inside)
+            rows.append(
+                {
+                    "domain": args.domain,
+                    "feature": feature,
+                    "rule": rule,
+                    "runs/side": len(inside),
+                    "certifying/side": certifying,
+                    "FPR": round(audit.fpr, 3),
+                    "FNR": round(audit.fnr, 3),
+                    f"certified ε @δ={args.delta:g}": round(audit.epsilon_lower_bound, 3),
+                    f"contradicts ({args.epsilon:g}, {args.delta:g})": contradicted,
+                    "empirical μ": round(mu, 3),
+                    "implied μ": round(implied, 3),
+                    "ratio": round(mu / implied, 3),
+                }
+            )
+    return rows
+
+
+def check_whitebox(runs, rho):
+    """The white-box statistic against its closed form: N(±μ_G²/2, μ_G²), μ_G = √(4ρ/3)."""
+    if "whitebox" not in runs[0]:
+        return
+    member = np.array([r["member"] for r in runs]) == 1
+    values = np.array([r["whitebox"] for r in runs])
+    mu_g = np.sqrt(4 * rho / 3)
+    print(
+        f"white-box LLR: members mean {values[member].mean():+.4f} sd "
+        f"{values[member].std(ddof=1):.4f}, non-members mean {values[~member].mean():+.4f} "
+        f"sd {values[~member].std(ddof=1):.4f}; closed form ±{mu_g**2 / 2:.4f}, sd "
+        f"{mu_g:.4f} (Gaussian part √(4ρ/3) = {mu_g:.4f} = "
+        f"{mu_g / np.sqrt(2 * rho):.3f} of the implied μ)"
+    )
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--synth-python", default=sys.executable, help="a Python with snsynth")
+    parser.add_argument("--runs", type=int, default=200, help="runs per side")
+    parser.add_argument("--domain", choices=("public", "data"), default="public")
+    parser.add_argument(
+        "--features",
+        choices=("whitebox", "all"),
+        default="all",
+        help="whitebox: stop each run after MST's last measurement (no release)",
+    )
+    parser.add_argument("--rows", type=int, default=300)
+    parser.add_argument("--columns", type=int, default=3)
+    parser.add_argument("--values", type=int, default=4)
+    parser.add_argument("--epsilon", type=float, default=1.0)
+    parser.add_argument("--delta", type=float, default=1e-2)
+    parser.add_argument("--keep", help="keep the runs' features in this folder")
+    parser.add_argument(
+        "--reuse", action="store_true", help="certify the runs already in --keep (no new run)"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    if args.domain == "data" and args.features == "whitebox":
+        parser.error("--features whitebox reads the public domain's codes: use --domain public")
+    data, canary = make_data(args.rows, args.columns, args.values, args.seed)
+    config = {
+        "data": data.tolist(),
+        "canary": canary.tolist(),
+        "values": args.values,
+        "epsilon": args.epsilon,
+        "delta": args.delta,
+        "runs": args.runs,
+        "domain": args.domain,
+        "features": args.features,
+        "seed": args.seed,
+    }
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = args.keep or scratch
+        os.makedirs(folder, exist_ok=True)
+        if args.reuse:
+            lines = (Path(folder) / "runs.jsonl").read_text().splitlines()
+            rho, runs = json.loads(lines[0])["rho"], [json.loads(line) for line in lines[1:]]
+            runs = runs[: len(runs) // 2 * 2]  # an interrupted child: whole pairs only
+        else:
+            rho, runs = run_child(args.synth_python, config, folder)
+    wall = time.perf_counter() - start
+    cpu = sum(r["cpu"] for r in runs)
+    print(
+        f"MST (ε {args.epsilon:g}, δ {args.delta:g}), ρ = {rho:.4f}; {args.rows} rows × "
+        f"{args.columns} columns of {args.values} values, canary {tuple(canary.tolist())}; "
+        f"domain {args.domain}; {len(runs)} runs in {wall:.0f} s wall, {cpu:.0f} s CPU in "
+        f"the runs ({cpu / len(runs):.2f} s per run); load average "
+        f"{os.getloadavg()[0]:.1f}"
+    )
+    import pandas as pd
+
+    check_whitebox(runs, rho)
+    with pd.option_context("display.width", 250):
+        print(pd.DataFrame(table(runs, rho, args)).to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()

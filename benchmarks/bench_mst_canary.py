@@ -62,12 +62,15 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).parent))
+
 CHILD = r'''
-import json, resource, sys, time, warnings
+import contextlib, io, json, resource, sys, time, warnings
 import numpy as np
 import pandas as pd
 
 warnings.filterwarnings("ignore")
+from snsynth.aim import AIMSynthesizer
 from snsynth.mst import MSTSynthesizer
 from snsynth.transform.table import TableTransformer
 from snsynth.utils import cdp_rho
@@ -148,18 +151,22 @@ for run in range(2 * config["runs"]):
     frame = pd.DataFrame(rows, columns=names)
     np.random.seed(int(rng.integers(2**31)))  # the exponential mechanism's generator
     start, start_cpu = time.perf_counter(), cpu()
-    model = RecordingMST(epsilon=config["epsilon"], delta=config["delta"])
-    model.logs = []
+    if config["synthesizer"] == "aim":
+        model = AIMSynthesizer(epsilon=config["epsilon"], delta=config["delta"])
+    else:
+        model = RecordingMST(epsilon=config["epsilon"], delta=config["delta"])
+        model.logs = []
     transformer = public_transformer() if config["domain"] == "public" else None
     row = {"member": int(member)}
     try:
-        model.fit(frame, transformer=transformer, categorical_columns=names)
+        with contextlib.redirect_stdout(io.StringIO()):  # AIM prints every round
+            model.fit(frame, transformer=transformer, categorical_columns=names)
         release = np.asarray(model.sample(len(data)), dtype=float)
         row["count"] = int((release == canary).all(axis=1).sum())
         row["rare"] = int((release[:, 0] == canary[0]).sum())
     except Measured:
         pass
-    if config["domain"] == "public":
+    if config["domain"] == "public" and config["synthesizer"] == "mst":
         row["whitebox"] = whitebox(model)
     row.update(wall=time.perf_counter() - start, cpu=cpu() - start_cpu)
     out.write(json.dumps(row) + "\n")
@@ -228,9 +235,18 @@ def certify_fixed(members, nonmembers, threshold, claim, confidence=0.95):
 FIXED = {"whitebox": 0.0, "count": 1.0, "rare": 1.0}
 
 
+def attainable_mu(mu, n_certify):
+    """Mean μ bound of the best fixed threshold of a Gaussian test of true ``mu`` with
+    ``n_certify`` certifying runs per side (``bench_algorithm_tightness.attainable_mu``)."""
+    from bench_algorithm_tightness import attainable_mu as attainable
+
+    return attainable(mu, n_certify)
+
+
 def table(runs, rho, args):
-    """Per feature: the library's split rule (``AlgorithmAudit``'s) and the fixed threshold;
-    certified ε at δ (claim (ε, δ)), empirical μ (claim μ-GDP at the implied μ)."""
+    """Per feature: the library's split rule (``AlgorithmAudit``'s) and the fixed threshold.
+    FPR, FNR and the empirical μ are the μ-GDP test's (claim: μ-GDP at the implied μ); the
+    certified ε at δ and the verdict are the (ε, δ) claim's (its own threshold)."""
     from sklearn_mace.algorithm import PrivacyClaim
 
     implied = float(np.sqrt(2 * rho))
@@ -245,11 +261,11 @@ def table(runs, rho, args):
         inside, outside = values[member], values[~member]
         for rule in ("split", "fixed"):
             if rule == "split":
-                _, mu, _ = certify(inside, outside, gaussian, args.seed)
+                point, mu, _ = certify(inside, outside, gaussian, args.seed)
                 audit, _, contradicted = certify(inside, outside, stated, args.seed)
                 certifying = len(inside) - len(inside) // 2
             else:
-                _, mu, _ = certify_fixed(inside, outside, FIXED[feature], gaussian)
+                point, mu, _ = certify_fixed(inside, outside, FIXED[feature], gaussian)
                 audit, _, contradicted = certify_fixed(inside, outside, FIXED[feature], stated)
                 certifying = len(inside)
             rows.append(
@@ -259,13 +275,16 @@ def table(runs, rho, args):
                     "rule": rule,
                     "runs/side": len(inside),
                     "certifying/side": certifying,
-                    "FPR": round(audit.fpr, 3),
-                    "FNR": round(audit.fnr, 3),
+                    "FPR": round(point.fpr, 3),
+                    "FNR": round(point.fnr, 3),
                     f"certified ε @δ={args.delta:g}": round(audit.epsilon_lower_bound, 3),
                     f"contradicts ({args.epsilon:g}, {args.delta:g})": contradicted,
                     "empirical μ": round(mu, 3),
                     "implied μ": round(implied, 3),
                     "ratio": round(mu / implied, 3),
+                    "attainable μ": round(attainable_mu(np.sqrt(4 * rho / 3), certifying), 3)
+                    if feature == "whitebox"
+                    else np.nan,
                 }
             )
     return rows
@@ -290,6 +309,7 @@ def check_whitebox(runs, rho):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--synth-python", default=sys.executable, help="a Python with snsynth")
+    parser.add_argument("--synthesizer", choices=("mst", "aim"), default="mst")
     parser.add_argument("--runs", type=int, default=200, help="runs per side")
     parser.add_argument("--domain", choices=("public", "data"), default="public")
     parser.add_argument(
@@ -309,8 +329,8 @@ def main():
     )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    if args.domain == "data" and args.features == "whitebox":
-        parser.error("--features whitebox reads the public domain's codes: use --domain public")
+    if args.features == "whitebox" and (args.domain == "data" or args.synthesizer == "aim"):
+        parser.error("--features whitebox reads MST's measurements on the public domain")
     data, canary = make_data(args.rows, args.columns, args.values, args.seed)
     config = {
         "data": data.tolist(),
@@ -322,6 +342,7 @@ def main():
         "domain": args.domain,
         "features": args.features,
         "seed": args.seed,
+        "synthesizer": args.synthesizer,
     }
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch:
@@ -336,7 +357,8 @@ def main():
     wall = time.perf_counter() - start
     cpu = sum(r["cpu"] for r in runs)
     print(
-        f"MST (ε {args.epsilon:g}, δ {args.delta:g}), ρ = {rho:.4f}; {args.rows} rows × "
+        f"{args.synthesizer.upper()} (ε {args.epsilon:g}, δ {args.delta:g}), ρ = {rho:.4f}; "
+        f"{args.rows} rows × "
         f"{args.columns} columns of {args.values} values, canary {tuple(canary.tolist())}; "
         f"domain {args.domain}; {len(runs)} runs in {wall:.0f} s wall, {cpu:.0f} s CPU in "
         f"the runs ({cpu / len(runs):.2f} s per run); load average "

@@ -143,7 +143,7 @@ def cpu():
 
 rho = cdp_rho(config["epsilon"], config["delta"])
 out.write(json.dumps({"rho": rho}) + "\n")
-rng = np.random.default_rng(config["seed"])
+rng = np.random.default_rng([config["seed"], config["batch"]])  # a new stream per batch
 for run in range(2 * config["runs"]):
     member = run % 2 == 0
     rows = np.vstack([data, canary]) if member else data
@@ -181,19 +181,39 @@ def make_data(n_rows, n_columns, n_values, seed):
     return data, np.full(n_columns, n_values - 1)
 
 
-def run_child(python, config, folder):
-    """Run the MST runs in ``python``; ``(rho, runs as a list of dicts)``."""
-    path = Path(folder) / "config.json"
-    path.write_text(json.dumps(config))
-    script, lines = Path(folder) / "child.py", Path(folder) / "runs.jsonl"
-    script.write_text(CHILD)
+def read_runs(path):
+    """``(header, runs)`` of a runs file; an interrupted child leaves whole pairs only."""
+    lines = path.read_text().splitlines()
+    runs = [json.loads(line) for line in lines[1:]]
+    return json.loads(lines[0]), runs[: len(runs) // 2 * 2]
+
+
+def run_child(python, config, folder, append=False):
+    """Run the runs in ``python``; ``(rho, runs)``. With ``append``, the new runs (a new
+    random stream) are added to those of the same setting already in ``folder``."""
+    folder = Path(folder)
+    store, setting = folder / "runs.jsonl", {k: v for k, v in config.items() if k != "runs"}
+    before = []
+    if append and store.exists():
+        header, before = read_runs(store)
+        if header["setting"] != setting:
+            raise SystemExit(f"--append: {store} holds runs of another setting")
+    config = {**config, "batch": len(before)}
+    (folder / "config.json").write_text(json.dumps(config))
+    (folder / "child.py").write_text(CHILD)
+    lines = folder / "batch.jsonl"
     completed = subprocess.run(
-        [python, str(script), str(path), str(lines)], capture_output=True, text=True
+        [python, str(folder / "child.py"), str(folder / "config.json"), str(lines)],
+        capture_output=True,
+        text=True,
     )
     if completed.returncode != 0:
         raise SystemExit(f"{python} exited {completed.returncode}: {completed.stderr[-2000:]}")
-    rows = [json.loads(line) for line in lines.read_text().splitlines()]
-    return rows[0]["rho"], rows[1:]
+    header, new = read_runs(lines)
+    header["setting"] = setting
+    runs = before + new
+    store.write_text("\n".join(json.dumps(row) for row in [header, *runs]) + "\n")
+    return header["rho"], runs
 
 
 def certify(members, nonmembers, claim, seed, confidence=0.95):
@@ -327,6 +347,9 @@ def main():
     parser.add_argument(
         "--reuse", action="store_true", help="certify the runs already in --keep (no new run)"
     )
+    parser.add_argument(
+        "--append", action="store_true", help="add --runs runs per side to those in --keep"
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     if args.features == "whitebox" and (args.domain == "data" or args.synthesizer == "aim"):
@@ -348,12 +371,11 @@ def main():
     with tempfile.TemporaryDirectory() as scratch:
         folder = args.keep or scratch
         os.makedirs(folder, exist_ok=True)
-        if args.reuse:
-            lines = (Path(folder) / "runs.jsonl").read_text().splitlines()
-            rho, runs = json.loads(lines[0])["rho"], [json.loads(line) for line in lines[1:]]
-            runs = runs[: len(runs) // 2 * 2]  # an interrupted child: whole pairs only
+        if args.reuse:  # an interrupted child's batch.jsonl too (rename it runs.jsonl)
+            header, runs = read_runs(Path(folder) / "runs.jsonl")
+            rho = header["rho"]
         else:
-            rho, runs = run_child(args.synth_python, config, folder)
+            rho, runs = run_child(args.synth_python, config, folder, append=args.append)
     wall = time.perf_counter() - start
     cpu = sum(r["cpu"] for r in runs)
     print(

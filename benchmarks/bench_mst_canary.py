@@ -213,6 +213,7 @@ def run_child(python, config, folder, append=False):
     header["setting"] = setting
     runs = before + new
     store.write_text("\n".join(json.dumps(row) for row in [header, *runs]) + "\n")
+    lines.unlink()  # merged
     return header["rho"], runs
 
 
@@ -371,8 +372,10 @@ def main():
     with tempfile.TemporaryDirectory() as scratch:
         folder = args.keep or scratch
         os.makedirs(folder, exist_ok=True)
-        if args.reuse:  # an interrupted child's batch.jsonl too (rename it runs.jsonl)
+        if args.reuse:  # with the runs of an interrupted child (batch.jsonl, not merged)
             header, runs = read_runs(Path(folder) / "runs.jsonl")
+            if (Path(folder) / "batch.jsonl").exists():
+                runs += read_runs(Path(folder) / "batch.jsonl")[1]
             rho = header["rho"]
         else:
             rho, runs = run_child(args.synth_python, config, folder, append=args.append)

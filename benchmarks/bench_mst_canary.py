@@ -380,14 +380,14 @@ def main():
         else:
             rho, runs = run_child(args.synth_python, config, folder, append=args.append)
     wall = time.perf_counter() - start
-    cpu = sum(r["cpu"] for r in runs)
+    cpu, run_wall = sum(r["cpu"] for r in runs), sum(r["wall"] for r in runs)
     print(
         f"{args.synthesizer.upper()} (ε {args.epsilon:g}, δ {args.delta:g}), ρ = {rho:.4f}; "
-        f"{args.rows} rows × "
-        f"{args.columns} columns of {args.values} values, canary {tuple(canary.tolist())}; "
-        f"domain {args.domain}; {len(runs)} runs in {wall:.0f} s wall, {cpu:.0f} s CPU in "
-        f"the runs ({cpu / len(runs):.2f} s per run); load average "
-        f"{os.getloadavg()[0]:.1f}"
+        f"{args.rows} rows × {args.columns} columns of {args.values} values, canary "
+        f"{tuple(canary.tolist())}; domain {args.domain}. {len(runs)} runs: {cpu:.0f} s CPU "
+        f"({cpu / len(runs):.2f} s per run), {run_wall:.0f} s wall in the runs; this "
+        f"invocation {wall:.0f} s wall{' (reused runs)' if args.reuse else ''}; load "
+        f"average {os.getloadavg()[0]:.1f}"
     )
     import pandas as pd
 

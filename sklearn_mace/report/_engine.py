@@ -569,11 +569,16 @@ class AuditEngine:
         )
 
     def contradicted(self, claim):
-        """Whether the certified point of ``claim`` (its exact upper bounds on FPR and FNR)
-        contradicts :attr:`privacy_claim`; None without one."""
+        """Whether ``claim`` contradicts :attr:`privacy_claim` (None without one): its
+        certified point (exact upper bounds on FPR and FNR) lies below the claimed curve, or
+        its certified ε exceeds the claim's ε at :attr:`delta` — the same rule as
+        ``AlgorithmAudit.contradicted_``. For a threshold's ε, read off that point, the second
+        follows from the first; a rank test's ε (``certificate="rank_test"``) may exceed it."""
         if self.privacy_claim is None:
             return None
-        return bool(self.privacy_claim.contradicted_by(claim.fpr_upper, claim.fnr_upper))
+        point = self.privacy_claim.contradicted_by(claim.fpr_upper, claim.fnr_upper)
+        beyond = claim.epsilon_lower_bound > self.privacy_claim.epsilon_at(self.delta)
+        return bool(point or beyond)
 
     def ranking_metrics(self, scores):
         """AUC and TPR at 1 % and 0.1 % FPR of the scores, on the targets the claim is

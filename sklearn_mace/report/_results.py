@@ -94,9 +94,10 @@ class AnalysisResult:
         Why it failed; empty when it succeeded.
     contradicted : bool or None
         Whether the claim's certified point contradicts the audit's privacy claim
-        (:meth:`~sklearn_mace.algorithm.PrivacyClaim.contradicted_by`, decided once by the
-        engine); None when there is no such claim (releases, models) or the analysis
-        failed.
+        (:meth:`~sklearn_mace.algorithm.PrivacyClaim.contradicted_by`), or its certified ε
+        exceeds the claim's ε at δ (decided once by the engine,
+        :meth:`~sklearn_mace.report._engine.AuditEngine.contradicted`); None when there
+        is no such claim (releases, models) or the analysis failed.
     """
 
     name: str

@@ -53,6 +53,8 @@ class AlgorithmInputs:
     device : str or torch.device
         Where kernel passes would run (``audit_algorithm``'s ``device``); no step of the
         recipe audit has one today (its runs train the recipes and featurize in NumPy).
+    certificate : {"threshold", "rank_test"}
+        How the certifying runs give each target's ε (``AlgorithmAudit``'s ``certificate``).
     """
 
     population: np.ndarray
@@ -64,6 +66,7 @@ class AlgorithmInputs:
     claim: object
     verbose: int
     device: object = "auto"
+    certificate: str = "threshold"
 
 
 @dataclass(frozen=True)
@@ -102,12 +105,13 @@ class AlgorithmShared:
 @dataclass(frozen=True, kw_only=True)
 class AlgorithmReportInputs(ReportInputs):
     """An algorithm audit's settings (``AuditResult.inputs``): the neighbour ``relation``,
-    ``n_runs`` per side, the ``target_names``, and (inherited) the ``claim`` on the audited
-    relation."""
+    ``n_runs`` per side, the ``target_names``, the ``certificate`` of the ε and (inherited)
+    the ``claim`` on the audited relation."""
 
     relation: str
     n_runs: int
     target_names: list
+    certificate: str = "threshold"
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from ..._sample_size import SampleSize
 
 __all__ = [
     "AlgorithmCards",
+    "certificate_line",
     "empirical_mu",
     "implied_mu",
     "power_text",
@@ -201,8 +202,48 @@ def _target_table(result, subject):
             row.update({**failed, "AUC": np.nan})
         if np.isfinite(true):
             row["true ε (known)"] = true
+        if result.inputs.certificate == "rank_test":
+            row.update(_rank_cells(analysis))
         rows.append(row)
-    return table(pd.DataFrame(rows), text_columns=("target", "claim"))
+    return table(pd.DataFrame(rows), text_columns=("target", "claim", "rank test's tails"))
+
+
+def tails_words(pair):
+    """The rank pair ``(k_high, k_low)`` whose test gave a target's ε, in words."""
+    k_high, k_low = pair
+    if k_high is None and k_low is None:
+        return "none certified"
+    if k_low is None:
+        return f"upper tail only (k = {k_high})"
+    if k_high is None:
+        return f"lower tail only (k = {k_low})"
+    return f"both tails (k = {k_high}, {k_low})"
+
+
+def _rank_cells(analysis):
+    """A target's rank test on the card (``certificate="rank_test"``): its ε, its tails."""
+    if not analysis.ok:
+        return {"rank-test ε ≥": np.nan, "rank test's tails": ""}
+    scores = analysis.scores
+    tails = tails_words(scores.rank_pair)
+    return {"rank-test ε ≥": scores.rank_epsilon, "rank test's tails": tails}
+
+
+def certificate_line(result, subject):
+    """HTML: which certificate gave the ε (``certificate="rank_test"`` only; the threshold's
+    card is as it was)."""
+    if result.inputs.certificate != "rank_test":
+        return ""
+    half = 1.0 - (1.0 - subject.claim_confidence) / 2
+    return (
+        '<div class="muted">Certificate: ε from a rank test of both tails (no selection '
+        "split), the point at α/2 — per target the attack's certified point (μ, the "
+        f"trade-off figure and the curve test read it) holds at {half:.2%} and a rank test of "
+        f"the certifying runs at {half:.2%} (members above the non-members' (k+1)-th highest "
+        "score plus non-members below the members' (k+1)-th lowest, at pre-registered ranks, "
+        "calibrated on the claim's worst case); the certified ε is the larger of the two, at "
+        f"{subject.claim_confidence:.2%}.</div>"
+    )
 
 
 THRESHOLDS = (  # every rule here is fixed on the attack's fitting runs
@@ -243,7 +284,7 @@ class AlgorithmCards(Cards):
         result, k = report.result, len(subject.analyses)
         return (
             f"{mu_line(result, subject)}{design_line(subject)}"
-            f"{_target_table(result, subject)}"
+            f"{certificate_line(result, subject)}{_target_table(result, subject)}"
             f'<div class="muted">Multiplicity: the {k} targets\' bounds of this recipe hold '
             f"together at {result.confidence:.0%} (each at {subject.claim_confidence:.2%}, "
             "Bonferroni over the targets); each recipe is a separate claim. A claim is "
@@ -324,6 +365,7 @@ def algorithm_reading(report):
         "the other runs give the smallest ε an (ε, δ)-DP recipe allows, "
         f"FPR + e^ε·FNR ≥ 1 − δ (δ = {result.delta:g}). The runs are independent "
         "trainings, as the bounds assume (Jagielski et al. 2020).</li>",
+        *_rank_reading(result),
         "<li><b>Trade-off figure</b>: a DP claim is a curve f (f-DP): every test of a "
         "recipe that keeps it has FNR at least f(FPR). Each target's certified point "
         "(FPR ≤, FNR ≤) is drawn against the claimed curve; a point below it is a test "
@@ -338,6 +380,22 @@ def algorithm_reading(report):
         "a claim above that cannot be contradicted by this many runs.</li>",
         "<li><b>AUC</b> of the attack on the certifying runs describes how well the "
         "runs separate (not certified).</li>",
+    ]
+
+
+def _rank_reading(result):
+    """The rank test in a line (``certificate="rank_test"`` only)."""
+    if result.inputs.certificate != "rank_test":
+        return []
+    return [
+        '<li><b>Rank test</b> (<code>certificate="rank_test"</code>): the point above is '
+        "certified at half the target's level; at the other half, the members above the "
+        "non-members' (k+1)-th highest score plus the non-members below the members' "
+        "(k+1)-th lowest, at ranks fixed in advance (3, 10 and 25 % of the runs; both tails "
+        "and each alone, Bonferroni over them), is compared with its law on the claim's "
+        "worst case, the randomized-response pair, simulated; all certifying runs serve, "
+        "none choose a threshold. The certified ε is the larger of the two, and a claim is "
+        "also contradicted when it exceeds the claimed ε.</li>"
     ]
 
 

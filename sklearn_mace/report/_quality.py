@@ -37,7 +37,7 @@ __all__ = [
 SHOWN = 5  # rows named in a message
 OVERLAP_P = 1e-3  # a shared-record count this improbable under a random split is an error
 OVERLAP_PERMUTATIONS = 999
-KEY_BLOCK = 1 << 18  # rows hashed at a time (row_keys)
+KEY_BLOCK = 1 << 16  # rows hashed at a time (row_keys)
 
 
 def row_keys(tables, columns, *, block=KEY_BLOCK):
@@ -357,13 +357,22 @@ def _empty_or_constant_notes(tables, columns):
             count = int(values.notna().sum())
             if count == 0:
                 empty.append(column)
-            elif count == len(values) and values.nunique(dropna=False) == 1:
+            elif count == len(values) and _single_value(values):
                 constant.append(column)
         if empty:
             notes.append(f"the {name} table has no values in column(s) {_names(empty)}")
         if constant and len(frame) > 1:
             notes.append(f"the {name} table has a single value in column(s) {_names(constant)}")
     return notes
+
+
+def _single_value(values):
+    """Whether a column without missing values holds one value: each cell equals the first
+    (a pass over the column, where counting its distinct values hashes every cell); Python
+    objects (which may be lists) are counted as before."""
+    if values.dtype == object:
+        return values.nunique(dropna=False) == 1
+    return bool((values == values.iloc[0]).all())
 
 
 def _names(columns):

@@ -110,10 +110,10 @@ encode_tables({name: read_table(path) for name, path in paths.items()})
 """
 
 
-def make_tables(n_members, n_non_members, n_synthetic, seed=0):
+def make_tables(n_members, n_non_members, n_synthetic, seed=0, n_features=N_FEATURES):
     """Correlated Gaussian population; a release with 1 % noisy member copies."""
     rng = np.random.default_rng(seed)
-    mixing = rng.normal(size=(N_FEATURES, N_FEATURES)) / np.sqrt(N_FEATURES)
+    mixing = rng.normal(size=(n_features, n_features)) / np.sqrt(n_features)
 
     def population(n):
         return rng.normal(size=(n, N_FEATURES)) @ mixing
@@ -123,7 +123,7 @@ def make_tables(n_members, n_non_members, n_synthetic, seed=0):
     copies = members[rng.integers(n_members, size=n_copies)]
     copies = copies + 0.05 * rng.normal(size=copies.shape)
     synthetic = np.vstack([population(n_synthetic - n_copies), copies])
-    columns = [f"x{j}" for j in range(N_FEATURES)]
+    columns = [f"x{j}" for j in range(n_features)]
     return {
         name: pd.DataFrame(values, columns=columns)
         for name, values in (
@@ -167,14 +167,28 @@ def _run(argv, source=None):
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def bench(n_synthetic, *, n_members=5000, n_non_members=5000, seed=0, mixed=False, against=None):
-    make = make_mixed_tables if mixed else make_tables
+def bench(
+    n_synthetic,
+    *,
+    n_members=5000,
+    n_non_members=5000,
+    seed=0,
+    mixed=False,
+    against=None,
+    n_features=N_FEATURES,
+    disclosure=True,
+):
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
         paths = {}
-        for name, frame in make(n_members, n_non_members, n_synthetic, seed).items():
+        if mixed:
+            tables = make_mixed_tables(n_members, n_non_members, n_synthetic, seed)
+        else:
+            tables = make_tables(n_members, n_non_members, n_synthetic, seed, n_features)
+        for name, frame in tables.items():
             paths[name] = folder / f"{name}.csv"
             frame.to_csv(paths[name], index=False)
+        del tables
         baseline = _run(
             [sys.executable, "-c", ENCODE_ONLY, *(f"{k}={v}" for k, v in paths.items())]
         )[0]
@@ -192,10 +206,12 @@ def bench(n_synthetic, *, n_members=5000, n_non_members=5000, seed=0, mixed=Fals
             "--out",
             str(folder / "out"),
             "--quiet",
+            *([] if disclosure else ["--no-disclosure"]),
         ]
         other = None
         if against is not None:  # the same audit on another source tree, first
-            other_argv = [*argv[:-3], "--out", str(folder / "against"), "--quiet"]
+            other_argv = [*argv[: argv.index("--out")], "--out", str(folder / "against")]
+            other_argv += argv[argv.index("--quiet") :]
             other = (*_run(other_argv, against), pd.read_csv(folder / "against" / "summary.csv"))
         wall, cpu, peak = _run(argv)
         summary = pd.read_csv(folder / "out" / "summary.csv")
@@ -216,6 +232,18 @@ def main(argv=None):
         "summaries agree",
     )
     parser.add_argument("--rows", type=int, nargs="+", help="synthetic row counts to run")
+    parser.add_argument(
+        "--columns",
+        type=int,
+        default=N_FEATURES,
+        help=f"numeric columns of the Gaussian tables (default {N_FEATURES}; issue #28's large "
+        "release: --columns 6 --rows 10000000)",
+    )
+    parser.add_argument(
+        "--no-disclosure",
+        action="store_true",
+        help="audit without the disclosure risks (the CLI's --no-disclosure)",
+    )
     args = parser.parse_args(argv)
     sizes = (5_000, 20_000) if args.quick else (50_000, 200_000)
     sizes = args.rows or sizes
@@ -227,7 +255,13 @@ def main(argv=None):
     print(f"load average {os.getloadavg()[0]:.2f} at start")
     print(" ".join(f"{h:>{w}}" for h, w in zip(header, widths, strict=True)))
     for n in sizes:
-        wall, cpu, baseline, peak, summary, other = bench(n, mixed=args.mixed, against=args.against)
+        wall, cpu, baseline, peak, summary, other = bench(
+            n,
+            mixed=args.mixed,
+            against=args.against,
+            n_features=args.columns,
+            disclosure=not args.no_disclosure,
+        )
         line = (
             f"{n:>14} {wall:>8.1f} {cpu:>8.1f} {baseline:>14.1f} {wall / baseline:>6.1f} "
             f"{peak:>9.0f}"

@@ -190,8 +190,11 @@ def test_row_keys_in_blocks_are_the_pooled_keys(seed):
 
 def test_repeated_rows_and_sorted_lookup_agree_with_pandas_and_isin():
     rng = np.random.default_rng(0)
+    for high in (3, 50, 10**6, 2**62):  # mostly repeats, some, none
+        drawn = rng.integers(0, high, 2_000).astype(np.uint64)
+        expected = pd.Series(drawn).duplicated().to_numpy()
+        np.testing.assert_array_equal(repeated_rows(drawn), expected)
     keys = rng.integers(0, 50, 2_000).astype(np.uint64)
-    np.testing.assert_array_equal(repeated_rows(keys), pd.Series(keys).duplicated().to_numpy())
     targets = rng.integers(0, 80, 300).astype(np.uint64)
     np.testing.assert_array_equal(in_sorted(targets, np.sort(keys)), np.isin(targets, keys))
     assert not in_sorted(targets, np.array([], dtype=np.uint64)).any()

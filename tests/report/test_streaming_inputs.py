@@ -227,3 +227,18 @@ def test_reading_keying_and_encoding_a_release_stays_within_the_stated_bound(tmp
     assert keys["synthetic 'r'"].dtype == np.uint64
     held = 8 * n * p + 8 * n * p + 8 * n
     assert peak <= held + 16 * n + 6 * 2**20, (peak / 2**20, held / 2**20)
+
+
+def test_a_latin1_byte_past_the_sniffed_sample_is_read_as_latin1_in_blocks_too(
+    tmp_path, monkeypatch
+):
+    """UTF-8 in the first 64 KiB, a Latin-1 byte after: the block read fails where the
+    whole read fails, and the file is read again as Latin-1, with the same note."""
+    rows = ["a,b"] + [f"{i},{i * 0.5}" for i in range(20_000)]
+    path = tmp_path / "late.csv"
+    path.write_bytes(("\n".join(rows) + "\n").encode() + "1,caf\xe9\n".encode("latin-1"))
+    whole, blocks = _whole_and_blocks(path, monkeypatch, 512)
+    pd.testing.assert_frame_equal(blocks, whole, check_exact=True)
+    assert blocks.attrs["notes"] == whole.attrs["notes"]
+    assert any("Latin-1" in note for note in whole.attrs["notes"])
+    assert whole["b"].iloc[-1] == "café"

@@ -110,6 +110,24 @@ What is left is mostly the kernel passes (DOMIAS's kernel sums, the four nearest
 passes, MC's count on half the targets: about 35 CPU s) and singling out. Before this step,
 ``--against`` run from a worktree imported that worktree in both children (``python -m``
 puts the working folder ahead of ``PYTHONPATH``); each child now runs in its source tree.
+Issue #28, a large release (``--columns 6``: 6 Gaussian columns, 5 000 members and 5 000
+non-members): the tables of ``make_tables(..., n_features=6)`` written once, each run the
+CLI under ``/usr/bin/time`` (the same ``ru_maxrss`` as this script's), 2 cores shared with
+other work (load average 7-14). Reading, encoding and keying a 10-million-row release
+(an in-process trace, the interpreter without torch: 213 MiB):
+
+    code     wall s  CPU s  peak MiB   where
+    before    257.8   53.2      2910   the row keys (pooled copies) and the duplicate notes
+    after      75.1   15.2      1324   the sorted copy of the keys for the duplicate notes
+
+after which 1 249 MiB are held: the table (458), its encoding (458), the keys (76). The
+whole 10-million-row audit with ``--no-disclosure`` (after): 2 100 MiB, 3 139 s wall, 997
+CPU s, every analysis ok; in-process: 405 MiB the interpreter with torch, 1 517 the input
+preparation's peak, then nearest-synthetic distances 2 024, DOMIAS 2 100, MC 2 043. The
+1-million-row audit with every analysis, before / after: 1 816 / 1 827 MiB, 166.6 / 167.2
+CPU s (940 / 835 s wall at load 7-14), summary.csv, records.csv and disclosure.csv
+identical (exact): its peak is in the disclosure risks (singling out's univariate
+predicates, one Python object per value held once: 1 070 MiB traced at 1 million rows).
 
 Before issue #12 the same audit took 61 s / 671 MiB at 50 000 rows and 11 min 12 s / 842 MiB
 at 200 000: MC and GAN-leaks CAL fitted a threshold by an O(n²) pass over the synthetic
@@ -138,20 +156,20 @@ encode_tables({name: read_table(path) for name, path in paths.items()})
 """
 
 
-def make_tables(n_members, n_non_members, n_synthetic, seed=0):
+def make_tables(n_members, n_non_members, n_synthetic, seed=0, n_features=N_FEATURES):
     """Correlated Gaussian population; a release with 1 % noisy member copies."""
     rng = np.random.default_rng(seed)
-    mixing = rng.normal(size=(N_FEATURES, N_FEATURES)) / np.sqrt(N_FEATURES)
+    mixing = rng.normal(size=(n_features, n_features)) / np.sqrt(n_features)
 
     def population(n):
-        return rng.normal(size=(n, N_FEATURES)) @ mixing
+        return rng.normal(size=(n, n_features)) @ mixing
 
     members, non_members = population(n_members), population(n_non_members)
     n_copies = n_synthetic // 100
     copies = members[rng.integers(n_members, size=n_copies)]
     copies = copies + 0.05 * rng.normal(size=copies.shape)
     synthetic = np.vstack([population(n_synthetic - n_copies), copies])
-    columns = [f"x{j}" for j in range(N_FEATURES)]
+    columns = [f"x{j}" for j in range(n_features)]
     return {
         name: pd.DataFrame(values, columns=columns)
         for name, values in (
@@ -202,14 +220,28 @@ def _run(argv, source=None):
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def bench(n_synthetic, *, n_members=5000, n_non_members=5000, seed=0, mixed=False, against=None):
-    make = make_mixed_tables if mixed else make_tables
+def bench(
+    n_synthetic,
+    *,
+    n_members=5000,
+    n_non_members=5000,
+    seed=0,
+    mixed=False,
+    against=None,
+    n_features=N_FEATURES,
+    disclosure=True,
+):
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
         paths = {}
-        for name, frame in make(n_members, n_non_members, n_synthetic, seed).items():
+        if mixed:
+            tables = make_mixed_tables(n_members, n_non_members, n_synthetic, seed)
+        else:
+            tables = make_tables(n_members, n_non_members, n_synthetic, seed, n_features)
+        for name, frame in tables.items():
             paths[name] = folder / f"{name}.csv"
             frame.to_csv(paths[name], index=False)
+        del tables
         baseline = _run(
             [sys.executable, "-c", ENCODE_ONLY, *(f"{k}={v}" for k, v in paths.items())]
         )[0]
@@ -227,10 +259,12 @@ def bench(n_synthetic, *, n_members=5000, n_non_members=5000, seed=0, mixed=Fals
             "--out",
             str(folder / "out"),
             "--quiet",
+            *([] if disclosure else ["--no-disclosure"]),
         ]
         other = None
         if against is not None:  # the same audit on another source tree, first
-            other_argv = [*argv[:-3], "--out", str(folder / "against"), "--quiet"]
+            other_argv = [*argv[: argv.index("--out")], "--out", str(folder / "against")]
+            other_argv += argv[argv.index("--quiet") :]
             other = (*_run(other_argv, against), pd.read_csv(folder / "against" / "summary.csv"))
         wall, cpu, peak = _run(argv)
         summary = pd.read_csv(folder / "out" / "summary.csv")
@@ -251,6 +285,18 @@ def main(argv=None):
         "summaries agree",
     )
     parser.add_argument("--rows", type=int, nargs="+", help="synthetic row counts to run")
+    parser.add_argument(
+        "--columns",
+        type=int,
+        default=N_FEATURES,
+        help=f"numeric columns of the Gaussian tables (default {N_FEATURES}; issue #28's large "
+        "release: --columns 6 --rows 10000000)",
+    )
+    parser.add_argument(
+        "--no-disclosure",
+        action="store_true",
+        help="audit without the disclosure risks (the CLI's --no-disclosure)",
+    )
     args = parser.parse_args(argv)
     sizes = (5_000, 20_000) if args.quick else (50_000, 200_000)
     sizes = args.rows or sizes
@@ -262,7 +308,13 @@ def main(argv=None):
     print(f"load average {os.getloadavg()[0]:.2f} at start")
     print(" ".join(f"{h:>{w}}" for h, w in zip(header, widths, strict=True)))
     for n in sizes:
-        wall, cpu, baseline, peak, summary, other = bench(n, mixed=args.mixed, against=args.against)
+        wall, cpu, baseline, peak, summary, other = bench(
+            n,
+            mixed=args.mixed,
+            against=args.against,
+            n_features=args.columns,
+            disclosure=not args.no_disclosure,
+        )
         line = (
             f"{n:>14} {wall:>8.1f} {cpu:>8.1f} {baseline:>14.1f} {wall / baseline:>6.1f} "
             f"{peak:>9.0f}"

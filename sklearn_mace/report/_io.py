@@ -43,6 +43,7 @@ DELIMITERS = ",;\t|"
 SAMPLE_BYTES = 1 << 16
 SAMPLE_LINES = 3  # whole lines the sample holds at least (the header and two records)
 MAX_HEADER_BYTES = 1 << 26  # a first line longer than 64 MiB is not a table's header
+READ_ROWS = 1 << 18  # CSV rows parsed at a time (numeric tables: no second copy of the frame)
 _SNIFF_RECORDS = 200
 # number shapes, on a stripped cell
 _COMMA_DECIMAL = re.compile(r"[-+]?(\d{1,3}(\.\d{3})+|\d+),\d+")  # 14,25  1.234,5
@@ -453,8 +454,20 @@ class _CountingReader(io.RawIOBase):
         return self._handle.tell()
 
 
-def _pandas_read(path, suffixes, encoding, options, verbose):
-    """``pandas.read_csv`` through a handle whose reads advance a progress bar (bytes)."""
+def _pandas_read(path, suffixes, encoding, options, verbose, chunk_rows=None):
+    """``pandas.read_csv`` through a handle whose reads advance a progress bar (bytes), in
+    blocks of ``chunk_rows`` rows (:func:`_read_blocks`); whole when the blocks hold text or
+    mixed types."""
+    chunk_rows = READ_ROWS if chunk_rows is None else chunk_rows
+    frame = _read_handle(path, suffixes, encoding, options, verbose, chunk_rows)
+    if frame is None:  # text or mixed types: pandas' own whole-file inference
+        frame = _read_handle(path, suffixes, encoding, options, verbose, None)
+    return frame
+
+
+def _read_handle(path, suffixes, encoding, options, verbose, chunk_rows):
+    """One ``pandas.read_csv`` of the file: whole (``chunk_rows`` None), or in blocks, which
+    gives None when they cannot be put together exactly as the whole read would."""
     from tqdm.auto import tqdm
 
     suffix = suffixes[-1] if suffixes else ""
@@ -471,9 +484,70 @@ def _pandas_read(path, suffixes, encoding, options, verbose):
         ) as bar,
     ):
         handle = io.BufferedReader(_CountingReader(raw_handle, bar))
-        return pd.read_csv(
-            handle, encoding=encoding, compression=compression.get(suffix), **options
-        )
+        kwargs = {"encoding": encoding, "compression": compression.get(suffix), **options}
+        if chunk_rows is None:
+            return pd.read_csv(handle, **kwargs)
+        with pd.read_csv(handle, chunksize=chunk_rows, **kwargs) as blocks:
+            return _read_blocks(blocks)
+
+
+def _numeric_kind(dtype):
+    """Whether a parsed block's column holds numbers or booleans only (no text)."""
+    return isinstance(dtype, np.dtype) and dtype.kind in "biuf"
+
+
+def _read_blocks(blocks):
+    """The blocks of rows of a CSV put into one frame without a second copy of it, or None.
+
+    Each numeric column grows in one array (doubling; the pages past the rows written are
+    never touched, and the unused tail is given back at the end), and the frame is made of
+    those arrays, one block per column as ``pandas.read_csv`` makes it. So reading holds
+    the frame, one block of rows and at most one column's copy while it grows. Exactly the
+    whole read's frame: numbers parse cell by cell, and a column's type is the same in
+    every block (integers in some and floats in others give floats, as pandas gives). None
+    (the caller reads the file whole) when a block has a column of text, dates or mixed
+    types, where pandas' whole-file inference of a column's type depends on where its own
+    blocks fall, or mixes booleans with numbers.
+    """
+    columns, arrays, dtypes, n = None, {}, {}, 0
+    for block in blocks:
+        if columns is None:
+            columns = block.columns
+        if not all(_numeric_kind(dtype) for dtype in block.dtypes):
+            return None
+        for position in range(block.shape[1]):
+            values = block.iloc[:, position].to_numpy()
+            dtypes.setdefault(position, set()).add(values.dtype)
+            if len(dtypes[position]) > 1 and not dtypes[position] <= _INT_FLOAT:
+                return None
+            arrays[position] = _appended(arrays.get(position), n, values)
+        n += len(block)
+    if columns is None:  # a header without rows: pandas' own empty frame
+        return None
+    for array in arrays.values():
+        array.resize(n, refcheck=False)  # in place: the allocator returns the unused tail
+    return pd.DataFrame(
+        {column: arrays.pop(position) for position, column in enumerate(columns)},
+        columns=columns,
+        copy=False,
+    )
+
+
+_INT_FLOAT = {np.dtype(np.int64), np.dtype(np.float64)}
+
+
+def _appended(array, n, values):
+    """``values`` written after the first ``n`` entries of ``array``, which is replaced by
+    one twice as long when full or when the values need a wider type."""
+    if array is None:
+        array = np.empty(max(len(values), READ_ROWS), dtype=values.dtype)
+    dtype = np.result_type(array.dtype, values.dtype)
+    if dtype != array.dtype or n + len(values) > len(array):
+        grown = np.empty(max(2 * len(array), n + len(values)), dtype=dtype)
+        grown[:n] = array[:n]
+        array = grown
+    array[n : n + len(values)] = values
+    return array
 
 
 def _check_header(header, where):

@@ -39,6 +39,7 @@ from ..._engine import (
     keyed_seed,
 )
 from ..._io import AuditInputError
+from ..._quality import in_sorted
 from ..._results import AuditResult, failure_notes
 from ..._verdict import check_claim_options, check_margin
 from ._inputs import (
@@ -93,7 +94,7 @@ def _gan_leaks_cal(engine, subject, seed):
 
 
 def _exact_copy(engine, subject, seed):
-    copied = np.isin(engine.inputs.target_keys, subject.inputs.synthetic_keys)
+    copied = in_sorted(engine.inputs.target_keys, subject.inputs.synthetic_keys)
     return Scores(score=copied.astype(float))
 
 

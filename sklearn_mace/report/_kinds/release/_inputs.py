@@ -116,7 +116,8 @@ def _encoded(tables, options):
 def _checked_tables(tables, options):
     """The data-quality gate (:mod:`._quality`): encode, refuse (or drop) the records among
     both members and non-members — compared on the kept columns, so row ids do not hide
-    them — and gather the notes on every table. ``(tables, encoded, notes)``."""
+    them — and gather the notes on every table. ``(tables, encoded, notes, keys)``: the
+    :func:`row_keys` of the tables on the kept columns."""
     encoded = _encoded(tables, options)
     kept = encoded[2].loc[encoded[2]["features"] > 0, "column"].tolist()
     checked = check_overlapping_records(
@@ -129,9 +130,11 @@ def _checked_tables(tables, options):
             warnings.simplefilter("ignore", AuditInputWarning)  # said on the first pass
             encoded = _encoded(checked, options)
     column_report = encoded[2]
+    kept = column_report.loc[column_report["features"] > 0, "column"].tolist()
+    keys = row_keys(checked, kept)  # once: the duplicate notes and the exact copies
     notes = [note for found in column_report.attrs["table_notes"].values() for note in found]
-    notes += table_notes(checked, column_report["column"].tolist(), compared=kept)
-    return checked, encoded, notes
+    notes += table_notes(checked, column_report["column"].tolist(), compared=kept, keys=keys)
+    return checked, encoded, notes, keys
 
 
 def prepare_release_inputs(members, non_members, synthetic, reference, *, options, seed):
@@ -151,7 +154,7 @@ def prepare_release_inputs(members, non_members, synthetic, reference, *, option
     if reference is not None:
         tables["reference"] = reference
     max_categories = options.max_categories
-    tables, (arrays, feature_names, column_report), notes = _checked_tables(tables, options)
+    tables, (arrays, feature_names, column_report), notes, keys = _checked_tables(tables, options)
     members, non_members = tables["members"], tables["non-members"]
     group_by = options.group_by
     groups = (
@@ -164,7 +167,6 @@ def prepare_release_inputs(members, non_members, synthetic, reference, *, option
     _check_release_sizes(arrays, synthetic, len(feature_names), (len(X_mem), len(row_non)))
     # exact copies: raw rows compared on the columns the encoding keeps (not identifiers)
     kept = column_report.loc[column_report["features"] > 0, "column"].tolist()
-    keys = row_keys(tables, kept)
     m = np.r_[np.ones(len(X_mem), dtype=int), np.zeros(len(row_non), dtype=int)]
     prior = float(m.mean()) if options.prior is None else float(options.prior)
     targets = Targets(
@@ -186,7 +188,7 @@ def prepare_release_inputs(members, non_members, synthetic, reference, *, option
         X_reference=arrays["reference"],
         target_keys=np.r_[keys["members"], keys["non-members"][row_non]],
         synthetic={k: arrays[f"synthetic '{k}'"] for k in synthetic},
-        synthetic_keys={k: keys[f"synthetic '{k}'"] for k in synthetic},
+        synthetic_keys={k: _sorted(keys[f"synthetic '{k}'"]) for k in synthetic},
         unparsed={  # columns accepted as mostly not numbers, per release (allow_unparsed)
             k: column_report.attrs["accepted_unparsed"].get(f"synthetic '{k}'", [])
             for k in synthetic
@@ -196,6 +198,13 @@ def prepare_release_inputs(members, non_members, synthetic, reference, *, option
         kept=kept,
         notes=notes,
     )
+
+
+def _sorted(keys):
+    """A release's row keys sorted in place (no copy): looked up by binary search
+    (:func:`~sklearn_mace.report._quality.in_sorted`), never in row order."""
+    keys.sort()
+    return keys
 
 
 def copy_counts(m, exact, distance):

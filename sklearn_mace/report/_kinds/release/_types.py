@@ -74,7 +74,8 @@ class PreparedRelease:
     target_keys : ndarray
         Each target's raw row as a hashable key (exact copies).
     synthetic, synthetic_keys : dict of str -> ndarray
-        Each release's encoded rows and raw row keys, by name.
+        Each release's encoded rows and raw row keys (sorted: looked up, not aligned with
+        the rows), by name.
     unparsed : dict of str -> list of str
         Per release, the columns accepted as mostly not numbers (``allow_unparsed``).
     feature_names : list of str
@@ -115,7 +116,8 @@ class ReleaseInputs:
 
 @dataclass(frozen=True)
 class Release:
-    """One audited release (a subject's ``inputs``): its encoded rows and raw row keys."""
+    """One audited release (a subject's ``inputs``): its encoded rows and raw row keys
+    (sorted, for :func:`~sklearn_mace.report._quality.in_sorted`)."""
 
     synthetic: np.ndarray
     synthetic_keys: np.ndarray

@@ -236,25 +236,46 @@ class SinglingOutRisk(ReleaseMixin):
                 f"({self.n_release_} rows): every value combination occurs at least twice."
             )
         self._predicates = found
-        self.predicates_ = [self._readable(p) for p in found]
+        self.predicates_ = self._readable(found)
         return self
 
     def _univariate(self, encoded, rng):
-        found = []
+        """Up to ``n_queries`` one-column predicates that each hold for one release row.
+
+        The candidates, column by column: ``column == v`` for each value ``v`` held once
+        (``np.unique``'s order), then ``column <= minimum`` and ``column >= maximum`` of a
+        numeric column when the extreme is held once. When there are more than
+        ``n_queries``, ``rng.choice`` draws which (kept in candidate order). Only the
+        candidates' values (one array per column) and the drawn predicates are built — a
+        Python predicate per candidate took about 180 bytes per value held once."""
+        once, ends = [], []
         for j, column in enumerate(encoded):
             values, counts = np.unique(column, return_counts=True)
-            found += [[(j, _EQ, v)] for v in values[counts == 1]]
+            single = values[counts == 1]
+            # a value np.unique counts once matches one row (the extremes: only that row lies
+            # beyond them), unless it is NaN (np.unique pools NaNs; NaN matches no row)
+            once.append(single[single == single])
+            extremes = []
             if self.column_kinds_[j] == NUMERIC:
                 if counts[0] == 1:
-                    found.append([(j, _LE, values[0])])
+                    extremes.append((_LE, values[0]))
                 if counts[-1] == 1:
-                    found.append([(j, _GE, values[-1])])
-        # a value np.unique counts once matches one row (the extremes: only that row lies
-        # beyond them), unless it is NaN (np.unique pools NaNs; NaN matches no row)
-        found = [p for p in found if p[0][2] == p[0][2]]
-        if len(found) > self.n_queries:
-            keep = rng.choice(len(found), self.n_queries, replace=False)
-            found = [found[i] for i in sorted(keep)]
+                    extremes.append((_GE, values[-1]))
+            ends.append([(op, v) for op, v in extremes if v == v])
+            del values, counts, single
+        sizes = [len(o) + len(e) for o, e in zip(once, ends, strict=True)]
+        starts = np.cumsum([0, *sizes])
+        chosen = range(starts[-1])
+        if starts[-1] > self.n_queries:
+            chosen = sorted(rng.choice(int(starts[-1]), self.n_queries, replace=False))
+        found = []
+        for i in chosen:
+            j = int(np.searchsorted(starts, i, side="right")) - 1
+            k = i - starts[j]
+            if k < len(once[j]):
+                found.append([(j, _EQ, once[j][k])])
+            else:
+                found.append([(j, *ends[j][k - len(once[j])])])
         return found
 
     def _shaped(self, row_values, columns, medians):
@@ -348,17 +369,34 @@ class SinglingOutRisk(ReleaseMixin):
                 shuffled.append(self._shaped(values, columns, medians))
         return shuffled
 
-    def _readable(self, predicate):
+    def _readable(self, predicates):
+        """The predicates with column names, operator strings and the release's own values.
+
+        A numeric value is shown as the release row that holds it (the first such row), not
+        as ``x / r * r``; each numeric column is converted once for all its terms."""
         operators = {_EQ: "==", _LE: "<=", _GE: ">="}
-        terms = []
-        for j, op, value in predicate:
-            if self.column_kinds_[j] == NUMERIC:  # the release's own value, not x / r * r
-                raw = self._table.numeric_values(self._release, j)
-                shown = float(raw[np.argmax(self._table.encoded[j] == value)])
-            else:
-                shown = self._table.categories[j][int(value)]
-            terms.append((self._names[j], operators[op], shown))
-        return terms
+        shown = {}
+        for j in sorted({j for p in predicates for j, _, _ in p}):
+            if self.column_kinds_[j] != NUMERIC:
+                continue
+            raw = self._table.numeric_values(self._release, j)
+            column = self._table.encoded[j]
+            for value in {value for p in predicates for i, _, value in p if i == j}:
+                shown[j, value] = float(raw[np.argmax(column == value)])
+            del raw
+        return [
+            [
+                (
+                    self._names[j],
+                    operators[op],
+                    shown[j, value]
+                    if self.column_kinds_[j] == NUMERIC
+                    else self._table.categories[j][int(value)],
+                )
+                for j, op, value in predicate
+            ]
+            for predicate in predicates
+        ]
 
     def _same_size(self, target_encoded, control_encoded, rng):
         n_t, n_c = len(target_encoded[0]), len(control_encoded[0])

@@ -80,6 +80,17 @@ def _screened_counts(screen, encoded, rows, chosen, counts_of, numeric, medians)
     return counts
 
 
+def _choice(rng, n, size):
+    """``rng.choice(n, size, replace=False)`` (same draws, same values) in int32 when ``n``
+    allows: the legacy ``RandomState.choice`` shuffles a whole ``arange(n)`` of int64, and
+    its shuffle draws the same swaps whatever the dtype."""
+    if n >= 2**31 or not isinstance(rng, np.random.RandomState):
+        return rng.choice(n, size, replace=False)
+    order = np.arange(n, dtype=np.int32)
+    rng.shuffle(order)
+    return order[:size].astype(np.intp)
+
+
 def _singles_out(encoded, predicates):
     """Whether each predicate holds for exactly one row of ``encoded``."""
     return np.array([_matches(encoded, p).sum() == 1 for p in predicates], dtype=bool)
@@ -239,43 +250,58 @@ class SinglingOutRisk(ReleaseMixin):
         self.predicates_ = self._readable(found)
         return self
 
+    def _candidates(self, column, j):
+        """Column ``j``'s one-row predicates: its values held once, in ascending order,
+        then (numeric) ``(op, value)`` for the minimum (``<=``) and the maximum (``>=``)
+        when held once.
+
+        ``np.unique``'s values of count 1, from one sorted copy and two boolean rows
+        (``np.unique`` with counts holds about five column-sized arrays). A value held once
+        matches one row (the extremes: only that row lies beyond them), unless it is NaN
+        (NaN matches no row): NaNs are left out."""
+        ordered = np.sort(column)
+        single = np.ones(len(ordered), dtype=bool)
+        differ = ordered[1:] != ordered[:-1]
+        single[1:] &= differ
+        single[:-1] &= differ
+        del differ
+        once = ordered[single]
+        ends = []
+        if self.column_kinds_[j] == NUMERIC:
+            if single[0]:
+                ends.append((_LE, ordered[0]))
+            if single[-1]:
+                ends.append((_GE, ordered[-1]))
+        return once[once == once], [(op, v) for op, v in ends if v == v]
+
     def _univariate(self, encoded, rng):
         """Up to ``n_queries`` one-column predicates that each hold for one release row.
 
-        The candidates, column by column: ``column == v`` for each value ``v`` held once
-        (``np.unique``'s order), then ``column <= minimum`` and ``column >= maximum`` of a
-        numeric column when the extreme is held once. When there are more than
-        ``n_queries``, ``rng.choice`` draws which (kept in candidate order). Only the
-        candidates' values (one array per column) and the drawn predicates are built — a
-        Python predicate per candidate took about 180 bytes per value held once."""
-        once, ends = [], []
+        The candidates, column by column, in :meth:`_candidates`' order; when there are more
+        than ``n_queries``, ``rng.choice`` draws which (kept in candidate order). Only the
+        drawn predicates are built: the candidates are counted in a first pass over the
+        columns and the drawn ones taken in a second (a Python predicate per candidate
+        took about 180 bytes per value held once, their values 8)."""
+        sizes = []
         for j, column in enumerate(encoded):
-            values, counts = np.unique(column, return_counts=True)
-            single = values[counts == 1]
-            # a value np.unique counts once matches one row (the extremes: only that row lies
-            # beyond them), unless it is NaN (np.unique pools NaNs; NaN matches no row)
-            once.append(single[single == single])
-            extremes = []
-            if self.column_kinds_[j] == NUMERIC:
-                if counts[0] == 1:
-                    extremes.append((_LE, values[0]))
-                if counts[-1] == 1:
-                    extremes.append((_GE, values[-1]))
-            ends.append([(op, v) for op, v in extremes if v == v])
-            del values, counts, single
-        sizes = [len(o) + len(e) for o, e in zip(once, ends, strict=True)]
+            once, ends = self._candidates(column, j)
+            sizes.append(len(once) + len(ends))
+            del once
         starts = np.cumsum([0, *sizes])
-        chosen = range(starts[-1])
+        chosen = np.arange(starts[-1])
         if starts[-1] > self.n_queries:
-            chosen = sorted(rng.choice(int(starts[-1]), self.n_queries, replace=False))
+            chosen = np.sort(_choice(rng, int(starts[-1]), self.n_queries))
         found = []
-        for i in chosen:
-            j = int(np.searchsorted(starts, i, side="right")) - 1
-            k = i - starts[j]
-            if k < len(once[j]):
-                found.append([(j, _EQ, once[j][k])])
-            else:
-                found.append([(j, *ends[j][k - len(once[j])])])
+        for j, column in enumerate(encoded):
+            picks = chosen[(chosen >= starts[j]) & (chosen < starts[j + 1])] - starts[j]
+            if picks.size == 0:
+                continue
+            once, ends = self._candidates(column, j)
+            for k in picks:
+                if k < len(once):
+                    found.append([(j, _EQ, once[k])])
+                else:
+                    found.append([(j, *ends[k - len(once)])])
         return found
 
     def _shaped(self, row_values, columns, medians):

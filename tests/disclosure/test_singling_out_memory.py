@@ -160,7 +160,8 @@ def _wide_release(n, seed):
 def test_univariate_search_memory_does_not_grow_per_candidate():
     # 200 000 rows x 6 columns, about 1 million values held once. Traced peak of the search:
     # the old code (one Python predicate per candidate, _old_univariate) 163 MiB; this one
-    # 15 MiB: the values held once (8 bytes each) and np.unique's temporaries of one column.
+    # 11.5 MiB: one column's sorted copy, its values held once and the draw's permutation
+    # of the candidates (int32).
     risk = SinglingOutRisk(mode="univariate", random_state=0)
     risk._fit_release(_wide_release(200_000, 0))
     encoded = risk._table.encoded
@@ -171,4 +172,39 @@ def test_univariate_search_memory_does_not_grow_per_candidate():
     finally:
         tracemalloc.stop()
     assert len(found) == 500
-    assert peak < 32, f"univariate search traced {peak:.1f} MiB"
+    assert peak < 24, f"univariate search traced {peak:.1f} MiB"
+
+
+def _old_candidates(column, numeric):
+    """The old search's candidates of one column (``np.unique``'s counts), NaN dropped."""
+    kinds = [NUMERIC if numeric else "categorical"]
+    return _old_univariate([column], kinds, len(column) + 3, None)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("numeric", [True, False])
+def test_candidates_are_np_unique_values_held_once(seed, numeric):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 40))
+    pool = np.array([np.nan, -0.0, 0.0, 1.5, -2.0, 3.0, 7.25, np.inf, -np.inf])
+    column = rng.choice(pool[: int(rng.integers(1, len(pool) + 1))], n)
+    if seed % 2:
+        column = rng.integers(-3, 4, n)  # integer codes, as a categorical column's
+    risk = SinglingOutRisk()
+    risk.column_kinds_ = np.array([NUMERIC if numeric else "categorical"], dtype=object)
+    once, ends = risk._candidates(column, 0)
+    new = [[(0, _EQ, v)] for v in once] + [[(0, op, v)] for op, v in ends]
+    assert _typed(new) == _typed(_old_candidates(column, numeric))
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 500, 70_001])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_choice_draws_what_random_state_choice_draws(n, seed):
+    from sklearn_mace.disclosure._singling_out import _choice
+
+    size = min(n, 3 if n < 500 else 500)
+    rng_new, rng_old = np.random.RandomState(seed), np.random.RandomState(seed)
+    new, old = _choice(rng_new, n, size), rng_old.choice(n, size, replace=False)
+    assert new.dtype == old.dtype
+    np.testing.assert_array_equal(new, old)
+    assert rng_new.randint(2**31) == rng_old.randint(2**31)

@@ -288,9 +288,10 @@ class SinglingOutRisk(ReleaseMixin):
             sizes.append(len(once) + len(ends))
             del once
         starts = np.cumsum([0, *sizes])
-        chosen = np.arange(starts[-1])
         if starts[-1] > self.n_queries:
             chosen = np.sort(_choice(rng, int(starts[-1]), self.n_queries))
+        else:
+            chosen = np.arange(starts[-1])
         found = []
         for j, column in enumerate(encoded):
             picks = chosen[(chosen >= starts[j]) & (chosen < starts[j + 1])] - starts[j]

@@ -30,10 +30,11 @@ CPU s, the code before this change (same script, its source tree) → this one:
     mixed     univariate fit            386.7 → 205.6           2.95 → 1.07
     mixed     univariate evaluate        32.0 →  32.0           0.48 → 0.51
 
-The same 500 predicates before and after (compared at 1 000 000 rows, both tables). What the fit holds now is the release's shuffled
-copy and its encoding (``ReleaseMixin._fit_release``; the mixed table's text columns cost
-most), not the search. The multivariate fit (``--multivariate``, mixed table: 205.6 MiB,
-37 CPU s, 61 predicates in its 100 000 attempts) is unchanged.
+The same 500 predicates before and after (compared at 1 000 000 rows, both tables). What
+the fit holds now is the release's shuffled copy and its encoding
+(``ReleaseMixin._fit_release``; the mixed table's text columns cost most), not the search.
+The multivariate fit (``--multivariate``, mixed table: 205.6 MiB, 37 CPU s, 61 predicates
+in its 100 000 attempts) is unchanged.
 """
 
 import argparse

@@ -80,6 +80,17 @@ def _screened_counts(screen, encoded, rows, chosen, counts_of, numeric, medians)
     return counts
 
 
+def _choice(rng, n, size):
+    """``rng.choice(n, size, replace=False)`` (same draws, same values) in int32 when ``n``
+    allows: the legacy ``RandomState.choice`` shuffles a whole ``arange(n)`` of int64, and
+    its shuffle draws the same swaps whatever the dtype."""
+    if n >= 2**31 or not isinstance(rng, np.random.RandomState):
+        return rng.choice(n, size, replace=False)
+    order = np.arange(n, dtype=np.int32)
+    rng.shuffle(order)
+    return order[:size].astype(np.intp)
+
+
 def _singles_out(encoded, predicates):
     """Whether each predicate holds for exactly one row of ``encoded``."""
     return np.array([_matches(encoded, p).sum() == 1 for p in predicates], dtype=bool)
@@ -236,25 +247,62 @@ class SinglingOutRisk(ReleaseMixin):
                 f"({self.n_release_} rows): every value combination occurs at least twice."
             )
         self._predicates = found
-        self.predicates_ = [self._readable(p) for p in found]
+        self.predicates_ = self._readable(found)
         return self
 
+    def _candidates(self, column, j):
+        """Column ``j``'s one-row predicates: its values held once, in ascending order,
+        then (numeric) ``(op, value)`` for the minimum (``<=``) and the maximum (``>=``)
+        when held once.
+
+        ``np.unique``'s values of count 1, from one sorted copy and two boolean rows
+        (``np.unique`` with counts holds about five column-sized arrays). A value held once
+        matches one row (the extremes: only that row lies beyond them), unless it is NaN
+        (NaN matches no row): NaNs are left out."""
+        ordered = np.sort(column)
+        single = np.ones(len(ordered), dtype=bool)
+        differ = ordered[1:] != ordered[:-1]
+        single[1:] &= differ
+        single[:-1] &= differ
+        del differ
+        once = ordered[single]
+        ends = []
+        if self.column_kinds_[j] == NUMERIC:
+            if single[0]:
+                ends.append((_LE, ordered[0]))
+            if single[-1]:
+                ends.append((_GE, ordered[-1]))
+        return once[once == once], [(op, v) for op, v in ends if v == v]
+
     def _univariate(self, encoded, rng):
+        """Up to ``n_queries`` one-column predicates that each hold for one release row.
+
+        The candidates, column by column, in :meth:`_candidates`' order; when there are more
+        than ``n_queries``, ``rng.choice`` draws which (kept in candidate order). Only the
+        drawn predicates are built: the candidates are counted in a first pass over the
+        columns and the drawn ones taken in a second (a Python predicate per candidate
+        took about 180 bytes per value held once, their values 8)."""
+        sizes = []
+        for j, column in enumerate(encoded):
+            once, ends = self._candidates(column, j)
+            sizes.append(len(once) + len(ends))
+            del once
+        starts = np.cumsum([0, *sizes])
+        if starts[-1] > self.n_queries:
+            chosen = np.sort(_choice(rng, int(starts[-1]), self.n_queries))
+        else:
+            chosen = np.arange(starts[-1])
         found = []
         for j, column in enumerate(encoded):
-            values, counts = np.unique(column, return_counts=True)
-            found += [[(j, _EQ, v)] for v in values[counts == 1]]
-            if self.column_kinds_[j] == NUMERIC:
-                if counts[0] == 1:
-                    found.append([(j, _LE, values[0])])
-                if counts[-1] == 1:
-                    found.append([(j, _GE, values[-1])])
-        # a value np.unique counts once matches one row (the extremes: only that row lies
-        # beyond them), unless it is NaN (np.unique pools NaNs; NaN matches no row)
-        found = [p for p in found if p[0][2] == p[0][2]]
-        if len(found) > self.n_queries:
-            keep = rng.choice(len(found), self.n_queries, replace=False)
-            found = [found[i] for i in sorted(keep)]
+            picks = chosen[(chosen >= starts[j]) & (chosen < starts[j + 1])] - starts[j]
+            if picks.size == 0:
+                continue
+            once, ends = self._candidates(column, j)
+            for k in picks:
+                if k < len(once):
+                    found.append([(j, _EQ, once[k])])
+                else:
+                    found.append([(j, *ends[k - len(once)])])
         return found
 
     def _shaped(self, row_values, columns, medians):
@@ -348,17 +396,34 @@ class SinglingOutRisk(ReleaseMixin):
                 shuffled.append(self._shaped(values, columns, medians))
         return shuffled
 
-    def _readable(self, predicate):
+    def _readable(self, predicates):
+        """The predicates with column names, operator strings and the release's own values.
+
+        A numeric value is shown as the release row that holds it (the first such row), not
+        as ``x / r * r``; each numeric column is converted once for all its terms."""
         operators = {_EQ: "==", _LE: "<=", _GE: ">="}
-        terms = []
-        for j, op, value in predicate:
-            if self.column_kinds_[j] == NUMERIC:  # the release's own value, not x / r * r
-                raw = self._table.numeric_values(self._release, j)
-                shown = float(raw[np.argmax(self._table.encoded[j] == value)])
-            else:
-                shown = self._table.categories[j][int(value)]
-            terms.append((self._names[j], operators[op], shown))
-        return terms
+        shown = {}
+        for j in sorted({j for p in predicates for j, _, _ in p}):
+            if self.column_kinds_[j] != NUMERIC:
+                continue
+            raw = self._table.numeric_values(self._release, j)
+            column = self._table.encoded[j]
+            for value in {value for p in predicates for i, _, value in p if i == j}:
+                shown[j, value] = float(raw[np.argmax(column == value)])
+            del raw
+        return [
+            [
+                (
+                    self._names[j],
+                    operators[op],
+                    shown[j, value]
+                    if self.column_kinds_[j] == NUMERIC
+                    else self._table.categories[j][int(value)],
+                )
+                for j, op, value in predicate
+            ]
+            for predicate in predicates
+        ]
 
     def _same_size(self, target_encoded, control_encoded, rng):
         n_t, n_c = len(target_encoded[0]), len(control_encoded[0])

@@ -548,6 +548,11 @@ default="knn_distance"
         kind = _recipe_kind(self.recipe)
         self.claim_, self.delta_ = self._resolve_claim()
         if self.design == "one_run":
+            if self.certificate != "threshold":  # an option the design would silently ignore
+                raise ValueError(
+                    f"certificate={self.certificate!r} applies to the multi-run design; the "
+                    "one-run design certifies from its guesses (use certificate='threshold')."
+                )
             return self._fit_one_run(X, kind)
         self._check_n_synthetic(kind)
         if not has_random_state(self.recipe):

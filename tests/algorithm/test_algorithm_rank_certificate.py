@@ -68,3 +68,16 @@ def test_rank_certificate_is_sound_end_to_end():
     recipe = DPHistogramSynthesizer(epsilon=1.0, categories=3)
     bounds = [_audit(recipe, "rank_test", seed=s).epsilon_lower_bounds_[0] for s in range(20)]
     assert np.sum(np.array(bounds) > 1.0) <= binom.isf(0.001, 20, 0.05)
+
+
+def test_one_run_design_refuses_the_rank_certificate():
+    # the one-run design certifies from its guesses: an ignored option would mislead
+    population = np.random.default_rng(0).integers(0, 3, size=(600, 2))
+    audit = AlgorithmAudit(
+        DPHistogramSynthesizer(epsilon=1.0, categories=3),
+        design="one_run",
+        n_canaries=100,
+        certificate="rank_test",
+    )
+    with pytest.raises(ValueError, match="certificate='rank_test' applies to the multi-run"):
+        audit.fit(population)

@@ -188,9 +188,7 @@ def binned_gaussian_kde(X, H, axes, *, tail=8.0):
     return np.maximum(fftconvolve(weights, kernel, mode="same"), 0.0)
 
 
-def grouped_log_kernel_sums(
-    Z_query, Z_data, data_groups, n_groups, bandwidths, *, device="cpu", _keep_on_device=None
-):
+def grouped_log_kernel_sums(Z_query, Z_data, data_groups, n_groups, bandwidths, *, device="cpu"):
     """``S[g, k, i] = log Σ_{j in group k} exp(−‖z_i − z_j‖² / 2h_g²)``; ``-inf`` if empty.
 
     One pass over the ``n_query × n_data`` pairs for all candidate bandwidths at once,
@@ -231,9 +229,6 @@ def grouped_log_kernel_sums(
     n_groups : int
     bandwidths : sequence of float
     device : str or torch.device, default="cpu"
-    _keep_on_device : bool, default=None
-        Ignored (kept for callers of the previous version: the table now always stays on
-        the device until the end).
 
     Returns
     -------

@@ -80,6 +80,23 @@ def test_text_or_mixed_columns_fall_back_to_the_whole_read(tmp_path, monkeypatch
     pd.testing.assert_frame_equal(blocks, whole, check_exact=True)
 
 
+@pytest.mark.parametrize("late", ["5 kg", "1,5", "-"], ids=["unit", "decimal-comma", "dash"])
+def test_a_late_unit_string_in_an_all_numeric_table_reads_as_a_whole_read(
+    tmp_path, monkeypatch, late
+):
+    """No text column anywhere but one stray unit string deep in a numeric column: the
+    block read must not turn it into a number or a missing value (a silent green card);
+    it gives the whole read's text column, which the encoding then refuses or reports."""
+    rng = np.random.default_rng(1)
+    values = rng.integers(0, 9, 120).astype(str).astype(object)
+    values[100] = late
+    path = tmp_path / "numeric.csv"
+    pd.DataFrame({"a": rng.normal(size=120), "b": values}).to_csv(path, index=False)
+    whole, blocks = _whole_and_blocks(path, monkeypatch, 8)
+    pd.testing.assert_frame_equal(blocks, whole, check_exact=True)
+    assert not pd.api.types.is_numeric_dtype(blocks["b"]) and blocks["b"].iloc[100] == late
+
+
 def test_header_only_and_empty_files_are_refused_in_blocks_too(tmp_path, monkeypatch):
     monkeypatch.setattr(_io, "READ_ROWS", 4)
     (tmp_path / "header.csv").write_text("a,b\n")

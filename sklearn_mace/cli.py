@@ -134,11 +134,10 @@ def _write_and_print(kind, args, result, out, caught):
     """Write the report (staged: all files arrive, or none), then print the summary: the
     third-party warnings, listed in the report's notes, are only counted on the terminal
     (not at all with --quiet)."""
-    from .report._output import relocate, staged_output
+    from .report._show import write_staged  # write_report's own path
 
-    with staged_output(out, option="--out") as stage:
-        paths = kind.write(result, stage, caught)
-    kind.show(result, relocate(paths, stage, out), caught, args.quiet)
+    paths = write_staged(result, out, kind=kind, option="--out", caught=caught)
+    kind.show(result, paths, caught, args.quiet)
 
 
 def _private_matplotlib_config():

@@ -549,10 +549,9 @@ default="knn_distance"
         self.claim_, self.delta_ = self._resolve_claim()
         if self.design == "one_run":
             if self.certificate != "threshold":  # an option the design would silently ignore
-                raise ValueError(
-                    f"certificate={self.certificate!r} applies to the multi-run design; the "
-                    "one-run design certifies from its guesses (use certificate='threshold')."
-                )
+                from ._one_run import certificate_refusal
+
+                raise ValueError(certificate_refusal(self.certificate))
             return self._fit_one_run(X, kind)
         self._check_n_synthetic(kind)
         if not has_random_state(self.recipe):

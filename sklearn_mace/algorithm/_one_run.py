@@ -39,6 +39,25 @@ __all__ = []
 GUESS_FRACTIONS = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 
 
+def certificate_refusal(certificate):
+    """Why ``certificate`` (other than ``"threshold"``) is refused with ``design="one_run"``.
+
+    The rank test (``certificate="rank_test"``) is calibrated on independent runs, each a
+    fresh draw of the recipe on a neighbouring pair; one run's canaries share one training,
+    so its argument does not hold for them. What holds for them is the guess count, and the
+    design always certifies from it with both valid analyses: Steinke, Nasr & Jagielski's
+    theorem (2023) and the f-DP recursion of Mahloujifar, Melis & Chaudhuri (2025).
+    """
+    return (
+        f"certificate={certificate!r} applies to the multi-run design (its rank test needs "
+        "independent runs; one run's canaries share one training). design='one_run' "
+        "certifies from its guesses, always with both of its bounds: Steinke, Nasr & "
+        "Jagielski's (2023, epsilon_lower_bounds_) and the f-DP analysis of Mahloujifar, "
+        "Melis & Chaudhuri (2025: fdp_epsilon_lower_bounds_, mu_lower_bounds_ and the claimed "
+        "curve's test). Leave certificate='threshold', the default."
+    )
+
+
 def claim_inverse(claim):
     """``B⁻¹`` of the claimed curve (fast scalar forms for Gaussian and (ε, δ) claims)."""
     if claim.kind == "gaussian":

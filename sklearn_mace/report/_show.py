@@ -1,16 +1,16 @@
-"""How an audit's result is shown, found from the result alone: its kind's presentation.
+"""How an audit's result is written and shown, found from the result alone: its kind.
 
 The writer (``_writer.py``) is handed a presentation; a result knows only its kind
-(``AuditResult.kind``), and the registry of kinds (``_kinds/_registry.py``) knows how each
-kind is shown. This module joins the two for the public :func:`write_report` (kinds import
-the writer, so the writer does not import the registry).
+(``AuditResult.kind``, ``OneRunResult.kind``), and the registry of kinds
+(``_kinds/_registry.py``) knows how each kind is shown and written. This module joins the two
+for the public :func:`write_report` and for the command line (:func:`write_staged`, the one
+path both take: kinds import the writer, so the writer does not import the registry).
 """
 
-from ._kinds._registry import kind_named
+from ._kinds._registry import KINDS, kind_named
 from ._output import check_output_dir, relocate, staged_output
-from ._writer import write_report_files
 
-__all__ = ["presentation_of", "write_report"]
+__all__ = ["kind_of", "presentation_of", "write_report", "write_staged"]
 
 
 def presentation_of(result):
@@ -18,16 +18,53 @@ def presentation_of(result):
     return kind_named(result.kind).presentation(result)
 
 
+def kind_of(result):
+    """The kind of audit that writes ``result`` (``_kinds/_registry.py``).
+
+    Raises
+    ------
+    TypeError
+        Naming ``result``: no kind writes it (not what an audit function returned).
+    """
+    name = getattr(result, "kind", None)
+    kind = next((k for k in KINDS if isinstance(name, str) and k.name == name), None)
+    if kind is None or not kind.writes(result):
+        raise TypeError(
+            "result must be what an audit function of sklearn_mace.report returned "
+            "(audit_release, audit_model, audit_algorithm, also with design='one_run'); got "
+            f"{type(result).__name__}."
+        )
+    return kind
+
+
+def write_staged(result, out, *, kind=None, option="out", caught=None, **options):
+    """Write ``result`` through a staging folder into ``out``: every file arrives, or none.
+
+    The one path of :func:`write_report` and of the command line (``cli.py``, which passes
+    its ``kind``, ``option="--out"`` and the warnings it ``caught``); ``out`` is checked by
+    the caller before any work. ``options`` (``title``, ``presentation``) go to the kind's
+    writer. Returns ``{name: path}`` where the files now lie.
+    """
+    kind = kind_of(result) if kind is None else kind
+    with staged_output(out, option=option) as stage:
+        paths = kind.write(result, stage, caught, **options)
+    return relocate(paths, stage, out)
+
+
 def write_report(result, out, *, title=None, presentation=None):
-    """Write an audit — of synthetic releases or of models — to the folder ``out``.
+    """Write an audit — of synthetic releases, of models or of training recipes — to ``out``.
 
     Writes ``report.html`` (figures embedded as base64 PNG, no external resources),
     ``summary.csv`` (one row per subject and analysis: the certified ε and advantage lower
     bounds with their operating point, AUC, TPR at low FPR, estimates, facts),
     ``records.csv`` (every target record, members first, exposed first, with every score) and
     ``figures/*.png``; with several releases or models, ``comparisons.csv`` (paired tests of
-    their held-out advantages); a synthetic-data audit adds ``disclosure.csv``. Nothing is written
-    outside ``out``.
+    their held-out advantages); a synthetic-data audit adds ``disclosure.csv``. A one-run
+    audit of training recipes (``audit_algorithm(..., design="one_run")``) writes its own
+    card instead, exactly as ``sklearn-mace audit-algorithm --design one-run`` does:
+    ``report.html`` (one card per recipe), ``summary.csv`` (one row per recipe),
+    ``guesses.csv`` (each guess count and what it certifies) and one trade-off figure per
+    recipe, ``figures/tradeoff_<n>_<recipe>.png``. Nothing is written outside ``out``.
 
     The folder is checked before anything is drawn, the files are written into a staging
     folder and moved into ``out`` at the end: a failure leaves the previous report intact.
@@ -36,31 +73,36 @@ def write_report(result, out, *, title=None, presentation=None):
     removed or overwritten. Text cells that a spreadsheet would run as a formula (``=``,
     ``+``, ``-``, ``@``, tab, carriage return) are escaped with a leading ``'``. Figure
     files are named ``<kind>_<n>_<name>.png`` (``n``: the subject's place), unique per
-    subject.
+    subject. The command line writes through the same path.
 
     Parameters
     ----------
-    result : AuditResult
-        What :func:`audit_release` or :func:`audit_model` returned.
+    result : AuditResult or OneRunResult
+        What :func:`audit_release`, :func:`audit_model` or :func:`audit_algorithm` returned
+        (with ``design="one_run"``, a ``OneRunResult``).
     out : str or Path
         The output folder (created if needed).
     title : str, default=None
         Title of the HTML page; default: the audit kind's.
     presentation : Presentation, default=None
-        How the result is shown; default: its kind's (``result.kind``).
+        How an ``AuditResult`` is shown; default: its kind's (``result.kind``). A one-run
+        result has its own card and takes none.
 
     Returns
     -------
     paths : dict of str -> Path
-        ``report``, ``summary``, ``records``, one entry per figure, and ``comparisons`` and
-        ``disclosure`` when written.
+        ``report``, ``summary``, one entry per figure, and ``records``, ``comparisons``,
+        ``disclosure`` or ``guesses`` when written.
 
     Raises
     ------
+    TypeError
+        Naming ``result``, before ``out`` is touched: not what an audit function returned;
+        or naming ``presentation``, given with a one-run result.
     AuditInputError
         A ``ValueError`` naming ``out``, before anything is drawn: ``out`` is a file or
         cannot be written, holds a symbolic link where the report writes, or a file of the
-        report's names (``summary.csv``, …) that no earlier report wrote.
+        report's names (``summary.csv``, ``guesses.csv``, …) that no earlier report wrote.
 
     Examples
     --------
@@ -77,9 +119,24 @@ def write_report(result, out, *, title=None, presentation=None):
     ...     paths = write_report(result, out)
     ...     print(paths["report"].name, paths["summary"].name)
     report.html summary.csv
+
+    A one-run audit of the embedded demo's two histogram synthesizers (one training each,
+    400 canaries; a few seconds):
+
+    >>> from sklearn_mace.report import audit_algorithm
+    >>> one_run = audit_algorithm(design="one_run", n_canaries=400)
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     paths = write_report(one_run, out)
+    ...     print(sorted(name for name in paths if not name.endswith(".png")))
+    ['guesses', 'report', 'summary']
+
+    Anything else is refused before ``out`` is touched:
+
+    >>> write_report({"epsilon": 1.0}, "never-written")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    TypeError: result must be what an audit function of sklearn_mace.report returned ...
     """
+    kind_of(result)  # before anything touches out
     check_output_dir(out, option="out")
-    with staged_output(out, option="out") as stage:
-        shown = presentation_of(result) if presentation is None else presentation
-        paths = write_report_files(result, stage, title=title, presentation=shown)
-    return relocate(paths, stage, out)
+    return write_staged(result, out, title=title, presentation=presentation)

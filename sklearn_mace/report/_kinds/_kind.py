@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Command", "Demo", "Kind", "print_report", "write_report"]
+__all__ = ["Command", "Demo", "Kind", "is_audit_result", "print_report", "write_report"]
 
 
 @dataclass(frozen=True)
@@ -91,11 +91,22 @@ class Demo:
     command: Command | None = None
 
 
-def write_report(kind, result, stage, caught):
-    """The common report's files under ``stage``: report.html, the CSVs, the figures."""
+def write_report(kind, result, stage, caught, *, title=None, presentation=None):
+    """The common report's files under ``stage``: report.html, the CSVs, the figures;
+    ``presentation`` (default: the kind's) and ``title`` (default: the presentation's) as
+    :func:`~sklearn_mace.report.write_report` takes them."""
     from .._writer import write_report_files
 
-    return write_report_files(result, stage, caught=caught, presentation=kind.presentation(result))
+    shown = kind.presentation(result) if presentation is None else presentation
+    return write_report_files(result, stage, caught=caught, title=title, presentation=shown)
+
+
+def is_audit_result(result):
+    """Whether ``result`` is an :class:`~sklearn_mace.report.AuditResult` (what the common
+    writer writes)."""
+    from .._results import AuditResult
+
+    return isinstance(result, AuditResult)
 
 
 def print_report(kind, result, paths, caught, quiet):
@@ -132,8 +143,14 @@ class Kind:
     demo : Demo
         Its embedded demo.
     writer : callable
-        ``writer(kind, result, stage, caught) -> paths``: writes the result's files into the
-        staging folder (default: the common report, :func:`write_report`).
+        ``writer(kind, result, stage, caught, **options) -> paths``: writes the result's
+        files into the staging folder (default: the common report, :func:`write_report`);
+        ``options``: ``title`` and ``presentation`` when the Python caller gave them (a
+        writer that takes neither is never passed them).
+    writes : callable
+        ``writes(result) -> bool``: whether ``writer`` can write ``result`` (default: an
+        :class:`~sklearn_mace.report.AuditResult`, :func:`is_audit_result`);
+        :func:`~sklearn_mace.report.write_report` refuses anything else.
     printer : callable
         ``printer(kind, result, paths, caught, quiet)``: prints what was written (default:
         the common summary, :func:`print_report`).
@@ -149,10 +166,13 @@ class Kind:
     demo: Demo
     writer: Callable = write_report
     printer: Callable = print_report
+    writes: Callable = is_audit_result
 
-    def write(self, result, stage, caught):
-        """Write ``result`` into the staging folder ``stage``; returns the paths written."""
-        return self.writer(self, result, stage, caught)
+    def write(self, result, stage, caught, **options):
+        """Write ``result`` into the staging folder ``stage``; returns the paths written.
+        ``options`` (``title``, ``presentation``) reach the writer when they are not None."""
+        given = {name: value for name, value in options.items() if value is not None}
+        return self.writer(self, result, stage, caught, **given)
 
     def show(self, result, paths, caught, quiet):
         """Print the summary of the written ``result`` (``paths``: where it now lies)."""

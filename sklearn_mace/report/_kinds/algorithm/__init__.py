@@ -24,4 +24,5 @@ ALGORITHM = Kind(
     demo=Demo(out=_cli.DEFAULT_OUT, wants=_cli.wants_demo, intro=_cli.demo_intro),
     writer=_cli.write,
     printer=_cli.show,
+    writes=_cli.writes,
 )

@@ -353,8 +353,8 @@ def _population(population, recipes, random_state):
     trainers = [r for r in recipes if r in DPSGD]
     if trainers:
         raise AuditInputError(
-            f"the recipe {trainers[0]} is audited in one run, with Dirac canaries: "
-            "audit_algorithm_one_run (design one-run)."
+            f"the recipe {trainers[0]} is audited in one run, with Dirac canaries: pass "
+            "design='one_run'."
         )
     if population is None:
         demo = make_categorical_population(random_state=random_state)
@@ -442,8 +442,11 @@ def audit_algorithm(
     verbose=True,
     on_error="raise",
     device="auto",
+    design="multi_run",
+    n_canaries=1000,
+    white_box=False,
 ):
-    """Audit training recipes with shadow runs; one card per recipe, one claim per target.
+    """Audit training recipes: shadow runs (one claim per target) or one run with canaries.
 
     Parameters
     ----------
@@ -501,11 +504,39 @@ def audit_algorithm(
         the machine lacks is an input error before any work), but no step of this audit
         has such a pass today: the built-in recipes train on the CPU and the runs'
         features (each target against each release) are computed in NumPy.
+    design : {"multi_run", "one_run"}, default="multi_run"
+        ``"multi_run"``: the shadow runs above. ``"one_run"``: each recipe trained **once**
+        with ``n_canaries`` canaries, each in its training set independently with
+        probability ½ (Steinke, Nasr & Jagielski 2023;
+        :class:`~sklearn_mace.algorithm.AlgorithmAudit` with ``design="one_run"``,
+        add/remove-one). Its bounds are Steinke et al.'s ε and the f-DP analysis of
+        Mahloujifar, Melis & Chaudhuri (2025) — the f-DP ε, the empirical μ and the test of
+        the claimed curve —, always both, holding together at ``confidence`` per recipe; so
+        ``certificate`` stays ``"threshold"`` (the rank test needs independent runs; one
+        run's canaries share one training), ``targets`` None and ``relation``
+        ``"add_remove"`` (an input error names each otherwise). ``n_runs``, ``n_jobs``,
+        ``verbose`` and ``on_error`` are unused (one training, no analysis to fail). The
+        DP-SGD recipes (``dpsgd-logreg``, ``dpsgd-logreg-noise-bug``, ``dpsgd-mlp``) are
+        audited in one run only: Dirac canaries, the accountant's curve as their claim
+        unless ``claim`` is given, ε certified at δ = 1e-5 unless ``delta`` is.
+    n_canaries : int >= 10, default=1000
+        ``design="one_run"``: canaries per recipe, drawn from the population (at most its
+        size minus 2; the DP-SGD recipes: that many Dirac canaries).
+    white_box : bool, default=False
+        ``design="one_run"`` of ``dpsgd-logreg`` and ``dpsgd-logreg-noise-bug``: read each
+        canary's coordinate of their per-step noisy gradients
+        (:class:`~sklearn_mace.algorithm.DPSGDGradientScores`, every canary guessed on)
+        instead of the final model.
 
     Returns
     -------
-    result : AuditResult
-        One subject per recipe; :func:`write_report` writes it.
+    result : AuditResult or OneRunResult
+        ``design="multi_run"``: one subject per recipe. ``design="one_run"``: one fitted
+        :class:`~sklearn_mace.algorithm.AlgorithmAudit` per recipe (``result.recipes``)
+        and ``result.summary``, one row per recipe (``recipe``, then the one-run columns of
+        :meth:`~sklearn_mace.algorithm.AlgorithmAudit.summary`). :func:`write_report`
+        writes either, as ``sklearn-mace audit-algorithm`` does (``--design one-run``:
+        report.html, summary.csv, guesses.csv, one trade-off figure per recipe).
 
     Examples
     --------
@@ -513,10 +544,29 @@ def audit_algorithm(
     >>> result = audit_algorithm(["dp-histogram"], n_runs=40, verbose=False)
     >>> result.summary[["analysis", "contradicted"]].to_dict("list")
     {'analysis': ['most common record', 'empty-cell canary'], 'contradicted': [False, False]}
+
+    One run instead: the correct and the wrong-noise histogram (truly ε = 2), both claiming
+    ε = 1, one training each with 400 canaries (a few seconds):
+
+    >>> one_run = audit_algorithm(design="one_run", n_canaries=400)
+    >>> one_run.summary[["design", "n_canaries", "contradicted"]].to_dict("list")
+    {'design': ['one_run', 'one_run'], 'n_canaries': [400, 400], 'contradicted': [False, False]}
+
+    Population rows as canaries interfere (a histogram cell holds others too), so one run
+    of 400 does not catch the wrong noise here; ``write_report(one_run, out)`` writes the
+    card that says how much it could have certified at most.
     """
     check_on_error(on_error)
     check_device(device)
     _check_certificate(certificate)
+    _check_design(design, targets=targets, relation=relation, certificate=certificate)
+    if design == "one_run":
+        claims = dict(claimed_epsilon=claimed_epsilon, claim=claim, delta=delta)
+        return audit_algorithm_one_run(
+            recipes, population, n_canaries=n_canaries, **claims, confidence=confidence,
+            random_state=random_state, white_box=white_box,
+        )  # fmt: skip
+    _check_white_box(recipes, white_box, multi_run=True)
     stated, audited, delta = _claims(claim, claimed_epsilon, delta, relation)
     X, domain, demo, n_rows = _population(population, recipes, random_state)
     target_X, names = _targets_and_names(X, targets, demo)
@@ -549,6 +599,36 @@ def audit_algorithm(
     )
     results = engine.run_with_progress(subjects, desc="recipes", verbose=verbose)
     return _result(results, engine, audited, n_rows)
+
+
+DESIGNS = ("multi_run", "one_run")
+
+
+def _check_design(design, *, targets, relation, certificate):
+    """``design``, and the multi-run options a one-run audit cannot honour (an input error
+    naming each, never an option silently dropped)."""
+    from ....algorithm._one_run import certificate_refusal
+
+    if not isinstance(design, str) or design not in DESIGNS:
+        raise AuditInputError(
+            f"design must be 'multi_run' (shadow runs per target) or 'one_run' (one training "
+            f"with n_canaries canaries); got {design!r}."
+        )
+    if design == "multi_run":
+        return
+    if certificate != "threshold":
+        raise AuditInputError(certificate_refusal(certificate))
+    if targets is not None:
+        raise AuditInputError(
+            f"targets={targets!r} chooses the multi-run design's target records; "
+            "design='one_run' draws n_canaries canaries from the population: leave targets "
+            "out."
+        )
+    if relation != "add_remove":
+        raise AuditInputError(
+            f"relation={relation!r}: design='one_run' puts each canary in or leaves it out, "
+            "so it audits relation='add_remove' only."
+        )
 
 
 def _check_certificate(certificate):
@@ -597,6 +677,9 @@ def audit_algorithm_one_run(
 ):
     """One-run audits of training recipes: one training each, ``n_canaries`` canaries.
 
+    The body of ``audit_algorithm(..., design="one_run")``, the public path (which checks
+    the multi-run options first).
+
     Each recipe is trained once with ``n_canaries`` population records, each included
     independently with probability ½ (:class:`~sklearn_mace.algorithm.AlgorithmAudit` with
     ``design="one_run"``, add/remove-one). The DP-SGD recipes (``dpsgd-logreg``,
@@ -604,8 +687,8 @@ def audit_algorithm_one_run(
     and get ``n_canaries`` Dirac canaries instead
     (:func:`~sklearn_mace.algorithm.make_dirac_canaries`; the population's last column is
     the label, :func:`classification_records`); their claim is their accountant's curve
-    unless ``claim`` is given. The command line writes one card per recipe from the result
-    (``_one_run_view.py``).
+    unless ``claim`` is given. :func:`write_report` (and the command line, through it)
+    writes one card per recipe from the result (``_one_run_view.py``).
 
     Parameters
     ----------
@@ -662,10 +745,15 @@ def audit_algorithm_one_run(
     )
 
 
-def _check_white_box(recipes, white_box):
-    """White-box reading needs recipes that record their noisy gradients."""
+def _check_white_box(recipes, white_box, multi_run=False):
+    """White-box reading needs recipes that record their noisy gradients, in one run."""
     if not white_box:
         return
+    if multi_run:
+        raise AuditInputError(
+            "white_box=True reads one training's per-step noisy gradients: it needs "
+            "design='one_run'."
+        )
     others = [key for key in recipes if key not in WHITE_BOX]
     if others:
         raise AuditInputError(

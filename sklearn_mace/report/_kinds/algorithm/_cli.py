@@ -196,8 +196,20 @@ def check_arguments(args):
         )
     if args.certificate != "threshold" and args.design == "one-run":
         raise AuditInputError(
-            f"--certificate {args.certificate} certifies the multi-run design's runs; "
-            "--design one-run has its own bound (Steinke et al.): leave --certificate out."
+            f"--certificate {args.certificate} tests the multi-run design's independent runs; "
+            "--design one-run certifies from one training's guesses, always with both "
+            "Steinke, Nasr & Jagielski's bound and the f-DP analysis (Mahloujifar, Melis & "
+            "Chaudhuri): leave --certificate out."
+        )
+    if args.targets is not None and args.design == "one-run":
+        raise AuditInputError(
+            "--targets chooses the multi-run design's target records; --design one-run "
+            "draws --canaries canaries from the population: leave --targets out."
+        )
+    if args.neighbour != "add-remove" and args.design == "one-run":
+        raise AuditInputError(
+            "--design one-run puts each canary in or leaves it out: it audits --neighbour "
+            "add-remove only."
         )
     if trainers and args.design != "one-run":
         raise AuditInputError(
@@ -232,14 +244,13 @@ def _population(args):
 
 
 def audit_from_arguments(args):
-    """The claim, then the shadow runs of each recipe (``audit_algorithm``), or one run
-    each with ``--design one-run``."""
+    """The claim, then ``audit_algorithm``: the shadow runs of each recipe, or one run each
+    with ``--design one-run`` (the Python call a user makes: the same result, so
+    ``write_report`` and the command line write the same files)."""
     from ._audit import audit_algorithm, make_claim
 
     relation = args.neighbour.replace("-", "_")
     claim = None if args.claim is None else make_claim(args.claim, relation)
-    if args.design == "one-run":
-        return _one_run(args, claim)
     return audit_algorithm(
         _recipes(args),
         _population(args),
@@ -256,30 +267,23 @@ def audit_from_arguments(args):
         verbose=not args.quiet,
         on_error="report",
         device=args.device,
+        **_design_keywords(args),
     )
 
 
-def _one_run(args, claim):
-    """``--design one-run``: one training per recipe."""
-    from ..._io import AuditInputError
-    from ._audit import audit_algorithm_one_run
+def _design_keywords(args):
+    """``--design one-run``'s keywords of ``audit_algorithm`` (none for the multi-run
+    design, whose defaults they are)."""
+    if args.design != "one-run":
+        return {}
+    return {"design": "one_run", "n_canaries": args.canaries, "white_box": args.white_box}
 
-    if args.neighbour != "add-remove":
-        raise AuditInputError(
-            "--design one-run puts each canary in or leaves it out: it audits --neighbour "
-            "add-remove only."
-        )
-    return audit_algorithm_one_run(
-        _recipes(args),
-        _population(args),
-        n_canaries=args.canaries,
-        claimed_epsilon=args.claimed_epsilon,
-        claim=claim,
-        delta=args.delta,
-        confidence=args.confidence,
-        random_state=args.random_state,
-        white_box=args.white_box,
-    )
+
+def writes(result):
+    """What this kind writes: the multi-run ``AuditResult`` and the one-run result."""
+    from .._kind import is_audit_result
+
+    return is_audit_result(result) or _is_one_run(result)
 
 
 def _is_one_run(result):
@@ -288,15 +292,20 @@ def _is_one_run(result):
     return isinstance(result, OneRunResult)
 
 
-def write(kind, result, stage, caught):
+def write(kind, result, stage, caught, *, title=None, presentation=None):
     """The report; for the one-run design its own card (``_one_run_view.py``): report.html,
     summary.csv, guesses.csv and the trade-off figures, listed in the manifest like every
-    report file."""
+    report file. ``write_report`` and the command line both come here."""
     if not _is_one_run(result):
-        return write_report(kind, result, stage, caught)
+        return write_report(kind, result, stage, caught, title=title, presentation=presentation)
+    if presentation is not None:
+        raise TypeError(
+            "presentation= shows an AuditResult; a one-run result (design='one_run') has its "
+            "own card: leave presentation out."
+        )
     from ._one_run_view import write_one_run
 
-    return write_one_run(result, stage, caught)
+    return write_one_run(result, stage, caught, title=title)
 
 
 def show(kind, result, paths, caught, quiet):

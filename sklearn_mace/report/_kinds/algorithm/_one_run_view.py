@@ -1,19 +1,21 @@
 """The one-run design's card: one training per recipe, m canaries, what the guesses refute.
 
 A one-run audit (:class:`~sklearn_mace.algorithm.AlgorithmAudit` with ``design="one_run"``,
-``audit_algorithm_one_run``) trains each recipe once with ``m`` canaries, each in the training
-set independently with probability ½, and guesses "in"/"out" for the canaries an attack
-ranks highest/lowest. Unlike the multi-run design it certifies no single test's error rates
-— there is no certified (FPR, FNR) point to draw — but it **refutes curves**: Steinke, Nasr &
-Jagielski's theorem (2023) refutes (ε, δ)-DP for ε below its bound, the f-DP recursion of
-Mahloujifar, Melis & Chaudhuri (2025) refutes (ε, δ) curves, Gaussian curves up to the
-empirical μ, and the claimed curve itself. The card shows exactly those, each read from the
-audit's fitted attributes: the claimed curve (red when refuted: the audit's
-``contradicted_``), the refuted Gaussian curve at the empirical μ (``mu_lower_bounds_``) and
-the refuted (ε, δ) curve at the f-DP ε (``fdp_epsilon_lower_bounds_``), Steinke's ε
-(``epsilon_lower_bounds_``), the guesses (``guesses_``) and the design in words. Written by
-the command line's writer for ``--design one-run`` (``_cli.py``): report.html, summary.csv,
-guesses.csv and ``figures/tradeoff_<n>_<recipe>.png``.
+``audit_algorithm(..., design="one_run")``) trains each recipe once with ``m`` canaries,
+each in the training set independently with probability ½, and guesses "in"/"out" for the
+canaries an attack ranks highest/lowest. Unlike the multi-run design it certifies no single
+test's error rates — there is no certified (FPR, FNR) point to draw — but it **refutes
+curves**: Steinke, Nasr & Jagielski's theorem (2023) refutes (ε, δ)-DP for ε below its
+bound, the f-DP recursion of Mahloujifar, Melis & Chaudhuri (2025) refutes (ε, δ) curves,
+Gaussian curves up to the empirical μ, and the claimed curve itself. The card shows exactly
+those, each read from the audit's fitted attributes: the claimed curve (red when refuted:
+the audit's ``contradicted_``), the refuted Gaussian curve at the empirical μ
+(``mu_lower_bounds_``) and the refuted (ε, δ) curve at the f-DP ε
+(``fdp_epsilon_lower_bounds_``), Steinke's ε (``epsilon_lower_bounds_``), the guesses
+(``guesses_``) and the design in words. Written by the algorithm kind's writer
+(``_cli.write``), which :func:`~sklearn_mace.report.write_report` and ``--design one-run``
+both reach through ``_show.write_staged``: report.html, summary.csv, guesses.csv and
+``figures/tradeoff_<n>_<recipe>.png``.
 """
 
 import html
@@ -325,9 +327,10 @@ def _caption(recipe, n):
     )
 
 
-def one_run_page(result, figures, notes=()):
+def one_run_page(result, figures, notes=(), title=None):
     """The whole report.html of a one-run audit: the cards, the figures, how to read them,
-    the notes. ``figures``: the embedded ``<figure>`` elements, in the recipes' order."""
+    the notes. ``figures``: the embedded ``<figure>`` elements, in the recipes' order;
+    ``title``: the page's (default :data:`TITLE`)."""
     cards = "".join(_card(r, result.confidence) for r in result.recipes)
     noted = "".join(f"<li>{html.escape(text)}</li>" for text in notes)
     body = (
@@ -339,7 +342,7 @@ def one_run_page(result, figures, notes=()):
         f"one run per recipe · add/remove-one neighbours · each recipe's numbers hold "
         f"together at {result.confidence:.0%}"
     )
-    return html_page(TITLE, result.n_rows, subtitle, body)
+    return html_page(title or TITLE, result.n_rows, subtitle, body)
 
 
 def _reading():
@@ -365,9 +368,14 @@ def _reading():
     ]
 
 
-def write_one_run(result, stage, caught=None):
+def write_one_run(result, stage, caught=None, title=None):
     """Write a one-run audit into ``stage``: report.html, summary.csv, guesses.csv and one
-    trade-off figure per recipe under ``figures/``. Returns ``{name: path}``."""
+    trade-off figure per recipe under ``figures/``. Returns ``{name: path}``.
+
+    The body of :func:`~sklearn_mace.report.write_report` for a one-run result, and of the
+    command line's writer (``_cli.write``): both stage, check and list the files alike.
+    ``caught``: the run's warnings (the command line's), which become the page's notes;
+    ``title``: the page's (default :data:`TITLE`)."""
     from ..._warnings import warning_notes
 
     (stage / "figures").mkdir(parents=True, exist_ok=True)
@@ -383,7 +391,7 @@ def write_one_run(result, stage, caught=None):
         paths[name].write_bytes(png)
         elements.append(element)
     ours, third_party, _ = warning_notes(caught or [], [])
-    page = one_run_page(result, elements, [*ours, *third_party])
+    page = one_run_page(result, elements, [*ours, *third_party], title=title)
     paths["report"].write_text(page, encoding="utf-8")
     return paths
 

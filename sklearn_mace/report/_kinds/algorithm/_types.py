@@ -13,6 +13,7 @@ report (``docs/design.md``, "One engine").
 """
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -138,8 +139,15 @@ class OneRunRecipe:
 class OneRunResult:
     """What the one-run design gives: one fitted audit per recipe, and the inputs' sizes.
 
+    Returned by ``audit_algorithm(..., design="one_run")``;
+    :func:`~sklearn_mace.report.write_report` writes it as the command line does
+    (report.html, summary.csv, guesses.csv, one trade-off figure per recipe).
+
     Attributes
     ----------
+    kind : str
+        ``"recipe"``, as the multi-run result's ``kind``: the kind of audit that writes it
+        (``_kinds/_registry.py``).
     recipes : tuple of OneRunRecipe
         In the order asked for.
     confidence : float
@@ -150,6 +158,7 @@ class OneRunResult:
         Always False: the one-run design has no analysis to fail (the command's exit code).
     """
 
+    kind: ClassVar[str] = "recipe"
     recipes: tuple
     confidence: float
     n_rows: dict

@@ -400,7 +400,7 @@ def test_dpsgd_recipes_are_refused_in_the_multi_run_design(tmp_path, capsys):
         main(argv)
     assert exit_.value.code == 2
     assert "add --design one-run" in capsys.readouterr().err
-    with pytest.raises(AuditInputError, match="audit_algorithm_one_run"):
+    with pytest.raises(AuditInputError, match="pass design=.one_run."):
         audit_algorithm(["dpsgd-logreg"], n_runs=10, verbose=False)
 
 

@@ -558,15 +558,12 @@ def audit_algorithm(
     """
     check_on_error(on_error)
     check_device(device)
-    _check_certificate(certificate)
     _check_design(design, targets=targets, relation=relation, certificate=certificate)
-    if design == "one_run":
-        claims = dict(claimed_epsilon=claimed_epsilon, claim=claim, delta=delta)
-        return audit_algorithm_one_run(
-            recipes, population, n_canaries=n_canaries, **claims, confidence=confidence,
-            random_state=random_state, white_box=white_box,
-        )  # fmt: skip
-    _check_white_box(recipes, white_box, multi_run=True)
+    _check_white_box(recipes, white_box, multi_run=design == "multi_run")
+    if design == "one_run":  # its body: audit_algorithm_one_run
+        same = dict(claim=claim, delta=delta, confidence=confidence, random_state=random_state)
+        own = dict(claimed_epsilon=claimed_epsilon, n_canaries=n_canaries, white_box=white_box)
+        return audit_algorithm_one_run(recipes, population, **same, **own)
     stated, audited, delta = _claims(claim, claimed_epsilon, delta, relation)
     X, domain, demo, n_rows = _population(population, recipes, random_state)
     target_X, names = _targets_and_names(X, targets, demo)
@@ -575,9 +572,8 @@ def audit_algorithm(
     context = dict(epsilon=calibration, relation=stated.relation, domain=domain, n_train=n_train)
     context["group"] = 1 if stated.relation == relation else 2
     subjects = [_subject(key, **context) for key in recipes]
-    runs = _runs(n_runs)
     engine = AlgorithmReport(
-        runs,
+        _runs(n_runs),
         confidence=confidence,
         delta=delta,
         random_state=random_state,
@@ -605,10 +601,11 @@ DESIGNS = ("multi_run", "one_run")
 
 
 def _check_design(design, *, targets, relation, certificate):
-    """``design``, and the multi-run options a one-run audit cannot honour (an input error
-    naming each, never an option silently dropped)."""
+    """``design`` and ``certificate``, and the multi-run options a one-run audit cannot
+    honour (an input error naming each, never an option silently dropped)."""
     from ....algorithm._one_run import certificate_refusal
 
+    _check_certificate(certificate)
     if not isinstance(design, str) or design not in DESIGNS:
         raise AuditInputError(
             f"design must be 'multi_run' (shadow runs per target) or 'one_run' (one training "

@@ -219,7 +219,7 @@ def test_the_rank_certificate_message_says_what_one_run_certifies_with(capsys, t
         main([*argv, "--out", str(tmp_path / "out")])
     assert stop.value.code == 2
     err = capsys.readouterr().err
-    assert "--certificate rank-test tests the multi-run design's independent runs" in err
+    assert "--certificate rank-test certifies the multi-run design's independent runs" in err
     assert "Steinke, Nasr & Jagielski's bound and the f-DP analysis" in err
     assert "certificate=" not in err and not (tmp_path / "out").exists()
 

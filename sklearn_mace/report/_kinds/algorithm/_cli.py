@@ -196,7 +196,7 @@ def check_arguments(args):
         )
     if args.certificate != "threshold" and args.design == "one-run":
         raise AuditInputError(
-            f"--certificate {args.certificate} tests the multi-run design's independent runs; "
+            f"--certificate {args.certificate} certifies the multi-run design's independent runs; "
             "--design one-run certifies from one training's guesses, always with both "
             "Steinke, Nasr & Jagielski's bound and the f-DP analysis (Mahloujifar, Melis & "
             "Chaudhuri): leave --certificate out."

@@ -13,7 +13,6 @@ report (``docs/design.md``, "One engine").
 """
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
 
@@ -145,9 +144,6 @@ class OneRunResult:
 
     Attributes
     ----------
-    kind : str
-        ``"recipe"``, as the multi-run result's ``kind``: the kind of audit that writes it
-        (``_kinds/_registry.py``).
     recipes : tuple of OneRunRecipe
         In the order asked for.
     confidence : float
@@ -156,13 +152,16 @@ class OneRunResult:
         The inputs and their rows, for the page's header.
     partial : bool
         Always False: the one-run design has no analysis to fail (the command's exit code).
+    kind : str
+        ``"recipe"``, as the multi-run result's ``kind``: the kind of audit that writes it
+        (``_kinds/_registry.py``).
     """
 
-    kind: ClassVar[str] = "recipe"
     recipes: tuple
     confidence: float
     n_rows: dict
     partial: bool = False
+    kind: str = "recipe"
 
     @property
     def summary(self):

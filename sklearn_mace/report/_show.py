@@ -7,6 +7,8 @@ for the public :func:`write_report` and for the command line (:func:`write_stage
 path both take: kinds import the writer, so the writer does not import the registry).
 """
 
+from ._kinds._kind import is_audit_result
+from ._kinds._kind import write_report as common_writer
 from ._kinds._registry import KINDS, kind_named
 from ._output import check_output_dir, relocate, staged_output
 
@@ -18,36 +20,46 @@ def presentation_of(result):
     return kind_named(result.kind).presentation(result)
 
 
-def kind_of(result):
-    """The kind of audit that writes ``result`` (``_kinds/_registry.py``).
+def kind_of(result, presentation=None):
+    """The kind of audit that writes ``result`` (``_kinds/_registry.py``), or None for an
+    :class:`AuditResult` of a kind no registered kind has, shown by the ``presentation``
+    given (a caller's own configuration of the engine: the common writer shows it).
 
     Raises
     ------
     TypeError
         Naming ``result``: no kind writes it (not what an audit function returned).
+    ValueError
+        An ``AuditResult`` whose ``kind`` no kind has, without a ``presentation``.
     """
     name = getattr(result, "kind", None)
     kind = next((k for k in KINDS if isinstance(name, str) and k.name == name), None)
-    if kind is None or not kind.writes(result):
-        raise TypeError(
-            "result must be what an audit function of sklearn_mace.report returned "
-            "(audit_release, audit_model, audit_algorithm, also with design='one_run'); got "
-            f"{type(result).__name__}."
-        )
-    return kind
+    if kind is not None and kind.writes(result):
+        return kind
+    if kind is None and is_audit_result(result):
+        return None if presentation is not None else kind_named(name)  # names the kinds
+    raise TypeError(
+        "result must be what an audit function of sklearn_mace.report returned "
+        "(audit_release, audit_model, audit_algorithm, also with design='one_run'); got "
+        f"{type(result).__name__}."
+    )
 
 
-def write_staged(result, out, *, kind=None, option="out", caught=None, **options):
+def write_staged(result, out, *, kind, option="out", caught=None, **options):
     """Write ``result`` through a staging folder into ``out``: every file arrives, or none.
 
     The one path of :func:`write_report` and of the command line (``cli.py``, which passes
     its ``kind``, ``option="--out"`` and the warnings it ``caught``); ``out`` is checked by
-    the caller before any work. ``options`` (``title``, ``presentation``) go to the kind's
-    writer. Returns ``{name: path}`` where the files now lie.
+    the caller before any work. ``kind``: the :class:`~._kinds._kind.Kind` whose writer
+    writes it (:func:`kind_of`), or None: the common writer, with the ``presentation``
+    given. ``options`` (``title``, ``presentation``) go to the writer. Returns
+    ``{name: path}`` where the files now lie.
     """
-    kind = kind_of(result) if kind is None else kind
     with staged_output(out, option=option) as stage:
-        paths = kind.write(result, stage, caught, **options)
+        if kind is None:
+            paths = common_writer(None, result, stage, caught, **options)
+        else:
+            paths = kind.write(result, stage, caught, **options)
     return relocate(paths, stage, out)
 
 
@@ -137,6 +149,6 @@ def write_report(result, out, *, title=None, presentation=None):
     ...
     TypeError: result must be what an audit function of sklearn_mace.report returned ...
     """
-    kind_of(result)  # before anything touches out
+    kind = kind_of(result, presentation)  # before anything touches out
     check_output_dir(out, option="out")
-    return write_staged(result, out, title=title, presentation=presentation)
+    return write_staged(result, out, kind=kind, title=title, presentation=presentation)

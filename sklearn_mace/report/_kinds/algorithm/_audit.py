@@ -476,7 +476,7 @@ def audit_algorithm(
     relation : {"add_remove", "substitute"}, default="add_remove"
         The neighbour relation of the claim and of the runs.
     n_runs : int >= 10, default=1000
-        Runs per side.
+        Runs per side (``design="multi_run"``; one run has none).
     certificate : {"threshold", "rank_test"}, default="threshold"
         How each target's certifying runs give its ε
         (:class:`~sklearn_mace.algorithm.AlgorithmAudit`'s ``certificate``): the attack's

@@ -96,13 +96,28 @@ def empirical_mu(result, subject):
 
     The recipe is certified *not* μ-GDP for any μ below it: its targets' points hold
     together at the audit's confidence (Bonferroni), so their largest μ does too. The same
-    numbers as ``summary.csv``'s ``mu_lower_bound`` (``metrics._fdp.mu_from_error_bounds``).
+    numbers as ``summary.csv``'s ``mu_lower_bound`` (``metrics._fdp.mu_from_error_bounds``;
+    with ``certificate="rank_test"`` each target's is the larger of its point's and its μ
+    rank test's, each at half the target's level, so their largest holds at the audit's
+    confidence again).
     """
-    points = tradeoff_points(result, subject)
-    if points.empty:
+    mus = _target_mus(result, subject)
+    if mus.empty:
         return np.nan, None
-    best = points.loc[points["mu_lower_bound"].idxmax()]
-    return float(best["mu_lower_bound"]), str(best["target"])
+    best = mus.loc[mus["mu"].idxmax()]
+    return float(best["mu"]), str(best["target"])
+
+
+def _target_mus(result, subject):
+    """Per target that did not fail: ``target``, ``mu`` (its certified μ), ``point_mu`` (its
+    point's alone)."""
+    points = tradeoff_points(result, subject)
+    mu = points["mu_lower_bound"].to_numpy(dtype=float)
+    if result.inputs.certificate == "rank_test" and len(points):
+        mu = np.maximum(mu, [a.scores.rank_mu for a in subject.claims])
+    return pd.DataFrame(
+        {"target": points["target"], "mu": mu, "point_mu": points["mu_lower_bound"]}
+    )
 
 
 def implied_mu(claim):
@@ -237,12 +252,13 @@ def certificate_line(result, subject):
     half = 1.0 - (1.0 - subject.claim_confidence) / 2
     return (
         '<div class="muted">Certificate: ε from a rank test of both tails (no selection '
-        "split), the point at α/2 — per target the attack's certified point (μ, the "
+        "split), the point at α/2 — per target the attack's certified point (the "
         f"trade-off figure and the curve test read it) holds at {half:.2%} and a rank test of "
         f"the certifying runs at {half:.2%} (members above the non-members' (k+1)-th highest "
         "score plus non-members below the members' (k+1)-th lowest, at pre-registered ranks, "
         "calibrated on the claim's worst case); the certified ε is the larger of the two, at "
-        f"{subject.claim_confidence:.2%}.</div>"
+        f"{subject.claim_confidence:.2%}, and so is μ (the point's, or a rank test calibrated "
+        f"on the Gaussian pair at {half:.2%}).</div>"
     )
 
 
@@ -395,7 +411,10 @@ def _rank_reading(result):
         "and each alone, Bonferroni over them), is compared with its law on the claim's "
         "worst case, the randomized-response pair, simulated; all certifying runs serve, "
         "none choose a threshold. The certified ε is the larger of the two, and a claim is "
-        "also contradicted when it exceeds the claimed ε.</li>"
+        "also contradicted when it exceeds the claimed ε. The same test against the Gaussian "
+        "pair N(μ, 1) / N(0, 1), the worst case of μ-GDP, gives a μ at the same level: the "
+        "empirical μ is the larger of it and the point's, and a μ-GDP claim is contradicted "
+        "when it exceeds the claimed μ.</li>"
     ]
 
 
@@ -453,11 +472,21 @@ def _tradeoff_figure(result, subject):
 
 def _tradeoff_caption(result, subject, mu, source):
     """What the trade-off figure shows, and what a point below the curve means."""
+    mus = _target_mus(result, subject)
+    from_point = source is None or bool(
+        (mus.loc[mus["target"] == source, "point_mu"] >= mu - 1e-12).any()
+    )
+    through = (
+        "it passes through that target's point"
+        if from_point
+        else "it comes from that target's μ rank test, which reads all its certifying runs "
+        "against the Gaussian pair, not from one point"
+    )
     empirical = (
         ""
         if source is None
         else f" The dashed curve is the Gaussian-DP curve at the recipe's empirical μ = "
-        f"{mu:.2f} (from {source}): it passes through that target's point, and the recipe is "
+        f"{mu:.2f} (from {source}): {through}, and the recipe is "
         f"certified not μ-GDP for any μ below {mu:.2f}."
     )
     return (

@@ -103,6 +103,7 @@ benchmarks/bench_algorithm_tightness.py --part multi`` (``--quick`` for a smoke 
 """
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -364,10 +365,11 @@ RANK_SIMULATIONS = 9999
 _rank_cache = {}
 
 
-def _rank_table(n1, n0, alpha, delta, seed):
-    """Per pair of the library's grid, ε̂ for every value of its statistic (tabulated once:
-    it depends on the sizes, α and δ only, not on the scores)."""
-    key = (n1, n0, alpha, delta, seed % RANK_TABLES)
+def _rank_table(n1, n0, alpha, delta, seed, family="dp"):
+    """Per pair of the library's grid, ε̂ (μ̂ for ``family="gaussian"``) for every value of
+    its statistic (tabulated once: it depends on the sizes, α and δ only, not on the
+    scores)."""
+    key = (n1, n0, alpha, delta, seed % RANK_TABLES, family)
     if key not in _rank_cache:
         pairs = rank_pairs(n1, n0)
         tables = critical_epsilons(
@@ -378,18 +380,21 @@ def _rank_table(n1, n0, alpha, delta, seed):
             alpha=alpha / len(pairs),
             n_simulations=RANK_SIMULATIONS,
             rng=np.random.default_rng([7, seed % RANK_TABLES]),
+            family=family,
         )
         _rank_cache[key] = list(zip(pairs, tables, strict=True))
     return _rank_cache[key]
 
 
-def rank_test(members, nonmembers, seed, alpha=ALPHA, delta=0.0):
+def rank_test(members, nonmembers, seed, alpha=ALPHA, delta=0.0, family="dp"):
     """The two-tail rank test (``sklearn_mace/metrics/_rank_test.py``) on all the runs: the
     library's pre-registered grid (both tails and each alone at 3, 10 and 25 % of the runs,
-    each test at α/9), no selection split. The same as ``rank_grid_epsilon`` with the
-    simulated critical values tabulated once per setting instead of drawn per audit."""
+    each test at α/9), no selection split. The same as ``rank_grid_epsilon`` (``rank_grid_mu``
+    for ``family="gaussian"``) with the simulated critical values tabulated once per setting
+    instead of drawn per audit."""
     best = 0.0
-    for pair, table in _rank_table(members.size, nonmembers.size, alpha, delta, seed):
+    tables = _rank_table(members.size, nonmembers.size, alpha, delta, seed, family)
+    for pair, table in tables:
         keys = np.random.default_rng([seed, 99])  # the same tie-breaking keys for every pair
         t = rank_statistic(members, nonmembers, *pair, keys)
         best = max(best, float(table[t - 1])) if t else best
@@ -587,6 +592,113 @@ def rank_soundness(args):
         print(f"{name + f' ε = {truth:.3g}':<26}{audits:>7}{cells}")
 
 
+def mu_rank_audit(members, nonmembers, seed, claim, fraction):
+    """What ``AlgorithmAudit(certificate="rank_test", attack_fraction=fraction)`` does for μ
+    after its attack: the point chosen on ``fraction`` of the runs and certified on the rest
+    at α/2 (its μ), the μ rank test on the rest at α/2; the larger μ."""
+    selection, (m_cert, n_cert) = _split(members, nonmembers, fraction)
+    point = certify_rule(selection, (m_cert, n_cert), claim=claim, delta=0.0, alpha=ALPHA / 2)
+    point_mu = float(mu_from_error_bounds(point.fpr_upper, point.fnr_upper))
+    return max(point_mu, rank_test(m_cert, n_cert, seed, ALPHA / 2, family="gaussian"))
+
+
+def _cpu():
+    times = os.times()
+    return times.user + times.system
+
+
+def library_cost(n):
+    """CPU s of one ``rank_grid_mu`` call as the audit makes it (fresh simulations, α/2)."""
+    from sklearn_mace.metrics._rank_test import rank_grid_mu
+
+    rng = np.random.default_rng(0)
+    members, nonmembers = rng.normal(MU, 1.0, n), rng.normal(0.0, 1.0, n)
+    start = _cpu()
+    rank_grid_mu(members, nonmembers, alpha=ALPHA / 2, rng=rng)
+    return _cpu() - start
+
+
+def mu_rank(args):
+    """The Gaussian count claimed as its μ: the split rule's μ against the μ rank test."""
+    print(f"μ rank test, Gaussian count μ = {MU:.4f} (claimed as its μ), mean μ_lb ÷ μ")
+    columns = ("split ½", "rank test", "audit ½", "audit 10 %", "att ½", "att")
+    print(f"{'runs/side':>10}{'audits':>7}" + "".join(f"{c:>11}" for c in columns) + "  CPU s")
+    claim = PrivacyClaim.gaussian(MU)
+    for n_runs in args.runs:
+        audits = args.mu_audits if n_runs <= 1000 else args.mu_audits_large
+        start = _cpu()
+        rows = np.empty((audits, 4))
+        for seed in range(audits):
+            rng = np.random.default_rng([seed, 31])
+            members, nonmembers = rng.normal(MU, 1.0, n_runs), rng.normal(0.0, 1.0, n_runs)
+            split = certify_rule(*_split(members, nonmembers), claim=claim, delta=0.0, alpha=ALPHA)
+            table = seed if n_runs <= 1000 else seed % 2  # 2 tables at 10 000 (95 s each)
+            rows[seed] = (
+                mu_from_error_bounds(split.fpr_upper, split.fnr_upper),
+                rank_test(members, nonmembers, table, ALPHA, family="gaussian"),
+                mu_rank_audit(members, nonmembers, table, claim, 0.5),
+                mu_rank_audit(members, nonmembers, table, claim, 0.1),
+            )
+        cpu = _cpu() - start
+        over = (rows > MU).sum(axis=0)
+        attained = (attainable_mu(MU, n_runs // 2), attainable_mu(MU, n_runs))
+        cells = "".join(f"{m / MU:>7.3f} ({o})" for m, o in zip(rows.mean(0), over, strict=True))
+        cells += "".join(f"{a / MU:>11.3f}" for a in attained)
+        print(f"{n_runs:>10}{audits:>7}{cells}  {cpu:.0f} (tables incl.)")
+        print(
+            f"{'':>17}one library call (rank_grid_mu, fresh draws, α/2): "
+            f"{library_cost(int(0.5 * n_runs)):.1f} CPU s at {n_runs // 2} certifying runs "
+            f"per side, {library_cost(int(0.9 * n_runs)):.1f} at {int(0.9 * n_runs)}"
+        )
+
+
+def swap_rank_audit(seed, n_runs, fraction):
+    """:func:`swap_audit` with ``certificate="rank_test"``: the point at α/2 and both rank
+    tests at α/2 on the certifying runs (``AlgorithmAudit._certify``'s code,
+    ``_rank_certify``); contradicted when the point is below the ε = 1 curve or the ε test
+    certifies above 1. Returns ``(ε, contradicted)``."""
+    from sklearn_mace.algorithm._audit import _rank_certify
+
+    rng = np.random.default_rng(seed)
+    member = np.c_[rounded_laplace(rng, n_runs, 1, 1.0), rounded_laplace(rng, n_runs, 0, 1.0)]
+    other = np.c_[rounded_laplace(rng, n_runs, 0, 1.0), rounded_laplace(rng, n_runs, 1, 1.0)]
+    features = np.vstack([member, other])
+    membership = np.r_[np.ones(n_runs, int), np.zeros(n_runs, int)]
+    n_fit = int(round(fraction * n_runs))
+    fit = np.zeros(2 * n_runs, bool)
+    fit[rng.permutation(n_runs)[:n_fit]] = True
+    fit[n_runs + rng.permutation(n_runs)[:n_fit]] = True
+    audit = AlgorithmAudit(None, relation="substitute")
+    claim = PrivacyClaim.pure(1.0, relation="substitute")
+    audit.claim_, audit.delta_ = claim, 0.0
+    _, point, scores, _ = audit._certify_one(
+        audit._default_attack(), features, membership, fit, ALPHA / 2, seed
+    )
+    ranks = _rank_certify(point, scores[~fit], membership[~fit], ALPHA, 0.0, [seed, 0])
+    below = bool(claim.contradicted_by(point.fpr_upper, point.fnr_upper))
+    return ranks.audit.epsilon_lower_bound, below or ranks.bounds[0] > 1.0
+
+
+def swap_rank(args):
+    """The wrong-noise histogram under substitute (claims ε 1, truly 2), 1 000 runs per side:
+    fraction of audits contradicted, default certificate against the rank test."""
+    n = 1000
+    print(f"wrong-noise histogram under substitute, {n} runs/side, {args.swap_audits} audits")
+    print(f"{'certificate':<28}{'mean ε':>8}{'contradicted':>14}{'CPU s/audit':>13}")
+    for label, fraction in (("threshold (default), ½", None), ("rank_test, ½", 0.5),
+                            ("rank_test, 10 %", 0.1)):  # fmt: skip
+        start, rows = _cpu(), []
+        for seed in range(args.swap_audits):
+            if fraction is None:
+                bound = swap_audit(seed, n)
+                rows.append((bound, bound > 1.0))
+            else:
+                rows.append(swap_rank_audit(seed, n, fraction))
+        each = (_cpu() - start) / args.swap_audits
+        bounds, caught = np.array(rows).T
+        print(f"{label:<28}{bounds.mean():>8.3f}{caught.mean():>13.0%}{each:>13.1f}")
+
+
 def multi(args):
     print(f"multi-run design, Gaussian count claimed as its μ = {MU:.4f} (add/remove)")
     print(
@@ -694,8 +806,13 @@ def histogram_one_run(args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--part", choices=("multi", "selection", "rank", "one-run", "all"), default="all"
+        "--part",
+        choices=("multi", "selection", "rank", "mu-rank", "swap-rank", "one-run", "all"),
+        default="all",
     )
+    parser.add_argument("--mu-audits", type=int, default=100)
+    parser.add_argument("--mu-audits-large", type=int, default=20)
+    parser.add_argument("--swap-audits", type=int, default=40)
     parser.add_argument("--selection-audits", type=int, default=300)
     parser.add_argument("--selection-runs", type=int, default=1000)
     parser.add_argument("--rank-audits", type=int, default=500)
@@ -711,6 +828,7 @@ def main():
         args.audits, args.one_run_audits, args.runs, args.canaries = 5, 1, [1000], [1000]
         args.histogram_audits, args.selection_audits = 2, 5
         args.rank_audits = args.rank_audits_other = 5
+        args.mu_audits = args.mu_audits_large = args.swap_audits = 3
     if args.part in ("multi", "all"):
         multi(args)
     if args.part in ("selection", "all"):
@@ -719,6 +837,10 @@ def main():
         pooled_soundness(args)
     if args.part in ("rank", "all"):
         rank_soundness(args)
+    if args.part in ("mu-rank", "all"):
+        mu_rank(args)
+    if args.part in ("swap-rank", "all"):
+        swap_rank(args)
     if args.part in ("one-run", "all"):
         one_run(args)
         histogram_one_run(args)

@@ -115,8 +115,8 @@ def rank_statistic(members, nonmembers, k_high, k_low, rng):
     return total
 
 
-def _entry_statistics(U, V, pairs, entry, ts):
-    """Per pair, the ``t``-th smallest entry time of each draw (``t`` None: all, sorted)."""
+def _pair_entries(U, V, pairs, entry):
+    """Per pair, every run's entry time in each draw (rows: draws), unsorted."""
     m = V.shape[1]
     high, low = {}, {}  # the members' entries per k_high, the non-members' per k_low
     for k_high, k_low in pairs:
@@ -127,10 +127,17 @@ def _entry_statistics(U, V, pairs, entry, ts):
             x = np.partition(U, k_low, axis=1)[:, k_low : k_low + 1]
             low[k_low] = entry(x, V)
     out = []
-    for (k_high, k_low), t in zip(pairs, ts, strict=True):
+    for k_high, k_low in pairs:
         parts = [high[k_high]] if k_high is not None else []
         parts += [low[k_low]] if k_low is not None else []
-        entries = np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
+        out.append(np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0])
+    return out
+
+
+def _entry_statistics(U, V, pairs, entry, ts):
+    """Per pair, the ``t``-th smallest entry time of each draw (``t`` None: all, sorted)."""
+    out = []
+    for entries, t in zip(_pair_entries(U, V, pairs, entry), ts, strict=True):
         if t is None:
             out.append(np.sort(entries, axis=1))
         else:
@@ -254,7 +261,7 @@ def rank_grid_epsilon(
     pairs = rank_pairs(members.size, nonmembers.size) if pairs is None else pairs
     level = alpha / len(pairs)
     if n_simulations is None:
-        n_simulations = min(50_000, max(10_000, int(np.ceil(50 / level)))) - 1
+        n_simulations = _default_simulations(level)
     keys = rng.bit_generator.state
     ts = []
     for k_high, k_low in pairs:  # the same keys for every pair
@@ -288,3 +295,106 @@ def rank_grid_mu(members, nonmembers, *, alpha=0.05, n_simulations=None, rng, pa
         pairs=pairs,
         family="gaussian",
     )
+
+
+def _default_simulations(level):
+    """``B`` of :func:`rank_grid_epsilon` for a per-pair level."""
+    return min(50_000, max(10_000, int(np.ceil(50 / level)))) - 1
+
+
+def rank_grid_power(
+    n_members,
+    n_nonmembers,
+    epsilons,
+    *,
+    at_least,
+    delta=0.0,
+    alpha=0.05,
+    rng,
+    point_level=None,
+    n_simulations=None,
+    n_power=2000,
+    chunk=200,
+):
+    """Power of :func:`rank_grid_epsilon` (at ``1 − alpha``) to certify ε above ``at_least``
+    when the mechanism is ε-DP at each of ``epsilons``, at most: its value on the
+    randomized-response pair at that ε, simulated. ``point_level`` given: the power of
+    "the rank test *or* a threshold's point certifies above ``at_least``", the point's two
+    Clopper–Pearson bounds each at ``point_level``, its threshold at the pair's knee (the
+    rule that errs like randomized response, as
+    :func:`~sklearn_mace.metrics.detectable_epsilon` assumes of the best attack).
+
+    Why it is a maximum: "some rank pair's ``T_g`` reaches its critical count" is a
+    non-decreasing function of the members' positions ``W`` (and non-increasing in the
+    non-members' ``V``, step 1 of the module docstring); under the coupling of step 3 an
+    ε-DP mechanism's ``W = h(U) ≤ h*_ε(U)`` with the same ``U, V`` for every pair at once,
+    so its rejection event implies the pair's. The point's false negatives at a threshold
+    at non-member quantile ``c`` are ``#{W_i ≤ c}`` (no fewer than the pair's) and its
+    false positives ``#{V_j > c}`` (the same), so for one threshold the union's event
+    implies the pair's too. Two simulations, independent: ``B`` draws (``n_simulations``
+    None: the test's own ``B``) give each rank pair's critical count at ``at_least`` (the
+    test rejects ``at_least`` exactly when ``T ≥`` it: one more than the
+    ``⌊α_g(B + 1)⌋``-th largest simulated ``T*(at_least)``); ``n_power`` draws of the pair
+    at each ε count how often the certificate rejects (the same draws for every ε, so the
+    estimate is non-decreasing in ε; Monte Carlo standard error at most
+    ``0.5/√n_power``). Returns an array like ``epsilons``.
+    """
+    n, m = int(n_members), int(n_nonmembers)
+    epsilons = np.asarray(epsilons, float).ravel()
+    pairs = rank_pairs(n, m)
+    critical = _critical_counts(n, m, pairs, at_least, delta, alpha, rng, n_simulations, chunk)
+    point = None if point_level is None else _PointRule(n, m, epsilons, delta, point_level)
+    draw, entry = _worst_case("dp", delta)
+    rejected = np.zeros(epsilons.size, int)
+    for start in range(0, n_power, chunk):
+        b = min(chunk, n_power - start)
+        U, V = draw(rng, (b, n)), draw(rng, (b, m))
+        reached = np.zeros((b, epsilons.size), bool)
+        for e, c in zip(_pair_entries(U, V, pairs, entry), critical, strict=True):
+            if c <= e.shape[1]:  # T*(θ) = #{entries < θ} ≥ c ⟺ its c-th smallest < θ
+                reached |= np.partition(e, c - 1, axis=1)[:, c - 1, None] < epsilons[None, :]
+        if point is not None:
+            reached |= point.certifies(U, V, at_least)
+        rejected += reached.sum(0)
+    return rejected / n_power
+
+
+def _critical_counts(n, m, pairs, at_least, delta, alpha, rng, n_simulations, chunk):
+    """Per rank pair, the least ``T`` whose test at ``alpha/G`` rejects ε = ``at_least``
+    (``n + m + 1``: none)."""
+    level = alpha / len(pairs)
+    n_simulations = _default_simulations(level) if n_simulations is None else n_simulations
+    rank = int(np.floor(level * (n_simulations + 1) + 1e-9))
+    if rank < 1:
+        return np.full(len(pairs), n + m + 1)
+    draw, entry = _worst_case("dp", delta)
+    null = []
+    for start in range(0, n_simulations, chunk):
+        b = min(chunk, n_simulations - start)
+        entries = _pair_entries(draw(rng, (b, n)), draw(rng, (b, m)), pairs, entry)
+        null.append(np.stack([(e < at_least).sum(1) for e in entries], axis=1))
+    null = np.concatenate(null)  # (B, G): T*_b(at_least) per pair
+    return np.sort(null, axis=0)[::-1][rank - 1] + 1
+
+
+class _PointRule:
+    """The threshold rule at the randomized-response pair's knee ``u* = (1 − δ)/(1 + e^ε)``
+    for each ε: false negatives ``#{U_i ≤ u*}``, false positives ``#{V_j > 1 − u*}`` (each
+    rate ``u*``), certified by Clopper–Pearson bounds at ``level`` each."""
+
+    def __init__(self, n, m, epsilons, delta, level):
+        from ._audit import _cp_upper
+
+        self.knee = (1.0 - delta) / (1.0 + np.exp(epsilons))
+        self.fnr_upper = _cp_upper(np.arange(n + 1), n, level)
+        self.fpr_upper = _cp_upper(np.arange(m + 1), m, level)
+        self.delta = delta
+
+    def certifies(self, U, V, at_least):
+        from ._audit import _epsilon_from_error_bounds
+
+        U, V = np.sort(U, axis=1), np.sort(V, axis=1)
+        fn = np.stack([np.searchsorted(row, self.knee, side="right") for row in U])
+        fp = V.shape[1] - np.stack([np.searchsorted(row, 1 - self.knee, side="right") for row in V])
+        bound = _epsilon_from_error_bounds(self.fpr_upper[fp], self.fnr_upper[fn], self.delta)
+        return bound > at_least

@@ -31,6 +31,7 @@ __all__ = [
     "implied_mu",
     "power_text",
     "presentation",
+    "rank_detectable_epsilon",
     "tradeoff_figures",
     "tradeoff_points",
 ]
@@ -508,10 +509,15 @@ def runs_figures(report):
 
 def power_text(result, subject):
     """The smallest ε above the claim that this many certifying runs contradict with 80 %
-    power (an attack erring like randomized response, the best possible: a minimum)."""
+    power (an attack erring like randomized response, the best possible: a minimum).
+    ``certificate="rank_test"``: the point at α/2 and the rank test at α/2
+    (:func:`rank_detectable_epsilon`)."""
     n = subject.facts.get("n_certify_runs")
     if not n:
         return "the runs' power is unknown (the shadow runs failed)"
+    ranked = getattr(result.inputs, "certificate", "threshold") == "rank_test"
+    if ranked and np.isfinite(result.claimed_epsilon):
+        return _rank_power_text(result, subject, int(n))
     epsilon = detectable_epsilon(
         int(n),
         int(n),
@@ -529,6 +535,62 @@ def power_text(result, subject):
         f"with {n} certifying runs per side, a recipe is contradicted with "
         f"{100 * POWER:.0f} % power only if its true ε is at least {epsilon:.2f} (an attack "
         "erring like randomized response, the best possible, at its claim's level)"
+    )
+
+
+def rank_detectable_epsilon(
+    n, *, at_least, delta, confidence, power=POWER, seed=0, n_simulations=None
+):
+    """``(ε_low, ε_high)``: the true ε at which the rank-test certificate's power against
+    the claim ``at_least`` reaches ``power`` lies in ``(ε_low, ε_high]`` — for any ε-DP
+    mechanism with ε ≤ ``ε_low`` the power is below ``power`` (ε_high: inf when no ε up to
+    49 reaches it).
+
+    The claim is contradicted when the point (at ``α/2``) or the rank test (at ``α/2``)
+    certifies ε above it, ``α = 1 − confidence``. On the randomized-response pair the
+    probability of that union is simulated jointly
+    (:func:`~sklearn_mace.metrics._rank_test.rank_grid_power` with the point's rule at the
+    pair's knee): an upper bound on any ε-DP mechanism's for the rank test, and for the
+    point under :func:`~sklearn_mace.metrics.detectable_epsilon`'s model (an attack erring
+    like randomized response, the best possible). ``ε_low`` is the largest point of a grid
+    where it is still below ``power``; the grid ends past where the point alone at ``α/2``
+    reaches ``power``. ``n_simulations``: the rank test's calibration draws (None: the
+    audit's own).
+    """
+    from ....metrics._rank_test import rank_grid_power
+
+    half = (1.0 - confidence) / 2  # each certificate's α
+    top = detectable_epsilon(n, n, at_least=at_least, delta=delta, confidence=1 - half, power=power)
+    end = min(49.0, at_least + 1.3 * (top - at_least) + 0.05)
+    grid = at_least + np.geomspace(1e-3, end - at_least, 80)
+    joint = rank_grid_power(
+        n, n, grid, at_least=at_least, delta=delta, alpha=half, point_level=half / 2,
+        rng=np.random.default_rng(seed), n_simulations=n_simulations,
+    )  # fmt: skip
+    reached = np.flatnonzero(joint >= power)
+    if reached.size == 0:
+        return float(grid[-1]), float("inf")
+    first = reached[0]
+    return (float(grid[first - 1]) if first else float(at_least)), float(grid[first])
+
+
+def _rank_power_text(result, subject, n):
+    """The power sentence under ``certificate="rank_test"``: the point or the rank test,
+    each at α/2 (:func:`rank_detectable_epsilon`)."""
+    low, high = rank_detectable_epsilon(
+        n, at_least=result.claimed_epsilon, delta=result.delta,
+        confidence=subject.claim_confidence,
+    )  # fmt: skip
+    if not np.isfinite(high):
+        return (
+            f"{n} certifying runs per side cannot contradict the claim with "
+            f"{100 * POWER:.0f} % power at any ε up to {low:.0f}"
+        )
+    return (
+        f"with {n} certifying runs per side, a recipe is contradicted with "
+        f"{100 * POWER:.0f} % power only if its true ε is above {low:.2f} (either of the "
+        "point and the rank test, each at half the level, against the best possible attack, "
+        "which errs like randomized response; simulated)"
     )
 
 

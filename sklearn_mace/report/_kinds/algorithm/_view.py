@@ -211,6 +211,8 @@ def _target_table(result, subject):
             c = analysis.claim
             row["certified ε ≥"] = c.epsilon_lower_bound
             row["certified μ ≥"] = float(mu_from_error_bounds(c.fpr_upper, c.fnr_upper))
+            if result.inputs.certificate == "rank_test":  # the point's or the μ test's
+                row["certified μ ≥"] = max(row["certified μ ≥"], analysis.scores.rank_mu)
             row["claim"] = "contradicted" if analysis.contradicted else "not contradicted"
             row["AUC"] = analysis.metrics.get("auc", np.nan)
         else:

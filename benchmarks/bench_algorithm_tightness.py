@@ -34,6 +34,19 @@ audits fit in minutes):
   on 10 % and its point certified at α/2 on the rest, the rank test at α/2 on the rest, the
   larger ε). Critical values are tabulated once per setting (4 independent tables of
   9 999 draws; audit ``s`` reads table ``s % 4``).
+* ``--part mu-rank`` — the rank test against μ-GDP claims (``rank_grid_mu``, the same grid
+  calibrated on the Gaussian pair ``N(μ, 1)`` / ``N(0, 1)``) on the Gaussian count claimed as
+  its μ ≈ 0.27: mean μ lower bound ÷ μ of the split rule (today's ``certify_rule``, half
+  split), of the rank test on all runs (α), and as ``AlgorithmAudit(certificate="rank_test")``
+  runs it (the point on the rest at α/2 after ``attack_fraction`` ½ or 10 % chose it, the μ
+  test at α/2 on the rest; the larger μ), beside the attainable Clopper–Pearson μ at the best
+  threshold with the population's rates (half split / none). Critical values tabulated (4
+  tables at 1 000 runs per side, 2 at 10 000); the CPU s of one library call (fresh draws, as
+  the audit makes it) is printed below each row.
+* ``--part swap-rank`` — the wrong-noise histogram under substitute (claims ε 1, truly 2),
+  1 000 runs per side, through the default substitute attack: fraction of audits
+  contradicted with the default certificate and with ``certificate="rank_test"``
+  (``attack_fraction`` ½ and 10 %; the audit's own ``_certify_one`` and ``_rank_certify``).
 * ``--part one-run`` — one run with m canaries of the idealized Gaussian mechanism
   (scores ``N(μ·included, 1)``): on the same guesses (a grid of guess counts, Bonferroni),
   Steinke et al.'s ε, the f-DP recursion on the (ε, δ) curve, the μ of the strongest

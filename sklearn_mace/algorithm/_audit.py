@@ -174,7 +174,7 @@ class AlgorithmAudit(BaseEstimator):
         How the certifying runs' scores become the ε bound (multi-run design).
         ``"threshold"``: one rule's (FPR, FNR) with Clopper–Pearson bounds, as described
         above. ``"rank_test"``: that point at ``α/2`` (the figure's point and the curve
-        test), and at ``α/2`` each two rank tests on all certifying runs: the members above
+        test), and two rank tests on all certifying runs, each at ``α/2``: the members above
         the non-members' (k+1)-th highest score plus the non-members below the members'
         (k+1)-th lowest, at pre-registered ranks (3, 10 and 25 % of the runs; both tails
         and each alone, Bonferroni over the 9), calibrated by simulation on the worst case

@@ -34,6 +34,19 @@ audits fit in minutes):
   on 10 % and its point certified at α/2 on the rest, the rank test at α/2 on the rest, the
   larger ε). Critical values are tabulated once per setting (4 independent tables of
   9 999 draws; audit ``s`` reads table ``s % 4``).
+* ``--part mu-rank`` — the rank test against μ-GDP claims (``rank_grid_mu``, the same grid
+  calibrated on the Gaussian pair ``N(μ, 1)`` / ``N(0, 1)``) on the Gaussian count claimed as
+  its μ ≈ 0.27: mean μ lower bound ÷ μ of the split rule (today's ``certify_rule``, half
+  split), of the rank test on all runs (α), and as ``AlgorithmAudit(certificate="rank_test")``
+  runs it (the point on the rest at α/2 after ``attack_fraction`` ½ or 10 % chose it, the μ
+  test at α/2 on the rest; the larger μ), beside the attainable Clopper–Pearson μ at the best
+  threshold with the population's rates (half split / none). Critical values tabulated (4
+  tables at 1 000 runs per side, 2 at 10 000); the CPU s of one library call (fresh draws, as
+  the audit makes it) is printed below each row.
+* ``--part swap-rank`` — the wrong-noise histogram under substitute (claims ε 1, truly 2),
+  1 000 runs per side, through the default substitute attack: fraction of audits
+  contradicted with the default certificate and with ``certificate="rank_test"``
+  (``attack_fraction`` ½ and 10 %; the audit's own ``_certify_one`` and ``_rank_certify``).
 * ``--part one-run`` — one run with m canaries of the idealized Gaussian mechanism
   (scores ``N(μ·included, 1)``): on the same guesses (a grid of guess counts, Bonferroni),
   Steinke et al.'s ε, the f-DP recursion on the (ε, δ) curve, the μ of the strongest
@@ -92,6 +105,43 @@ asymmetric randomized response (q = 0.05) ε = 1: 0.268 (1) / 0.285 (2) at 1 000
 Laplace ε = 1: 0.851 (12) / 0.816 (4) at 1 000, 0.522 (6) / 0.278 (1) at 100; randomized
 response ε = 3: 0.906 (9) / 0.896 (12) at 1 000, 0.712 (2) / 0.649 (0) at 100.
 
+``--part mu-rank`` (2026-11-28, shared 2-core machine at load average about 10; 441 CPU s
+(user + system), 22 min wall, 2.2 GB peak for the 10 000-run tables), Gaussian count
+μ = 0.268 claimed as its μ, mean μ lower bound ÷ μ (audits above μ):
+
+========= ====== =========== =========== =========== ============ ======= ========
+runs/side audits split ½     rank test   audit ½     audit 10 %   att ½   att
+========= ====== =========== =========== =========== ============ ======= ========
+1 000     100    0.196 (1)   0.598 (1)   0.345 (2)   0.515 (2)    0.219   0.417
+10 000    20     0.728 (0)   0.899 (1)   0.816 (0)   0.875 (2)    0.740   0.816
+========= ====== =========== =========== =========== ============ ======= ========
+
+"rank test": ``rank_grid_mu`` on all runs at α; "audit ½ / 10 %": as
+``AlgorithmAudit(certificate="rank_test", attack_fraction=…)`` runs it (point at α/2 and μ
+test at α/2 on the certifying runs, the larger μ); "att": the Clopper–Pearson μ at the best
+threshold with the population's rates (half split / none). The μ test on all runs goes past
+what one threshold can attain (0.598 against 0.417; 0.899 against 0.816), and as the audit
+runs it with ``attack_fraction=0.1`` reaches 0.875 μ at 10 000 runs (the issue asks 0.65;
+the split rule 0.728). One library call (fresh draws, α/2, 9 pairs): 1.6 CPU s at 500
+certifying runs per side, 3.7 at 900, 20.5 at 5 000, 45.6 at 9 000 — per target and test.
+
+``--part swap-rank --swap-audits 30`` (1 000 runs per side; 330 CPU s), the wrong-noise
+histogram under substitute (claims ε 1, truly 2):
+
+=========================== ====== ============== =============
+certificate                 mean ε contradicted   CPU s / audit
+=========================== ====== ============== =============
+threshold (default), ½      1.268  93 % (28 / 30) 0.1
+rank_test, ½                1.397  100 % (30)     4.0
+rank_test, 10 %             1.426  100 % (30)     7.5
+=========================== ====== ============== =============
+
+(½ / 10 %: ``attack_fraction``; the CPU s are the certificate's after the shadow runs, the
+rank certificate running both rank tests, ε and μ; wall 22 min at load ≈ 10.) Contradicted:
+the point below the ε = 1 curve or the ε rank test above 1. With the rank test all 30
+contradict it (at a true rate of 90 % that happens with probability 0.04), and the mean
+certified ε rises from 1.27 to 1.40–1.43.
+
 One threshold cannot reach 0.72 ε on the histogram at 1 000 runs per side: even the
 population's best threshold certified on all 1 000 runs gives 0.731 (0.657 with the half
 split, which today's selection reaches to 0.98). Pooling both tails (the prototype) is what
@@ -103,6 +153,7 @@ benchmarks/bench_algorithm_tightness.py --part multi`` (``--quick`` for a smoke 
 """
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -364,10 +415,11 @@ RANK_SIMULATIONS = 9999
 _rank_cache = {}
 
 
-def _rank_table(n1, n0, alpha, delta, seed):
-    """Per pair of the library's grid, ε̂ for every value of its statistic (tabulated once:
-    it depends on the sizes, α and δ only, not on the scores)."""
-    key = (n1, n0, alpha, delta, seed % RANK_TABLES)
+def _rank_table(n1, n0, alpha, delta, seed, family="dp"):
+    """Per pair of the library's grid, ε̂ (μ̂ for ``family="gaussian"``) for every value of
+    its statistic (tabulated once: it depends on the sizes, α and δ only, not on the
+    scores)."""
+    key = (n1, n0, alpha, delta, seed % RANK_TABLES, family)
     if key not in _rank_cache:
         pairs = rank_pairs(n1, n0)
         tables = critical_epsilons(
@@ -378,18 +430,21 @@ def _rank_table(n1, n0, alpha, delta, seed):
             alpha=alpha / len(pairs),
             n_simulations=RANK_SIMULATIONS,
             rng=np.random.default_rng([7, seed % RANK_TABLES]),
+            family=family,
         )
         _rank_cache[key] = list(zip(pairs, tables, strict=True))
     return _rank_cache[key]
 
 
-def rank_test(members, nonmembers, seed, alpha=ALPHA, delta=0.0):
+def rank_test(members, nonmembers, seed, alpha=ALPHA, delta=0.0, family="dp"):
     """The two-tail rank test (``sklearn_mace/metrics/_rank_test.py``) on all the runs: the
     library's pre-registered grid (both tails and each alone at 3, 10 and 25 % of the runs,
-    each test at α/9), no selection split. The same as ``rank_grid_epsilon`` with the
-    simulated critical values tabulated once per setting instead of drawn per audit."""
+    each test at α/9), no selection split. The same as ``rank_grid_epsilon`` (``rank_grid_mu``
+    for ``family="gaussian"``) with the simulated critical values tabulated once per setting
+    instead of drawn per audit."""
     best = 0.0
-    for pair, table in _rank_table(members.size, nonmembers.size, alpha, delta, seed):
+    tables = _rank_table(members.size, nonmembers.size, alpha, delta, seed, family)
+    for pair, table in tables:
         keys = np.random.default_rng([seed, 99])  # the same tie-breaking keys for every pair
         t = rank_statistic(members, nonmembers, *pair, keys)
         best = max(best, float(table[t - 1])) if t else best
@@ -587,6 +642,113 @@ def rank_soundness(args):
         print(f"{name + f' ε = {truth:.3g}':<26}{audits:>7}{cells}")
 
 
+def mu_rank_audit(members, nonmembers, seed, claim, fraction):
+    """What ``AlgorithmAudit(certificate="rank_test", attack_fraction=fraction)`` does for μ
+    after its attack: the point chosen on ``fraction`` of the runs and certified on the rest
+    at α/2 (its μ), the μ rank test on the rest at α/2; the larger μ."""
+    selection, (m_cert, n_cert) = _split(members, nonmembers, fraction)
+    point = certify_rule(selection, (m_cert, n_cert), claim=claim, delta=0.0, alpha=ALPHA / 2)
+    point_mu = float(mu_from_error_bounds(point.fpr_upper, point.fnr_upper))
+    return max(point_mu, rank_test(m_cert, n_cert, seed, ALPHA / 2, family="gaussian"))
+
+
+def _cpu():
+    times = os.times()
+    return times.user + times.system
+
+
+def library_cost(n):
+    """CPU s of one ``rank_grid_mu`` call as the audit makes it (fresh simulations, α/2)."""
+    from sklearn_mace.metrics._rank_test import rank_grid_mu
+
+    rng = np.random.default_rng(0)
+    members, nonmembers = rng.normal(MU, 1.0, n), rng.normal(0.0, 1.0, n)
+    start = _cpu()
+    rank_grid_mu(members, nonmembers, alpha=ALPHA / 2, rng=rng)
+    return _cpu() - start
+
+
+def mu_rank(args):
+    """The Gaussian count claimed as its μ: the split rule's μ against the μ rank test."""
+    print(f"μ rank test, Gaussian count μ = {MU:.4f} (claimed as its μ), mean μ_lb ÷ μ")
+    columns = ("split ½", "rank test", "audit ½", "audit 10 %", "att ½", "att")
+    print(f"{'runs/side':>10}{'audits':>7}" + "".join(f"{c:>11}" for c in columns) + "  CPU s")
+    claim = PrivacyClaim.gaussian(MU)
+    for n_runs in args.runs:
+        audits = args.mu_audits if n_runs <= 1000 else args.mu_audits_large
+        start = _cpu()
+        rows = np.empty((audits, 4))
+        for seed in range(audits):
+            rng = np.random.default_rng([seed, 31])
+            members, nonmembers = rng.normal(MU, 1.0, n_runs), rng.normal(0.0, 1.0, n_runs)
+            split = certify_rule(*_split(members, nonmembers), claim=claim, delta=0.0, alpha=ALPHA)
+            table = seed if n_runs <= 1000 else seed % 2  # 2 tables at 10 000 (95 s each)
+            rows[seed] = (
+                mu_from_error_bounds(split.fpr_upper, split.fnr_upper),
+                rank_test(members, nonmembers, table, ALPHA, family="gaussian"),
+                mu_rank_audit(members, nonmembers, table, claim, 0.5),
+                mu_rank_audit(members, nonmembers, table, claim, 0.1),
+            )
+        cpu = _cpu() - start
+        over = (rows > MU).sum(axis=0)
+        attained = (attainable_mu(MU, n_runs // 2), attainable_mu(MU, n_runs))
+        cells = "".join(f"{m / MU:>7.3f} ({o})" for m, o in zip(rows.mean(0), over, strict=True))
+        cells += "".join(f"{a / MU:>11.3f}" for a in attained)
+        print(f"{n_runs:>10}{audits:>7}{cells}  {cpu:.0f} (tables incl.)")
+        print(
+            f"{'':>17}one library call (rank_grid_mu, fresh draws, α/2): "
+            f"{library_cost(int(0.5 * n_runs)):.1f} CPU s at {n_runs // 2} certifying runs "
+            f"per side, {library_cost(int(0.9 * n_runs)):.1f} at {int(0.9 * n_runs)}"
+        )
+
+
+def swap_rank_audit(seed, n_runs, fraction):
+    """:func:`swap_audit` with ``certificate="rank_test"``: the point at α/2 and both rank
+    tests at α/2 on the certifying runs (``AlgorithmAudit._certify``'s code,
+    ``_rank_certify``); contradicted when the point is below the ε = 1 curve or the ε test
+    certifies above 1. Returns ``(ε, contradicted)``."""
+    from sklearn_mace.algorithm._audit import _rank_certify
+
+    rng = np.random.default_rng(seed)
+    member = np.c_[rounded_laplace(rng, n_runs, 1, 1.0), rounded_laplace(rng, n_runs, 0, 1.0)]
+    other = np.c_[rounded_laplace(rng, n_runs, 0, 1.0), rounded_laplace(rng, n_runs, 1, 1.0)]
+    features = np.vstack([member, other])
+    membership = np.r_[np.ones(n_runs, int), np.zeros(n_runs, int)]
+    n_fit = int(round(fraction * n_runs))
+    fit = np.zeros(2 * n_runs, bool)
+    fit[rng.permutation(n_runs)[:n_fit]] = True
+    fit[n_runs + rng.permutation(n_runs)[:n_fit]] = True
+    audit = AlgorithmAudit(None, relation="substitute")
+    claim = PrivacyClaim.pure(1.0, relation="substitute")
+    audit.claim_, audit.delta_ = claim, 0.0
+    _, point, scores, _ = audit._certify_one(
+        audit._default_attack(), features, membership, fit, ALPHA / 2, seed
+    )
+    ranks = _rank_certify(point, scores[~fit], membership[~fit], ALPHA, 0.0, [seed, 0])
+    below = bool(claim.contradicted_by(point.fpr_upper, point.fnr_upper))
+    return ranks.audit.epsilon_lower_bound, below or ranks.bounds[0] > 1.0
+
+
+def swap_rank(args):
+    """The wrong-noise histogram under substitute (claims ε 1, truly 2), 1 000 runs per side:
+    fraction of audits contradicted, default certificate against the rank test."""
+    n = 1000
+    print(f"wrong-noise histogram under substitute, {n} runs/side, {args.swap_audits} audits")
+    print(f"{'certificate':<28}{'mean ε':>8}{'contradicted':>14}{'CPU s/audit':>13}")
+    for label, fraction in (("threshold (default), ½", None), ("rank_test, ½", 0.5),
+                            ("rank_test, 10 %", 0.1)):  # fmt: skip
+        start, rows = _cpu(), []
+        for seed in range(args.swap_audits):
+            if fraction is None:
+                bound = swap_audit(seed, n)
+                rows.append((bound, bound > 1.0))
+            else:
+                rows.append(swap_rank_audit(seed, n, fraction))
+        each = (_cpu() - start) / args.swap_audits
+        bounds, caught = np.array(rows).T
+        print(f"{label:<28}{bounds.mean():>8.3f}{caught.mean():>13.0%}{each:>13.1f}")
+
+
 def multi(args):
     print(f"multi-run design, Gaussian count claimed as its μ = {MU:.4f} (add/remove)")
     print(
@@ -694,8 +856,13 @@ def histogram_one_run(args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--part", choices=("multi", "selection", "rank", "one-run", "all"), default="all"
+        "--part",
+        choices=("multi", "selection", "rank", "mu-rank", "swap-rank", "one-run", "all"),
+        default="all",
     )
+    parser.add_argument("--mu-audits", type=int, default=100)
+    parser.add_argument("--mu-audits-large", type=int, default=20)
+    parser.add_argument("--swap-audits", type=int, default=40)
     parser.add_argument("--selection-audits", type=int, default=300)
     parser.add_argument("--selection-runs", type=int, default=1000)
     parser.add_argument("--rank-audits", type=int, default=500)
@@ -711,6 +878,7 @@ def main():
         args.audits, args.one_run_audits, args.runs, args.canaries = 5, 1, [1000], [1000]
         args.histogram_audits, args.selection_audits = 2, 5
         args.rank_audits = args.rank_audits_other = 5
+        args.mu_audits = args.mu_audits_large = args.swap_audits = 3
     if args.part in ("multi", "all"):
         multi(args)
     if args.part in ("selection", "all"):
@@ -719,6 +887,10 @@ def main():
         pooled_soundness(args)
     if args.part in ("rank", "all"):
         rank_soundness(args)
+    if args.part in ("mu-rank", "all"):
+        mu_rank(args)
+    if args.part in ("swap-rank", "all"):
+        swap_rank(args)
     if args.part in ("one-run", "all"):
         one_run(args)
         histogram_one_run(args)

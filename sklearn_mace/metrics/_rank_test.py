@@ -35,11 +35,32 @@ fixed before looking, the statistic is
 
 One test at ``α`` on both tails replaces the two Clopper–Pearson bounds at ``α/2`` of a
 threshold rule (whose errors add), and the ranks fixed in advance need no selection runs.
+
+**μ-GDP claims** (``family="gaussian"``; Dong, Roth & Su 2022, Def. 2.6 and Eq. (2.3)): the
+same four steps with another worst case. Step 2: μ-GDP says every test of ``P`` against
+``Q`` has type II error at least ``G_μ(type I) = Φ(Φ⁻¹(1 − type I) − μ)``; the test that
+rejects ``P`` on ``S = {score ≤ F_P⁻¹(u)}`` has type I ``u`` and type II ``1 − h(u)``, so
+``h(u) ≤ 1 − G_μ(u) = Φ(Φ⁻¹(u) + μ) = h*_μ(u)`` (``G_μ`` is symmetric, so the reverse test
+gives the same bound) — the curve of the Gaussian pair ``N(μ, 1)`` (with the target) against
+``N(0, 1)`` (without), itself exactly μ-GDP. Step 3: ``T`` is stochastically below its law on
+that pair. Step 4: ``h*_μ(u) > level ⟺ μ > Φ⁻¹(level) − Φ⁻¹(u)``, so with the draws taken as
+normal quantiles ``z = Φ⁻¹(u)`` (standard normals, drawn directly) a member's entry time is
+``z_level − z_i`` and a non-member's ``z_j − z_x``, clipped at 0: non-decreasing in μ again,
+so the rejected claims are an interval ``[0, μ̂]`` and ``P[μ̂ > μ] ≤ α`` for a μ-GDP
+mechanism. The ranks are fixed before the scores are seen (they depend on the sample sizes
+only), so no run is spent choosing them; several ranks are several tests, combined by
+Bonferroni (:func:`rank_grid_epsilon`).
 """
+
+from functools import partial
 
 import numpy as np
 
 __all__ = []
+
+#: The worst-case pairs: ``"dp"``, the randomized-response pair of (ε, δ)-DP; ``"gaussian"``,
+#: the Gaussian pair of μ-GDP.
+FAMILIES = ("dp", "gaussian")
 
 
 def _entry_times(u, level, delta):
@@ -50,6 +71,31 @@ def _entry_times(u, level, delta):
         rest = 1.0 - u - delta
         second = np.where(rest > 0, np.log(rest / (1.0 - level)), -np.inf)
     return np.maximum(0.0, np.maximum(first, second))
+
+
+def _gaussian_entry_times(z, level):
+    """Least μ ≥ 0 with ``Φ(z + μ) > Φ(level)``, in normal quantiles: ``level − z``, clipped
+    at 0 (``h*_μ(u) = Φ(Φ⁻¹(u) + μ)``, the Gaussian pair's curve)."""
+    return np.maximum(0.0, level - z)
+
+
+def _worst_case(family, delta):
+    """``(draw, entry)`` of the claim's extremal pair: how one draw's positions are drawn
+    (uniforms for (ε, δ)-DP, their normal quantiles for μ-GDP) and the entry-time function
+    ``entry(u, level)`` on that scale."""
+    if family == "gaussian":
+        return _draw_normal, _gaussian_entry_times
+    if family != "dp":
+        raise ValueError(f"family must be one of {FAMILIES}; got {family!r}.")
+    return _draw_uniform, partial(_entry_times, delta=delta)
+
+
+def _draw_uniform(rng, shape):
+    return rng.random(shape)
+
+
+def _draw_normal(rng, shape):
+    return rng.standard_normal(shape)
 
 
 def rank_statistic(members, nonmembers, k_high, k_low, rng):
@@ -69,22 +115,29 @@ def rank_statistic(members, nonmembers, k_high, k_low, rng):
     return total
 
 
-def _entry_statistics(U, V, pairs, delta, ts):
-    """Per pair, the ``t``-th smallest entry time of each draw (``t`` None: all, sorted)."""
+def _pair_entries(U, V, pairs, entry):
+    """Per pair, every run's entry time in each draw (rows: draws), unsorted."""
     m = V.shape[1]
     high, low = {}, {}  # the members' entries per k_high, the non-members' per k_low
     for k_high, k_low in pairs:
         if k_high is not None and k_high not in high:
             level = np.partition(V, m - k_high - 1, axis=1)[:, m - k_high - 1 : m - k_high]
-            high[k_high] = _entry_times(U, level, delta)
+            high[k_high] = entry(U, level)
         if k_low is not None and k_low not in low:
             x = np.partition(U, k_low, axis=1)[:, k_low : k_low + 1]
-            low[k_low] = _entry_times(x, V, delta)
+            low[k_low] = entry(x, V)
     out = []
-    for (k_high, k_low), t in zip(pairs, ts, strict=True):
+    for k_high, k_low in pairs:
         parts = [high[k_high]] if k_high is not None else []
         parts += [low[k_low]] if k_low is not None else []
-        entries = np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
+        out.append(np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0])
+    return out
+
+
+def _entry_statistics(U, V, pairs, entry, ts):
+    """Per pair, the ``t``-th smallest entry time of each draw (``t`` None: all, sorted)."""
+    out = []
+    for entries, t in zip(_pair_entries(U, V, pairs, entry), ts, strict=True):
         if t is None:
             out.append(np.sort(entries, axis=1))
         else:
@@ -93,17 +146,29 @@ def _entry_statistics(U, V, pairs, delta, ts):
 
 
 def critical_epsilons(
-    n_members, n_nonmembers, pairs, *, delta, alpha, n_simulations, rng, ts=None, chunk=500
+    n_members,
+    n_nonmembers,
+    pairs,
+    *,
+    delta,
+    alpha,
+    n_simulations,
+    rng,
+    ts=None,
+    chunk=500,
+    family="dp",
 ):
     """Certified ε of each rank pair: per pair, for every value ``t`` of its statistic an
     array whose entry ``t − 1`` is ``ε̂(t)``, or (``ts`` given, one ``t`` per pair) the float
     ``ε̂(t)`` alone (one partial sort per draw). The pairs share the draws.
+    ``family="gaussian"``: the certified μ of μ-GDP instead (``delta`` plays no part).
 
     ``n_simulations`` draws ``B`` of the extremal pair (``B + 1`` a multiple of ``1/α`` wastes
     no level); ``ε̂(t)`` is the ``⌊α(B + 1)⌋``-th smallest over the draws of their ``t``-th
     smallest entry time (0 when ``α(B + 1) < 1`` or ``t = 0``). Non-decreasing in ``t``.
     """
     n, m = int(n_members), int(n_nonmembers)
+    draw, entry = _worst_case(family, delta)
     rank = int(np.floor(alpha * (n_simulations + 1) + 1e-9))
     ts = [None] * len(pairs) if ts is None else list(ts)
     live = [j for j, t in enumerate(ts) if t != 0]
@@ -116,8 +181,8 @@ def critical_epsilons(
     kept = [None] * len(pairs)
     for start in range(0, n_simulations, chunk):
         b = min(chunk, n_simulations - start)
-        U, V = rng.random((b, n)), rng.random((b, m))
-        stats = _entry_statistics(U, V, [pairs[j] for j in live], delta, [ts[j] for j in live])
+        U, V = draw(rng, (b, n)), draw(rng, (b, m))
+        stats = _entry_statistics(U, V, [pairs[j] for j in live], entry, [ts[j] for j in live])
         for j, entries in zip(live, stats, strict=True):
             both = entries if kept[j] is None else np.concatenate([kept[j], entries])
             kept[j] = np.partition(both, rank - 1, axis=0)[:rank] if len(both) > rank else both
@@ -170,7 +235,15 @@ def rank_pairs(n_members, n_nonmembers, fractions=RANK_FRACTIONS):
 
 
 def rank_grid_epsilon(
-    members, nonmembers, *, delta=0.0, alpha=0.05, n_simulations=None, rng, pairs=None
+    members,
+    nonmembers,
+    *,
+    delta=0.0,
+    alpha=0.05,
+    n_simulations=None,
+    rng,
+    pairs=None,
+    family="dp",
 ):
     """The largest ε̂ over a pre-registered grid of rank pairs, each test at ``α/G``
     (Bonferroni): all ``G`` hold together at ``1 − α``, so their maximum does.
@@ -180,13 +253,15 @@ def rank_grid_epsilon(
     ``B + 1 = min(50 000, max(10 000, ⌈50·G/α⌉))`` draws (50 beyond each critical value, up
     to a cost of about 10 s at 1 000 runs per side; any ``B`` with ``α(B + 1)/G ≥ 1`` is
     valid, a smaller one only noisier).
+    ``family="gaussian"``: the same grid against μ-GDP claims (the certified μ; ``delta``
+    plays no part), :func:`rank_grid_mu`.
     Returns ``(epsilon, (k_high, k_low))``, the pair that gave it (``(None, None)``: none).
     """
     members, nonmembers = np.asarray(members, float), np.asarray(nonmembers, float)
     pairs = rank_pairs(members.size, nonmembers.size) if pairs is None else pairs
     level = alpha / len(pairs)
     if n_simulations is None:
-        n_simulations = min(50_000, max(10_000, int(np.ceil(50 / level)))) - 1
+        n_simulations = _default_simulations(level)
     keys = rng.bit_generator.state
     ts = []
     for k_high, k_low in pairs:  # the same keys for every pair
@@ -201,6 +276,125 @@ def rank_grid_epsilon(
         n_simulations=n_simulations,
         rng=rng,
         ts=ts,
+        family=family,
     )
     j = int(np.argmax(bounds))
     return (float(bounds[j]), pairs[j]) if bounds[j] > 0 else (0.0, (None, None))
+
+
+def rank_grid_mu(members, nonmembers, *, alpha=0.05, n_simulations=None, rng, pairs=None):
+    """The largest μ for which the scores certify "not μ-GDP": the grid of
+    :func:`rank_grid_epsilon` calibrated on the Gaussian pair ``N(μ, 1)`` against ``N(0, 1)``
+    (module docstring, "μ-GDP claims"), at ``1 − alpha``. Returns ``(mu, (k_high, k_low))``."""
+    return rank_grid_epsilon(
+        members,
+        nonmembers,
+        alpha=alpha,
+        n_simulations=n_simulations,
+        rng=rng,
+        pairs=pairs,
+        family="gaussian",
+    )
+
+
+def _default_simulations(level):
+    """``B`` of :func:`rank_grid_epsilon` for a per-pair level."""
+    return min(50_000, max(10_000, int(np.ceil(50 / level)))) - 1
+
+
+def rank_grid_power(
+    n_members,
+    n_nonmembers,
+    epsilons,
+    *,
+    at_least,
+    delta=0.0,
+    alpha=0.05,
+    rng,
+    point_level=None,
+    n_simulations=None,
+    n_power=2000,
+    chunk=200,
+):
+    """Power of :func:`rank_grid_epsilon` (at ``1 − alpha``) to certify ε above ``at_least``
+    when the mechanism is ε-DP at each of ``epsilons``, at most: its value on the
+    randomized-response pair at that ε, simulated. ``point_level`` given: the power of
+    "the rank test *or* a threshold's point certifies above ``at_least``", the point's two
+    Clopper–Pearson bounds each at ``point_level``, its threshold at the pair's knee (the
+    rule that errs like randomized response, as
+    :func:`~sklearn_mace.metrics.detectable_epsilon` assumes of the best attack).
+
+    Why it is a maximum: "some rank pair's ``T_g`` reaches its critical count" is a
+    non-decreasing function of the members' positions ``W`` (and non-increasing in the
+    non-members' ``V``, step 1 of the module docstring); under the coupling of step 3 an
+    ε-DP mechanism's ``W = h(U) ≤ h*_ε(U)`` with the same ``U, V`` for every pair at once,
+    so its rejection event implies the pair's. The point's false negatives at a threshold
+    at non-member quantile ``c`` are ``#{W_i ≤ c}`` (no fewer than the pair's) and its
+    false positives ``#{V_j > c}`` (the same), so for one threshold the union's event
+    implies the pair's too. Two simulations, independent: ``B`` draws (``n_simulations``
+    None: the test's own ``B``) give each rank pair's critical count at ``at_least`` (the
+    test rejects ``at_least`` exactly when ``T ≥`` it: one more than the
+    ``⌊α_g(B + 1)⌋``-th largest simulated ``T*(at_least)``); ``n_power`` draws of the pair
+    at each ε count how often the certificate rejects (the same draws for every ε, so the
+    estimate is non-decreasing in ε; Monte Carlo standard error at most
+    ``0.5/√n_power``). Returns an array like ``epsilons``.
+    """
+    n, m = int(n_members), int(n_nonmembers)
+    epsilons = np.asarray(epsilons, float).ravel()
+    pairs = rank_pairs(n, m)
+    critical = _critical_counts(n, m, pairs, at_least, delta, alpha, rng, n_simulations, chunk)
+    point = None if point_level is None else _PointRule(n, m, epsilons, delta, point_level)
+    draw, entry = _worst_case("dp", delta)
+    rejected = np.zeros(epsilons.size, int)
+    for start in range(0, n_power, chunk):
+        b = min(chunk, n_power - start)
+        U, V = draw(rng, (b, n)), draw(rng, (b, m))
+        reached = np.zeros((b, epsilons.size), bool)
+        for e, c in zip(_pair_entries(U, V, pairs, entry), critical, strict=True):
+            if c <= e.shape[1]:  # T*(θ) = #{entries < θ} ≥ c ⟺ its c-th smallest < θ
+                reached |= np.partition(e, c - 1, axis=1)[:, c - 1, None] < epsilons[None, :]
+        if point is not None:
+            reached |= point.certifies(U, V, at_least)
+        rejected += reached.sum(0)
+    return rejected / n_power
+
+
+def _critical_counts(n, m, pairs, at_least, delta, alpha, rng, n_simulations, chunk):
+    """Per rank pair, the least ``T`` whose test at ``alpha/G`` rejects ε = ``at_least``
+    (``n + m + 1``: none)."""
+    level = alpha / len(pairs)
+    n_simulations = _default_simulations(level) if n_simulations is None else n_simulations
+    rank = int(np.floor(level * (n_simulations + 1) + 1e-9))
+    if rank < 1:
+        return np.full(len(pairs), n + m + 1)
+    draw, entry = _worst_case("dp", delta)
+    null = []
+    for start in range(0, n_simulations, chunk):
+        b = min(chunk, n_simulations - start)
+        entries = _pair_entries(draw(rng, (b, n)), draw(rng, (b, m)), pairs, entry)
+        null.append(np.stack([(e < at_least).sum(1) for e in entries], axis=1))
+    null = np.concatenate(null)  # (B, G): T*_b(at_least) per pair
+    return np.sort(null, axis=0)[::-1][rank - 1] + 1
+
+
+class _PointRule:
+    """The threshold rule at the randomized-response pair's knee ``u* = (1 − δ)/(1 + e^ε)``
+    for each ε: false negatives ``#{U_i ≤ u*}``, false positives ``#{V_j > 1 − u*}`` (each
+    rate ``u*``), certified by Clopper–Pearson bounds at ``level`` each."""
+
+    def __init__(self, n, m, epsilons, delta, level):
+        from ._audit import _cp_upper
+
+        self.knee = (1.0 - delta) / (1.0 + np.exp(epsilons))
+        self.fnr_upper = _cp_upper(np.arange(n + 1), n, level)
+        self.fpr_upper = _cp_upper(np.arange(m + 1), m, level)
+        self.delta = delta
+
+    def certifies(self, U, V, at_least):
+        from ._audit import _epsilon_from_error_bounds
+
+        U, V = np.sort(U, axis=1), np.sort(V, axis=1)
+        fn = np.stack([np.searchsorted(row, self.knee, side="right") for row in U])
+        fp = V.shape[1] - np.stack([np.searchsorted(row, 1 - self.knee, side="right") for row in V])
+        bound = _epsilon_from_error_bounds(self.fpr_upper[fp], self.fnr_upper[fn], self.delta)
+        return bound > at_least

@@ -508,7 +508,7 @@ class AuditEngine:
             return result
         result.scores, result.claim, result.bound = outcome
         result.metrics = self.ranking_metrics(result.scores)
-        result.contradicted = self.contradicted(result.claim)
+        result.contradicted = self.contradicted(result.claim, result.scores)
         if result.scores.detail:
             result.detail = result.scores.detail
         return result
@@ -568,12 +568,13 @@ class AuditEngine:
             confidence=self.claim_confidence(n_claims),
         )
 
-    def contradicted(self, claim):
+    def contradicted(self, claim, scores=None):
         """Whether ``claim`` contradicts :attr:`privacy_claim` (None without one): its
         certified point (exact upper bounds on FPR and FNR) lies below the claimed curve, or
         its certified ε exceeds the claim's ε at :attr:`delta` — the same rule as
         ``AlgorithmAudit.contradicted_``. For a threshold's ε, read off that point, the second
-        follows from the first; a rank test's ε (``certificate="rank_test"``) may exceed it."""
+        follows from the first; a rank test's ε (``certificate="rank_test"``) may exceed it.
+        ``scores`` (the analysis's) is for engines whose rule reads more than the point."""
         if self.privacy_claim is None:
             return None
         point = self.privacy_claim.contradicted_by(claim.fpr_upper, claim.fnr_upper)

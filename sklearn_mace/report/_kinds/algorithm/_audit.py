@@ -156,10 +156,12 @@ def shadow_runs(engine, subject, seed):
 class RankScores(Scores):
     """:class:`Scores` of a target audited with ``certificate="rank_test"``: its rank test's
     ε (at half the target's level, on the certifying runs) and the ranks ``(k_high, k_low)``
-    whose test gave it (``(None, None)``: none; None for a tail left out)."""
+    whose test gave it (``(None, None)``: none; None for a tail left out); ``rank_mu``, its
+    μ rank test's μ (Gaussian worst case, also at half the level)."""
 
     rank_epsilon: float = 0.0
     rank_pair: tuple = (None, None)
+    rank_mu: float = 0.0
 
 
 def target_scores(engine, subject, seed, *, target):
@@ -178,8 +180,12 @@ def target_scores(engine, subject, seed, *, target):
     )
     if audit.certificate != "rank_test":
         return scores
-    rank = float(audit.rank_epsilon_lower_bounds_[target])
-    return RankScores(**vars(scores), rank_epsilon=rank, rank_pair=audit.rank_pairs_[target])
+    return RankScores(
+        **vars(scores),
+        rank_epsilon=float(audit.rank_epsilon_lower_bounds_[target]),
+        rank_pair=audit.rank_pairs_[target],
+        rank_mu=float(audit.rank_mu_lower_bounds_[target]),
+    )
 
 
 class AlgorithmReport(AuditEngine):
@@ -207,13 +213,24 @@ class AlgorithmReport(AuditEngine):
         """The engine's certificate of the target's rule; with ``certificate="rank_test"``
         (:class:`RankScores`) that point at half the target's level (the engine's certifier
         at ``2·n_claims``: ``α/(2K)``), its ε raised to the rank test's, which holds at the
-        other half — ``AlgorithmAudit``'s own rule, so the numbers are the audit's. μ, the
-        figure's point and the curve test read the point; the ε holds at ``1 − α/K``."""
+        other half — ``AlgorithmAudit``'s own rule, so the numbers are the audit's. The
+        figure's point and the curve test read the point (μ: the larger of the point's and
+        the μ rank test's, :class:`RankScores`); the ε holds at ``1 − α/K``."""
         if not isinstance(scores, RankScores):
             return super().certify(analysis, scores, n_claims, seed)
         point = super().certify(analysis, scores, 2 * n_claims, seed)
         best = max(point.epsilon_lower_bound, scores.rank_epsilon)
         return replace(point, epsilon_lower_bound=best, confidence=self.claim_confidence(n_claims))
+
+    def contradicted(self, claim, scores=None):
+        """The engine's rule; with ``certificate="rank_test"`` and a μ-GDP claim, the point
+        below the claimed curve or the μ rank test above the claimed μ (the rank test of the
+        claim's own kind, as ``AlgorithmAudit.contradicted_``: at most α for a true claim)."""
+        gaussian = self.privacy_claim is not None and self.privacy_claim.kind == "gaussian"
+        if not (gaussian and isinstance(scores, RankScores)):
+            return super().contradicted(claim, scores)
+        point = self.privacy_claim.contradicted_by(claim.fpr_upper, claim.fnr_upper)
+        return bool(point or scores.rank_mu > self.privacy_claim.mu)
 
     def describe(self, subject, results):
         """The recipe's settings, and its true ε when it is a mechanism of known ε."""
@@ -261,7 +278,8 @@ class AlgorithmResult(AuditResult):
         the recipe, ``analysis`` the target, …, then the recipe's facts), then the claim's
         own: ``claimed_epsilon`` (the claim's ε at ``delta``), ``contradicted`` (the
         certified point below the claimed curve, as the engine decided it; empty for a
-        failed target), ``claim`` (in words, on the audited relation), ``mu_lower_bound``;
+        failed target), ``claim`` (in words, on the audited relation), ``mu_lower_bound``
+        (with the rank test: the larger of the point's and the μ rank test's);
         with ``certificate="rank_test"`` also ``certificate``, ``rank_epsilon_lower_bound``
         (the rank test's own ε; ``epsilon_lower_bound`` is the larger of it and the point's)
         and the ranks whose test gave it, ``rank_k_high`` and ``rank_k_low`` (empty for a
@@ -274,6 +292,8 @@ class AlgorithmResult(AuditResult):
         fnr_upper = frame["fnr_upper"].to_numpy(dtype=float)
         with np.errstate(invalid="ignore"):
             mu = pd.Series(mu_from_error_bounds(fpr_upper, fnr_upper), index=frame.index)
+        if self.inputs.certificate == "rank_test":  # the larger of the point's and the test's
+            mu = np.maximum(mu, rank_mus(self.subjects, frame.index))
         verdicts = [a.contradicted for s in self.subjects for a in s.analyses]
         frame = frame.assign(
             claimed_epsilon=self.claimed_epsilon,
@@ -285,6 +305,12 @@ class AlgorithmResult(AuditResult):
             return frame  # the columns as they were before the rank test
         analyses = [a for s in self.subjects for a in s.analyses]
         return frame.assign(**rank_columns(analyses, frame.index))
+
+
+def rank_mus(subjects, index):
+    """Each analysis's μ rank test's μ (``certificate="rank_test"``; NaN where it failed)."""
+    found = [a.scores if a.ok else None for s in subjects for a in s.analyses]
+    return pd.Series([np.nan if s is None else s.rank_mu for s in found], index=index)
 
 
 def rank_columns(analyses, index):
@@ -481,12 +507,15 @@ def audit_algorithm(
         How each target's certifying runs give its ε
         (:class:`~sklearn_mace.algorithm.AlgorithmAudit`'s ``certificate``): the attack's
         threshold rule, or ``"rank_test"``: that rule's point at half the target's level
-        (μ, the trade-off figure and the curve test still read it) and a rank test of both
+        (the trade-off figure and the curve test still read it) and a rank test of both
         tails without a selection split at the other half; the ε is the larger (the card and
         ``summary.csv`` say which, ``rank_epsilon_lower_bound``), and a claim is also
-        contradicted when it exceeds the claimed ε at ``delta``. Tighter on pure DP
+        contradicted when it exceeds the claimed ε at ``delta``; likewise μ, with a rank
+        test calibrated on the Gaussian pair (a μ-GDP claim is also contradicted when it
+        exceeds the claimed μ). Tighter on pure DP
         mechanisms with discrete outputs (the DP histogram at ε = 1, 1 000 runs per side:
-        about 0.8 ε against 0.64 ε); about 3 s more per target. Multi-run only (the one-run
+        about 0.8 ε against 0.64 ε); two rank tests (ε and μ) of about 1.6 CPU s each per
+        target at 500 certifying runs per side (20 s each at 5 000). Multi-run only (the one-run
         design, :func:`audit_algorithm_one_run`, has its own bound).
     n_jobs : int, default=None
         Runs in parallel (joblib); the result does not depend on it.

@@ -158,9 +158,10 @@ def _design_options(sub):
         default="threshold",
         help="how the certifying runs give each target's ε (multi-run): threshold, the "
         "attack's threshold rule (exact Clopper-Pearson bounds); rank-test, that rule's point "
-        "at half the level (μ and the trade-off figure) and a rank test of both tails on all "
-        "certifying runs at the other half, the larger ε reported: tighter on pure DP "
-        "mechanisms with discrete outputs, about 3 s more per target (default: threshold)",
+        "at half the level (the trade-off figure) and rank tests of both tails on all "
+        "certifying runs at the other half, the larger ε and μ reported: tighter on pure DP "
+        "mechanisms with discrete outputs, a few CPU seconds more per target at 1 000 runs "
+        "(default: threshold)",
     )
     sub.add_argument(
         "--white-box",

@@ -31,6 +31,7 @@ __all__ = [
     "implied_mu",
     "power_text",
     "presentation",
+    "rank_detectable_epsilon",
     "tradeoff_figures",
     "tradeoff_points",
 ]
@@ -96,13 +97,28 @@ def empirical_mu(result, subject):
 
     The recipe is certified *not* μ-GDP for any μ below it: its targets' points hold
     together at the audit's confidence (Bonferroni), so their largest μ does too. The same
-    numbers as ``summary.csv``'s ``mu_lower_bound`` (``metrics._fdp.mu_from_error_bounds``).
+    numbers as ``summary.csv``'s ``mu_lower_bound`` (``metrics._fdp.mu_from_error_bounds``;
+    with ``certificate="rank_test"`` each target's is the larger of its point's and its μ
+    rank test's, each at half the target's level, so their largest holds at the audit's
+    confidence again).
     """
-    points = tradeoff_points(result, subject)
-    if points.empty:
+    mus = _target_mus(result, subject)
+    if mus.empty:
         return np.nan, None
-    best = points.loc[points["mu_lower_bound"].idxmax()]
-    return float(best["mu_lower_bound"]), str(best["target"])
+    best = mus.loc[mus["mu"].idxmax()]
+    return float(best["mu"]), str(best["target"])
+
+
+def _target_mus(result, subject):
+    """Per target that did not fail: ``target``, ``mu`` (its certified μ), ``point_mu`` (its
+    point's alone)."""
+    points = tradeoff_points(result, subject)
+    mu = points["mu_lower_bound"].to_numpy(dtype=float)
+    if result.inputs.certificate == "rank_test" and len(points):
+        mu = np.maximum(mu, [a.scores.rank_mu for a in subject.claims])
+    return pd.DataFrame(
+        {"target": points["target"], "mu": mu, "point_mu": points["mu_lower_bound"]}
+    )
 
 
 def implied_mu(claim):
@@ -195,6 +211,8 @@ def _target_table(result, subject):
             c = analysis.claim
             row["certified ε ≥"] = c.epsilon_lower_bound
             row["certified μ ≥"] = float(mu_from_error_bounds(c.fpr_upper, c.fnr_upper))
+            if result.inputs.certificate == "rank_test":  # the point's or the μ test's
+                row["certified μ ≥"] = max(row["certified μ ≥"], analysis.scores.rank_mu)
             row["claim"] = "contradicted" if analysis.contradicted else "not contradicted"
             row["AUC"] = analysis.metrics.get("auc", np.nan)
         else:
@@ -237,12 +255,13 @@ def certificate_line(result, subject):
     half = 1.0 - (1.0 - subject.claim_confidence) / 2
     return (
         '<div class="muted">Certificate: ε from a rank test of both tails (no selection '
-        "split), the point at α/2 — per target the attack's certified point (μ, the "
+        "split), the point at α/2 — per target the attack's certified point (the "
         f"trade-off figure and the curve test read it) holds at {half:.2%} and a rank test of "
         f"the certifying runs at {half:.2%} (members above the non-members' (k+1)-th highest "
         "score plus non-members below the members' (k+1)-th lowest, at pre-registered ranks, "
         "calibrated on the claim's worst case); the certified ε is the larger of the two, at "
-        f"{subject.claim_confidence:.2%}.</div>"
+        f"{subject.claim_confidence:.2%}, and so is μ (the point's, or a rank test calibrated "
+        f"on the Gaussian pair at {half:.2%}).</div>"
     )
 
 
@@ -395,7 +414,10 @@ def _rank_reading(result):
         "and each alone, Bonferroni over them), is compared with its law on the claim's "
         "worst case, the randomized-response pair, simulated; all certifying runs serve, "
         "none choose a threshold. The certified ε is the larger of the two, and a claim is "
-        "also contradicted when it exceeds the claimed ε.</li>"
+        "also contradicted when it exceeds the claimed ε. The same test against the Gaussian "
+        "pair N(μ, 1) / N(0, 1), the worst case of μ-GDP, gives a μ at the same level: the "
+        "empirical μ is the larger of it and the point's, and a μ-GDP claim is contradicted "
+        "when it exceeds the claimed μ.</li>"
     ]
 
 
@@ -453,11 +475,21 @@ def _tradeoff_figure(result, subject):
 
 def _tradeoff_caption(result, subject, mu, source):
     """What the trade-off figure shows, and what a point below the curve means."""
+    mus = _target_mus(result, subject)
+    from_point = source is None or bool(
+        (mus.loc[mus["target"] == source, "point_mu"] >= mu - 1e-12).any()
+    )
+    through = (
+        "it passes through that target's point"
+        if from_point
+        else "it comes from that target's μ rank test, which reads all its certifying runs "
+        "against the Gaussian pair, not from one point"
+    )
     empirical = (
         ""
         if source is None
         else f" The dashed curve is the Gaussian-DP curve at the recipe's empirical μ = "
-        f"{mu:.2f} (from {source}): it passes through that target's point, and the recipe is "
+        f"{mu:.2f} (from {source}): {through}, and the recipe is "
         f"certified not μ-GDP for any μ below {mu:.2f}."
     )
     return (
@@ -479,10 +511,15 @@ def runs_figures(report):
 
 def power_text(result, subject):
     """The smallest ε above the claim that this many certifying runs contradict with 80 %
-    power (an attack erring like randomized response, the best possible: a minimum)."""
+    power (an attack erring like randomized response, the best possible: a minimum).
+    ``certificate="rank_test"``: the point at α/2 and the rank test at α/2
+    (:func:`rank_detectable_epsilon`)."""
     n = subject.facts.get("n_certify_runs")
     if not n:
         return "the runs' power is unknown (the shadow runs failed)"
+    ranked = getattr(result.inputs, "certificate", "threshold") == "rank_test"
+    if ranked and np.isfinite(result.claimed_epsilon):
+        return _rank_power_text(result, subject, int(n))
     epsilon = detectable_epsilon(
         int(n),
         int(n),
@@ -500,6 +537,62 @@ def power_text(result, subject):
         f"with {n} certifying runs per side, a recipe is contradicted with "
         f"{100 * POWER:.0f} % power only if its true ε is at least {epsilon:.2f} (an attack "
         "erring like randomized response, the best possible, at its claim's level)"
+    )
+
+
+def rank_detectable_epsilon(
+    n, *, at_least, delta, confidence, power=POWER, seed=0, n_simulations=None
+):
+    """``(ε_low, ε_high)``: the true ε at which the rank-test certificate's power against
+    the claim ``at_least`` reaches ``power`` lies in ``(ε_low, ε_high]`` — for any ε-DP
+    mechanism with ε ≤ ``ε_low`` the power is below ``power`` (ε_high: inf when no ε up to
+    49 reaches it).
+
+    The claim is contradicted when the point (at ``α/2``) or the rank test (at ``α/2``)
+    certifies ε above it, ``α = 1 − confidence``. On the randomized-response pair the
+    probability of that union is simulated jointly
+    (:func:`~sklearn_mace.metrics._rank_test.rank_grid_power` with the point's rule at the
+    pair's knee): an upper bound on any ε-DP mechanism's for the rank test, and for the
+    point under :func:`~sklearn_mace.metrics.detectable_epsilon`'s model (an attack erring
+    like randomized response, the best possible). ``ε_low`` is the largest point of a grid
+    where it is still below ``power``; the grid ends past where the point alone at ``α/2``
+    reaches ``power``. ``n_simulations``: the rank test's calibration draws (None: the
+    audit's own).
+    """
+    from ....metrics._rank_test import rank_grid_power
+
+    half = (1.0 - confidence) / 2  # each certificate's α
+    top = detectable_epsilon(n, n, at_least=at_least, delta=delta, confidence=1 - half, power=power)
+    end = min(49.0, at_least + 1.3 * (top - at_least) + 0.05)
+    grid = at_least + np.geomspace(1e-3, end - at_least, 80)
+    joint = rank_grid_power(
+        n, n, grid, at_least=at_least, delta=delta, alpha=half, point_level=half / 2,
+        rng=np.random.default_rng(seed), n_simulations=n_simulations,
+    )  # fmt: skip
+    reached = np.flatnonzero(joint >= power)
+    if reached.size == 0:
+        return float(grid[-1]), float("inf")
+    first = reached[0]
+    return (float(grid[first - 1]) if first else float(at_least)), float(grid[first])
+
+
+def _rank_power_text(result, subject, n):
+    """The power sentence under ``certificate="rank_test"``: the point or the rank test,
+    each at α/2 (:func:`rank_detectable_epsilon`)."""
+    low, high = rank_detectable_epsilon(
+        n, at_least=result.claimed_epsilon, delta=result.delta,
+        confidence=subject.claim_confidence,
+    )  # fmt: skip
+    if not np.isfinite(high):
+        return (
+            f"{n} certifying runs per side cannot contradict the claim with "
+            f"{100 * POWER:.0f} % power at any ε up to {low:.0f}"
+        )
+    return (
+        f"with {n} certifying runs per side, a recipe is contradicted with "
+        f"{100 * POWER:.0f} % power only if its true ε is above {low:.2f} (either of the "
+        "point and the rank test, each at half the level, against the best possible attack, "
+        "which errs like randomized response; simulated)"
     )
 
 

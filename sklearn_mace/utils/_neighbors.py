@@ -22,7 +22,7 @@ that, ``β = (2·(d + 8)·u + 4·u_in)·S``, which also covers the float64 shift
 
 Tie-heavy data (integer codes, binary or few-category columns) make every pair of a tie a
 pair to re-check: 3 binary columns, 2·10⁵ rows, tie every query with ~25 000 of them. So
-when ``Y`` repeats itself (an evenly spaced sample of 4 096 rows at most 90 % distinct, and
+when ``Y`` repeats itself (an evenly spaced sample of 4 096 rows at most 98 % distinct, and
 at most half of ``Y`` distinct) the passes run over ``Y``'s *distinct* rows, numbered by
 first occurrence, and map the answers back (:class:`_DistinctRows`): equal rows have equal
 exact distances, so the answers stay bit for bit those of the brute-force pass.
@@ -89,9 +89,9 @@ _HASH_SEED = 0x6D616365
 # sample that repeats itself (large groups of equal rows, the ties that cost) does.
 _SAMPLE_ROWS = 4096
 # ... when at most this share of the sample is distinct: with groups of equal size, a sample of
-# s rows from G groups is 90 % distinct at about G = 5·s, so Y is hashed whole when it has
-# at most ~20 000 distinct rows (or repeats itself in any other way the sample sees).
-_SAMPLE_SHARE = 0.9
+# s rows from G groups is 98 % distinct at about G = 25·s, so Y is hashed whole when it has
+# at most ~100 000 distinct rows (or repeats itself in any other way the sample sees).
+_SAMPLE_SHARE = 0.98
 
 
 def _digest(array):
@@ -116,32 +116,27 @@ class _DistinctRows:
     and ``(−0.0)² = 0.0²``. So a pass over the distinct rows answers for all of ``Y``:
 
     * nearest, ``k = 1``: the distinct row ``g`` found first among equals (the passes break
-      ties by the lower index) is the group whose first occurrence ``first[g]`` is lowest,
-      because groups are numbered by first occurrence; the answer is ``first[g]``;
+      ties by the lower index) is the group whose first occurrence is lowest, because
+      groups are numbered by first occurrence; the answer is that first occurrence;
     * nearest, ``k ≥ 2``: the ``k`` smallest ``(distance, index)`` of ``Y`` lie in the ``k``
       smallest ``(distance, first occurrence)`` groups (each group ranked before a row's own
-      group has its first occurrence before that row, at a distance no larger), so the
-      first ``k`` members of those groups are the only candidates (:meth:`expand`);
+      group has its first occurrence before that row, at a distance no larger), and within
+      a group only its ``k`` first rows can be among them: ``members`` holds those
+      (:meth:`expand`);
     * ball counts: each distinct row counts as many times as it occurs (``sizes``).
     """
 
-    def __init__(self, Y, labels):
-        members = np.argsort(labels, kind="stable")  # grouped, ascending within a group
-        self.sizes = np.bincount(labels)
-        self.starts = np.cumsum(self.sizes) - self.sizes
-        self.first = members[self.starts]
-        self.members, self.n_rows = members, len(Y)
+    def __init__(self, Y, members, sizes):
+        self.members, self.sizes, self.n_rows = members, sizes, len(Y)
+        self.first = members[:, 0]
         self.rows = np.ascontiguousarray(Y[self.first])
 
     def expand(self, d2, groups, k):
         """``(n, k)`` distances and indices into ``Y`` from the ``(n, k′)`` nearest groups."""
         if k == 1:
             return d2, self.first[groups]
-        slot = np.arange(k)
-        take = np.minimum(self.starts[groups][..., None] + slot, self.n_rows - 1)
-        real = slot < self.sizes[groups][..., None]  # (n, k′, k): a group's first k members
-        index = np.where(real, self.members[take], self.n_rows).reshape(len(d2), -1)
-        dist = np.where(real, d2[..., None], np.inf).reshape(len(d2), -1)
+        index = self.members[groups].reshape(len(d2), -1)  # (n, k′·k), padded with n_rows
+        dist = np.where(index < self.n_rows, np.repeat(d2, k, axis=1), np.inf)
         order = np.lexsort((index, dist), axis=1)[:, :k]  # by distance, then by index
         return np.take_along_axis(dist, order, axis=1), np.take_along_axis(index, order, axis=1)
 
@@ -169,15 +164,18 @@ def _row_hashes(Y):
     return hashes
 
 
-def _distinct_rows(Y):
-    """:class:`_DistinctRows` of ``Y`` when at most ``_DISTINCT_SHARE`` of its rows are
-    distinct, else None.
+def _distinct_rows(Y, k=1):
+    """:class:`_DistinctRows` of ``Y`` (keeping each group's ``k`` first rows) when at most
+    ``_DISTINCT_SHARE`` of its rows are distinct, else None.
 
     An evenly spaced sample of ``_SAMPLE_ROWS`` rows is hashed first; only when at most
     ``_SAMPLE_SHARE`` of it is distinct is the whole of ``Y`` hashed (0.25 s for 10⁶ × 16,
-    against 0.01 s for the sample). Rows are grouped by a 64-bit hash of their values and
-    every row is then compared with its group's first row: a hash collision (or a NaN,
-    which equals nothing) makes this answer None, never a wrong grouping.
+    against 0.01 s for the sample). Rows are grouped by a 64-bit hash of their values (a
+    stable sort: within a group, rows in order) and every row is then compared with its
+    group's first row: a hash collision (or a NaN, which equals nothing) makes this answer
+    None, never a wrong grouping. Memory: 22 bytes per row of ``Y`` at the peak of the
+    grouping (the hashes, their order and the sort's buffer: NumPy's traced peak at 2·10⁶
+    rows), blocks otherwise; nothing per row of ``Y`` is kept.
     """
     m, d = Y.shape
     if m < 2:
@@ -185,18 +183,27 @@ def _distinct_rows(Y):
     sample = Y[:: max(1, m // _SAMPLE_ROWS)]
     if len(sample) < m and len(np.unique(_row_hashes(sample))) > _SAMPLE_SHARE * len(sample):
         return None  # an evenly spaced sample shows no heavy repetition
-    _, labels = np.unique(_row_hashes(Y), return_inverse=True)
-    if labels.max() + 1 > _DISTINCT_SHARE * m:
+    hashes = _row_hashes(Y)
+    order = np.argsort(hashes, kind="stable")  # equal hashes: rows in ascending order
+    new = np.ones(m, dtype=bool)
+    for rows in row_chunks(m - 1, 1, max_bytes=_SHIFT_TILE_BYTES):
+        here = order[rows.start : rows.stop + 1]
+        new[rows.start + 1 : rows.stop + 1] = hashes[here[1:]] != hashes[here[:-1]]
+    del hashes
+    starts = np.flatnonzero(new)
+    del new
+    if len(starts) > _DISTINCT_SHARE * m:
         return None
-    # renumber the groups by first occurrence
-    first = np.full(labels.max() + 1, m, dtype=np.int64)
-    np.minimum.at(first, labels, np.arange(m))
-    rank = np.empty_like(first)
-    rank[np.argsort(first)] = np.arange(len(first))
-    labels = rank[labels]
-    distinct = _DistinctRows(Y, labels)
+    sizes = np.diff(np.append(starts, m))
+    by_first = np.argsort(order[starts])  # groups numbered by first occurrence
+    take = np.minimum(starts[:, None] + np.arange(k), m - 1)
+    members = np.where(np.arange(k) < sizes[:, None], order[take], m)
+    distinct = _DistinctRows(Y, members[by_first], sizes[by_first])
+    rank = np.empty_like(by_first)
+    rank[by_first] = np.arange(len(by_first))
     for rows in row_chunks(m, d, max_bytes=_SHIFT_TILE_BYTES):
-        if not np.array_equal(Y[rows], distinct.rows[labels[rows]]):
+        group = rank[np.searchsorted(starts, np.arange(rows.start, rows.stop), side="right") - 1]
+        if not np.array_equal(Y[order[rows]], distinct.rows[group]):
             return None
     return distinct
 
@@ -524,7 +531,7 @@ def _nearest_k(screen, x32, x64, beta, k):
 
 def _nearest_sq_distances(X, Y, k, dev, max_chunk_bytes, backend, with_indices=False):
     """The pass over ``Y``'s distinct rows when it repeats itself, else over ``Y``."""
-    distinct = _distinct_rows(Y)
+    distinct = _distinct_rows(Y, k)
     if distinct is None:
         return _nearest_screened(X, Y, k, dev, max_chunk_bytes, backend, with_indices)
     k_groups = min(k, len(distinct.rows))

@@ -9,7 +9,8 @@ Rows (median of ``--repeats``; wall and CPU seconds of the process, user + sys):
   float32 screen over all of Y at once, loaded from git), when git is there, and against
   *screen, every row*: as of ``--screen-ref`` (the tiled screen and exact re-check, before
   tie-heavy releases were screened as their distinct rows). The tie-heavy rows use integer
-  codes ("2 levels": 3 binary columns, every query tied with ~25 000 rows);
+  codes ("2 levels": 3 binary columns, every query tied with ~25 000 rows; 20 binary columns,
+  too many distinct rows to group, where the exact integer screen spares the re-check);
 * ``ball count`` — ``count_within_radius`` at the median nearest distance against the
   previous one (a float64 pass over a shifted copy of Y) and the screen of every row;
 * ``KDE sums`` — ``gaussian_log_kernel_sum`` (running log-sum-exp over data tiles)
@@ -57,6 +58,7 @@ CASES = [
     ("nearest", "normal", 64, 200_000, 10_000),
     ("nearest", "2 levels", 3, 200_000, 1_000),
     ("nearest", "4 levels", 6, 200_000, 2_000),
+    ("nearest", "2 levels", 20, 200_000, 1_000),
     ("ball count", "normal", 16, 100_000, 10_000),
     ("ball count", "2 levels", 3, 200_000, 1_000),
     ("KDE sums", "normal", 8, 100_000, 2_000),

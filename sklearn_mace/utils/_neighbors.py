@@ -20,6 +20,19 @@ from the exact one by at most ``(d + 7)·u·S + 2·u_in·S`` with ``S = (‖x′
 *Accuracy and Stability of Numerical Algorithms*, 2nd ed., §3.1). The passes use twice
 that, ``β = (2·(d + 8)·u + 4·u_in)·S``, which also covers the float64 shift and sums.
 
+Exact screens. When ``Y`` and a query row hold integers only, the shift is the mean of
+``Y`` rounded to integers, so ``x′`` and ``y′`` are integers; if each is at most ``1/u_in``
+in magnitude (``2²⁴``, ``2¹¹`` under TF32, ``2⁸`` under bfloat16: the product reads them
+exactly) and ``2·(‖x′‖² + max‖y′‖²) ≤ 2²⁴``, every partial sum the product and the norms
+form, in any order or blocking (FMA included), is an integer of magnitude at most
+``‖y′‖² + 2·Σ_j |x′_j·y′_j| ≤ (‖x′‖ + ‖y′‖)² ≤ 2·(‖x′‖² + ‖y′‖²) ≤ 2²⁴``, hence a float32,
+so no operation rounds: the screened value *is* the exact distance (less ``‖x′‖²``), equal
+to the direct float64 one (integer differences and squares below ``2⁵³`` are exact too).
+Such rows get ``β = 0``: no re-check of their ties — the nearest is ``torch.min``'s
+index, the first among equals, and a ball count compares the screened distance with the
+radius directly (``tests/utils/test_neighbors_exact.py``: integer cases up to the bound and
+past it). Not with faiss, whose arithmetic is its own.
+
 Tie-heavy data (integer codes, binary or few-category columns) make every pair of a tie a
 pair to re-check: 3 binary columns, 2·10⁵ rows, tie every query with ~25 000 of them. So
 when ``Y`` repeats itself (an evenly spaced sample of 4 096 rows at most 98 % distinct, and
@@ -46,8 +59,10 @@ __all__ = [
 ]
 
 
-# Float32 has a 24-bit significand: unit roundoff 2**-24.
+# Float32 has a 24-bit significand: unit roundoff 2**-24; every integer up to 2**24 in
+# magnitude is a float32.
 _FLOAT32_ROUNDOFF = 2.0**-24
+_EXACT_FLOAT32 = 2.0**24
 # Unit roundoff of the matrix product's inputs by torch.get_float32_matmul_precision().
 _INPUT_ROUNDOFF = {"highest": 2.0**-24, "high": 2.0**-11, "medium": 2.0**-8}
 # Candidates beyond k kept from a float32 screen; more makes the exactness certificate
@@ -334,20 +349,29 @@ class _Screen:
     when small, the shifted float32 ``Y``; otherwise each tile is shifted when taken.
     """
 
-    def __init__(self, Y, dev, max_chunk_bytes, n_queries):
+    def __init__(self, Y, dev, max_chunk_bytes, n_queries, exact=True):
         import torch
 
         self.torch, self.dev, self.d = torch, dev, Y.shape[1]
         self.y64 = to_tensor(Y, dev)
-        self.shift = to_tensor(Y.mean(axis=0), dev)
+        integer = exact and _all_integers(Y)
+        shift = Y.mean(axis=0)
+        self.shift = to_tensor(np.round(shift) if integer else shift, dev)
         y_sq = torch.empty(len(Y), dtype=torch.float64, device=dev)
+        y_abs = 0.0
         for rows in row_chunks(len(Y), self.d, max_bytes=_SHIFT_TILE_BYTES):
-            y_sq[rows] = (self.y64[rows] - self.shift).square_().sum(dim=1)
-        self.y_norm_max = float(y_sq.max()) ** 0.5
+            shifted = self.y64[rows] - self.shift
+            if integer and len(shifted) and shifted.numel():
+                y_abs = max(y_abs, float(shifted.abs().max()))
+            y_sq[rows] = shifted.square_().sum(dim=1)
+        self.y_sq_max = float(y_sq.max())
+        self.y_norm_max = self.y_sq_max**0.5
         self.y_sq32 = y_sq.float()
         del y_sq
         u_in = _input_roundoff(torch)
         self.beta_coef = 2.0 * (self.d + 8) * _FLOAT32_ROUNDOFF + 4.0 * u_in
+        # integer inputs the product reads exactly (module docstring, "Exact screens")
+        self.exact_input = 1.0 / u_in if integer and y_abs <= 1.0 / u_in else None
         on_cuda = dev.type == "cuda"
         if max_chunk_bytes == DEFAULT_CHUNK_BYTES:  # the default: CPU budget, or GPU memory
             max_chunk_bytes = device_chunk_bytes(dev) if on_cuda else CPU_SCREEN_BYTES
@@ -374,10 +398,17 @@ class _Screen:
             yield slice(start, min(start + self.rows, n_queries))
 
     def prepare(self, x64):
-        """``(x32, beta, x_sq32)``: shifted float32 rows, their bound ``β``, ``‖x′‖²``."""
+        """``(x32, beta, x_sq32)``: shifted float32 rows, their bound ``β``, ``‖x′‖²``.
+
+        ``β = 0`` for the rows whose screen is exact (module docstring, "Exact screens").
+        """
         x = x64 - self.shift
         x_sq = x.square().sum(dim=1)
         beta = (x_sq.sqrt() + self.y_norm_max).square_().mul_(self.beta_coef)
+        if self.exact_input is not None and x.shape[1]:
+            exact = (x == x.round()).all(dim=1) & (x.abs().amax(dim=1) <= self.exact_input)
+            exact &= 2.0 * (x_sq + self.y_sq_max) <= _EXACT_FLOAT32
+            beta = beta.masked_fill(exact, 0.0)
         return x.float(), beta, x_sq.float()
 
     def tiles(self, x32):
@@ -405,6 +436,16 @@ class _Screen:
             pairs = slice(start, start + step)
             out[pairs] = _direct_sq(x64[rows[pairs]], self.y64[cols[pairs]])
         return out
+
+
+def _all_integers(Y):
+    """Whether every value of ``Y`` is an integer (in blocks; stops at the first block that
+    is not)."""
+    for rows in row_chunks(len(Y), Y.shape[1], max_bytes=_SHIFT_TILE_BYTES):
+        block = Y[rows]
+        if not np.array_equal(block, np.round(block)):
+            return False
+    return True
 
 
 def _round_up32(value, torch):
@@ -486,7 +527,10 @@ def _nearest_one(screen, x32, x64, beta):
     rows = torch.arange(n, device=x32.device)
     values = screen.exact(x64, rows, arg).unsqueeze(1)
     arg = arg.unsqueeze(1)
-    uncertain = torch.nonzero(b2.double() - b1.double() <= 2.0 * beta).flatten()
+    # β = 0: an exact screen, whose minimum is the exact one and whose torch.min index the
+    # lowest among ties (documented for torch.min(dim); across tiles `<` keeps the first)
+    near = (b2.double() - b1.double() <= 2.0 * beta) & (beta > 0)
+    uncertain = torch.nonzero(near).flatten()
     if len(uncertain):
         u = uncertain
         values[u], arg[u] = _all_within(screen, x32[u], x64[u], b1[u].double() + 2 * beta[u], 1)
@@ -547,7 +591,7 @@ def _nearest_screened(X, Y, k, dev, max_chunk_bytes, backend, with_indices=False
     out_d = torch.empty((n, k), dtype=torch.float64, device=dev)
     out_i = torch.empty((n, k), dtype=torch.int64, device=dev)
     with pass_threads(len(X) * len(Y), device=dev):
-        screen = _Screen(Y, dev, max_chunk_bytes, n)
+        screen = _Screen(Y, dev, max_chunk_bytes, n, exact=backend != "faiss")
         queries = to_tensor(X, dev)  # a view on the CPU, one copy on CUDA
         faiss_screen = _faiss_screen(screen, k) if backend == "faiss" else None
         for rows in screen.blocks(n):
@@ -640,8 +684,14 @@ def _count_screened(X, Y, radius, dev, max_chunk_bytes, sizes=None):
         for rows in screen.blocks(len(X)):
             x64, r2 = queries[rows], r2_all[rows]
             x32, beta, x_sq = screen.prepare(x64)
-            low = _round_down32(r2 - beta, torch).unsqueeze(1)
-            high = _round_up32(r2 + beta, torch).unsqueeze(1)
+            low = _round_down32(r2 - beta, torch)
+            high = _round_up32(r2 + beta, torch)
+            # exact screens (β = 0): a float32 s ≤ r² iff s ≤ round_down32(r²), so count
+            # s < the next float32 up and re-check nothing (high below low: no band)
+            exact = beta == 0
+            high = torch.where(exact, low, high).unsqueeze(1)
+            low = torch.where(exact, torch.nextafter(low, low.new_tensor(torch.inf)), low)
+            low = low.unsqueeze(1)
             count = out[rows]
             for start, s in screen.tiles(x32):
                 s.add_(x_sq.unsqueeze(1))  # full squared distances

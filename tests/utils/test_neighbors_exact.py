@@ -61,6 +61,15 @@ def _case(name, seed=0):
         Y[rng.random(Y.shape) < 0.5] = -0.0
         Y[::7] = 1.0
         return np.vstack([np.zeros((5, 3)), -np.ones((5, 3)), rng.normal(size=(20, 3))]), Y
+    if name == "integers up to float32's bound":  # exact screens: 2(‖x′‖² + ‖y′‖²) ≤ 2²⁴
+        return rng.integers(-1400, 1401, size=(150, 2)).astype(float), rng.integers(
+            -1400, 1401, size=(900, 2)
+        ).astype(float)
+    if name == "integers past float32's bound":  # too large to screen exactly: re-checked
+        Y = rng.integers(-(10**6), 10**6, size=(900, 3)).astype(float)
+        return np.vstack([Y[:30] + 1, rng.integers(-(10**6), 10**6, size=(90, 3))]), Y
+    if name == "half-integers":  # not integers: the bound, not an exact screen
+        return rng.integers(0, 6, size=(120, 3)) / 2.0, rng.integers(0, 6, size=(1100, 3)) / 2.0
     if name == "64 columns":
         return rng.normal(size=(60, 64)), rng.normal(size=(700, 64))
     if name == "one column":  # coarse values: exact ties at equal |x − y|
@@ -78,6 +87,9 @@ CASES = [
     "binary columns",
     "repeated rows far out",
     "signed zeros",
+    "integers up to float32's bound",
+    "integers past float32's bound",
+    "half-integers",
 ]
 
 
@@ -168,6 +180,61 @@ def test_a_repeating_release_is_screened_as_its_distinct_rows(case, n_distinct, 
         np.testing.assert_array_equal(distinct.rows, Y[distinct.first])
 
 
+@pytest.mark.parametrize(
+    ("case", "exact_rows"),
+    [
+        ("binary columns", "all"),
+        ("integer-coded", "all"),
+        ("integers up to float32's bound", "all"),
+        ("integers past float32's bound", "none"),
+        ("half-integers", "none"),
+        ("gaussian", "none"),
+    ],
+)
+def test_integer_rows_within_the_bound_are_screened_exactly(case, exact_rows):
+    """β = 0 exactly for the rows the module docstring proves exact (integers, each at most
+    1/u_in, 2(‖x′‖² + max‖y′‖²) ≤ 2²⁴), and the float32 screen then equals the float64
+    brute force to the last bit."""
+    X, Y = _case(case)
+    screen = _neighbors._Screen(Y, torch.device("cpu"), 2**24, len(X))  # one block of queries
+    x32, beta, x_sq = screen.prepare(torch.as_tensor(X))
+    assert bool((beta == 0).all()) if exact_rows == "all" else bool((beta > 0).all())
+    if exact_rows == "all":
+        screened = np.concatenate([s.numpy().copy() for _, s in screen.tiles(x32)], axis=1)
+        np.testing.assert_array_equal(screened + x_sq.numpy()[:, None], brute_sq(X, Y))
+
+
+def test_the_exact_screen_stops_at_its_bound():
+    # one query row just inside 2(‖x′‖² + max‖y′‖²) ≤ 2²⁴, one just outside
+    Y = np.array([[0.0, 0.0], [1000.0, 0.0], [-1000.0, 0.0]])
+    inside = (2**23 - 1000**2) ** 0.5 // 1
+    X = np.array([[inside, 0.0], [inside + 1, 0.0]])
+    screen = _neighbors._Screen(Y, torch.device("cpu"), 2**20, len(X))
+    _, beta, _ = screen.prepare(torch.as_tensor(X))
+    assert beta[0] == 0 and beta[1] > 0
+
+
+def test_exact_ties_need_no_second_screen(monkeypatch):
+    """k = 1 on integer codes, every row of Y screened: each query ties with hundreds of
+    rows, and none is re-checked (torch.min's first index is the lowest among equals)."""
+    monkeypatch.setattr(_neighbors, "_DISTINCT_SHARE", 0.0)
+    calls = []
+    inner = _neighbors._all_within
+    monkeypatch.setattr(_neighbors, "_all_within", lambda *a: calls.append(1) or inner(*a))
+    X, Y = _case("binary columns")
+    _neighbors._RECENT.clear()
+    got_d, got_i = nearest_sq_distances(
+        X, Y, device="cpu", max_chunk_bytes=20_000, return_indices=True
+    )
+    want_d, want_i = brute_nearest(X, Y, 1)
+    np.testing.assert_array_equal(got_d, want_d)
+    np.testing.assert_array_equal(got_i, want_i)
+    assert calls == []
+    _neighbors._RECENT.clear()
+    nearest_sq_distances(X + 0.5, Y, device="cpu")  # not integers: ties are re-checked
+    assert calls
+
+
 def test_a_hash_collision_falls_back_to_every_row(monkeypatch):
     """Rows are compared with their group's first row: a hash that puts different rows in
     one group (here: every row the same hash) means no grouping, never a wrong one."""
@@ -212,6 +279,13 @@ def test_tf32_widens_the_screen_bound(monkeypatch):
     assert _neighbors._input_roundoff(torch) == 2.0**-24
     monkeypatch.setattr(torch, "get_float32_matmul_precision", lambda: "medium")
     assert _neighbors._input_roundoff(torch) == 2.0**-8
+    # integers above 2**8 are not read exactly by a bfloat16 product: no exact screen
+    X, Y = _case("integers up to float32's bound")
+    assert _neighbors._Screen(Y, torch.device("cpu"), 2**20, 1).exact_input is None
+    got = nearest_sq_distances(X, Y, k=2, device="cpu")
+    np.testing.assert_array_equal(got, brute_nearest(X, Y, 2)[0])
+    X, Y = _case("binary columns")
+    assert _neighbors._Screen(Y, torch.device("cpu"), 2**20, 1).exact_input == 2.0**8
     X, Y = _case("far from the origin")
     got = nearest_sq_distances(X, Y, k=2, device="cpu", max_chunk_bytes=20_001)
     np.testing.assert_array_equal(got, brute_nearest(X, Y, 2)[0])

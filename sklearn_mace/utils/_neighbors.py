@@ -33,7 +33,7 @@ index, the first among equals, and a ball count compares the screened distance w
 radius directly (``tests/utils/test_neighbors_exact.py``: integer cases up to the bound and
 past it). Not with faiss, whose arithmetic is its own.
 
-Tie-heavy data (integer codes, binary or few-category columns) make every pair of a tie a
+Tie-heavy data. Integer codes, binary or few-category columns make every pair of a tie a
 pair to re-check: 3 binary columns, 2·10⁵ rows, tie every query with ~25 000 of them. So
 when ``Y`` repeats itself (an evenly spaced sample of 4 096 rows at most 98 % distinct, and
 at most half of ``Y`` distinct) the passes run over ``Y``'s *distinct* rows, numbered by
@@ -253,6 +253,11 @@ def nearest_sq_distances(
        within ``2β`` of their ``k``-th screened value gets its exact distance; the ``k``
        smallest (lowest index first among equals) are the answer.
 
+    Rows of ``Y`` repeated many times are screened once (the pass runs over the distinct
+    rows and maps the answers back), and integer rows within a proven bound are screened
+    exactly (``β = 0``, ties not re-checked): module docstring, "Exact screens" and
+    "Tie-heavy data".
+
     With ``backend="faiss"`` and ``k = 1`` there is no runner-up to certify with (asking
     faiss for two neighbours cost 17 times more than for one at d = 16, 1e4 × 1e5: row
     ``faiss k=2`` of ``benchmarks/bench_queries.py``): the result is the exact distance to
@@ -358,12 +363,13 @@ class _Screen:
         shift = Y.mean(axis=0)
         self.shift = to_tensor(np.round(shift) if integer else shift, dev)
         y_sq = torch.empty(len(Y), dtype=torch.float64, device=dev)
-        y_abs = 0.0
+        y_abs = torch.zeros((), dtype=torch.float64, device=dev)  # read once, at the end
         for rows in row_chunks(len(Y), self.d, max_bytes=_SHIFT_TILE_BYTES):
             shifted = self.y64[rows] - self.shift
-            if integer and len(shifted) and shifted.numel():
-                y_abs = max(y_abs, float(shifted.abs().max()))
+            if integer and shifted.numel():
+                y_abs = torch.maximum(y_abs, shifted.abs().max())
             y_sq[rows] = shifted.square_().sum(dim=1)
+        y_abs = float(y_abs)
         self.y_sq_max = float(y_sq.max())
         self.y_norm_max = self.y_sq_max**0.5
         self.y_sq32 = y_sq.float()

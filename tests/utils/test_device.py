@@ -42,13 +42,13 @@ def copies(monkeypatch):
     return counter
 
 
-def _passes(X, Y):
+def _passes(X, Y, device="cpu"):
     _neighbors._RECENT.clear()  # so that every pass really runs
-    radius = np.sqrt(np.median(nearest_sq_distances(X, Y, device="cpu")))
+    radius = np.sqrt(np.median(nearest_sq_distances(X, Y, device=device)))
     return (
-        nearest_sq_distances(X, Y, k=3, device="cpu"),
-        count_within_radius(X, Y, radius, device="cpu"),
-        count_within_radius(X, Y, 2 * radius, device="cpu"),
+        nearest_sq_distances(X, Y, k=3, device=device),
+        count_within_radius(X, Y, radius, device=device),
+        count_within_radius(X, Y, 2 * radius, device=device),
     )
 
 
@@ -142,3 +142,19 @@ def test_a_release_audit_copies_each_array_once(copies):
     assert sum(kept.values()) < sum(again.values())
     pd.testing.assert_frame_equal(with_scope.summary, without_scope.summary)
     pd.testing.assert_frame_equal(with_scope.records, without_scope.records)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_on_cuda_each_array_goes_to_the_device_once(monkeypatch, rng):
+    calls = []
+    convert = _torch.host_to_device
+    monkeypatch.setattr(_torch, "host_to_device", lambda X, *a: calls.append(X) or convert(X, *a))
+    X, Y = rng.normal(size=(50, 4)), rng.normal(size=(400, 4))
+    without = _passes(X, Y, "cuda")
+    assert sum(a is X for a in calls) == 4
+    calls.clear()
+    with keep_on_device("cuda"):
+        within = _passes(X, Y, "cuda")
+    assert sum(a is X for a in calls) == 1 and sum(a is Y for a in calls) == 1
+    for a, b in zip(without, within, strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -63,6 +63,8 @@ __all__ = [
 # magnitude is a float32.
 _FLOAT32_ROUNDOFF = 2.0**-24
 _EXACT_FLOAT32 = 2.0**24
+# The smallest normal float64: a floor for the bound β, so that β = 0 means an exact screen.
+_TINY = float(np.finfo(np.float64).tiny)
 # Unit roundoff of the matrix product's inputs by torch.get_float32_matmul_precision().
 _INPUT_ROUNDOFF = {"highest": 2.0**-24, "high": 2.0**-11, "medium": 2.0**-8}
 # Candidates beyond k kept from a float32 screen; more makes the exactness certificate
@@ -411,6 +413,8 @@ class _Screen:
         x = x64 - self.shift
         x_sq = x.square().sum(dim=1)
         beta = (x_sq.sqrt() + self.y_norm_max).square_().mul_(self.beta_coef)
+        # never 0 unless exact, even where the bound underflows (data near 1e-160 and below)
+        beta.clamp_(min=_TINY)
         if self.exact_input is not None and x.shape[1]:
             exact = (x == x.round()).all(dim=1) & (x.abs().amax(dim=1) <= self.exact_input)
             exact &= 2.0 * (x_sq + self.y_sq_max) <= _EXACT_FLOAT32

@@ -70,6 +70,9 @@ def _case(name, seed=0):
         return np.vstack([Y[:30] + 1, rng.integers(-(10**6), 10**6, size=(90, 3))]), Y
     if name == "half-integers":  # not integers: the bound, not an exact screen
         return rng.integers(0, 6, size=(120, 3)) / 2.0, rng.integers(0, 6, size=(1100, 3)) / 2.0
+    if name == "tiny values":  # subnormal squared distances: the bound β underflows to 0
+        Y = rng.normal(size=(700, 3)) * 5e-161
+        return np.vstack([Y[:20], rng.normal(size=(40, 3)) * 5e-161]), Y
     if name == "64 columns":
         return rng.normal(size=(60, 64)), rng.normal(size=(700, 64))
     if name == "one column":  # coarse values: exact ties at equal |x − y|
@@ -90,6 +93,7 @@ CASES = [
     "integers up to float32's bound",
     "integers past float32's bound",
     "half-integers",
+    "tiny values",
 ]
 
 

@@ -61,11 +61,11 @@ def _case(name, seed=0):
         Y[rng.random(Y.shape) < 0.5] = -0.0
         Y[::7] = 1.0
         return np.vstack([np.zeros((5, 3)), -np.ones((5, 3)), rng.normal(size=(20, 3))]), Y
-    if name == "integers up to float32's bound":  # exact screens: 2(‖x′‖² + ‖y′‖²) ≤ 2²⁴
+    if name == "integers up to the float32 bound":  # exact screens: 2(‖x′‖² + ‖y′‖²) ≤ 2²⁴
         return rng.integers(-1400, 1401, size=(150, 2)).astype(float), rng.integers(
             -1400, 1401, size=(900, 2)
         ).astype(float)
-    if name == "integers past float32's bound":  # too large to screen exactly: re-checked
+    if name == "integers past the float32 bound":  # too large to screen exactly: re-checked
         Y = rng.integers(-(10**6), 10**6, size=(900, 3)).astype(float)
         return np.vstack([Y[:30] + 1, rng.integers(-(10**6), 10**6, size=(90, 3))]), Y
     if name == "half-integers":  # not integers: the bound, not an exact screen
@@ -90,8 +90,8 @@ CASES = [
     "binary columns",
     "repeated rows far out",
     "signed zeros",
-    "integers up to float32's bound",
-    "integers past float32's bound",
+    "integers up to the float32 bound",
+    "integers past the float32 bound",
     "half-integers",
     "tiny values",
 ]
@@ -189,8 +189,8 @@ def test_a_repeating_release_is_screened_as_its_distinct_rows(case, n_distinct, 
     [
         ("binary columns", "all"),
         ("integer-coded", "all"),
-        ("integers up to float32's bound", "all"),
-        ("integers past float32's bound", "none"),
+        ("integers up to the float32 bound", "all"),
+        ("integers past the float32 bound", "none"),
         ("half-integers", "none"),
         ("gaussian", "none"),
     ],
@@ -284,7 +284,7 @@ def test_tf32_widens_the_screen_bound(monkeypatch):
     monkeypatch.setattr(torch, "get_float32_matmul_precision", lambda: "medium")
     assert _neighbors._input_roundoff(torch) == 2.0**-8
     # integers above 2**8 are not read exactly by a bfloat16 product: no exact screen
-    X, Y = _case("integers up to float32's bound")
+    X, Y = _case("integers up to the float32 bound")
     assert _neighbors._Screen(Y, torch.device("cpu"), 2**20, 1).exact_input is None
     got = nearest_sq_distances(X, Y, k=2, device="cpu")
     np.testing.assert_array_equal(got, brute_nearest(X, Y, 2)[0])

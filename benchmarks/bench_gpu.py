@@ -21,6 +21,10 @@ Passes (rows and targets as issue #28; ``--scale`` multiplies the data rows):
   (``sq_distance_blocks`` and a row minimum), for the screen's speed-up on each device;
 * ``ball count`` — ``count_within_radius`` at the median nearest distance (the Monte-Carlo
   query's ε-ball; float32 screen, exact re-check of the pairs within its bound);
+* ``nearest + ball count`` — a nearest pass (k = 2) and a ball count (radius 1) over the
+  same targets and data, as an audit runs them; ``nearest + ball count, kept on device`` —
+  the same inside ``utils._device.keep_on_device`` (the arrays go to the device once, not
+  per pass; the same on the CPU, where nothing is copied);
 * ``certificate`` — ``KDEAdvantageEstimator().fit`` on a Gaussian shift (members shifted by
   0.2 per column): cross-fit, bandwidth selection, U_N.
 
@@ -54,6 +58,7 @@ average 9.6, 2026-11-28): nearest 16-D 0.067 s against 0.187 s for the float64 p
 """
 
 import argparse
+import contextlib
 import os
 import statistics
 import sys
@@ -66,6 +71,7 @@ import torch
 from sklearn_mace import KDEAdvantageEstimator
 from sklearn_mace.queries import DOMIASQuery
 from sklearn_mace.utils import _neighbors
+from sklearn_mace.utils._device import keep_on_device
 from sklearn_mace.utils._neighbors import (
     count_within_radius,
     nearest_sq_distances,
@@ -84,6 +90,8 @@ CASES = [
     ("nearest (float64)", 16, 100_000, 0, 10_000, False),
     ("nearest (float64)", 64, 1_000_000, 0, 10_000, False),
     ("ball count", 16, 100_000, 0, 10_000, False),
+    ("nearest + ball count", 16, 1_000_000, 0, 10_000, False),
+    ("nearest + ball count, kept on device", 16, 1_000_000, 0, 10_000, False),
     ("certificate", 8, 50_000, 50_000, 0, False),
     ("certificate", 1, 100_000, 100_000, 0, False),
 ]
@@ -124,6 +132,17 @@ def make_case(name, d, n, n_other, n_targets, rng):
             return count_within_radius(queries, data, radius, device=device)
 
         return run, None
+    if name.startswith("nearest + ball count"):
+        data, queries = rng.normal(size=(n, d)), rng.normal(size=(n_targets, d))
+        scope = keep_on_device if name.endswith("kept on device") else _no_scope
+
+        def run(device):
+            with scope(device):  # the targets and the data go to the device once, or twice each
+                _neighbors._RECENT.clear()
+                d2 = nearest_sq_distances(queries, data, k=2, device=device)
+                return np.c_[d2, count_within_radius(queries, data, 1.0, device=device)]
+
+        return run, None
     if name == "nearest":
         data, queries = rng.normal(size=(n, d)), rng.normal(size=(n_targets, d))
 
@@ -146,6 +165,11 @@ def make_case(name, d, n, n_other, n_targets, rng):
         return np.array([estimator.advantage_lower_bound_, estimator.advantage_estimate_])
 
     return run, None
+
+
+@contextlib.contextmanager
+def _no_scope(device):
+    yield
 
 
 def timed(function, repeats):

@@ -5,10 +5,14 @@ Rows (median of ``--repeats``; wall and CPU seconds of the process, user + sys):
 * ``nearest`` — ``nearest_sq_distances`` (k = 1, float32 screen over tiles of Y + exact
   float64 re-check) against *float64*: the plain float64 pass the screen replaces (the
   shifted expansion ``‖x‖² + ‖y‖² − 2·x·y`` by ``sq_distance_blocks``, 64 MiB blocks, and
-  its row minimum), and against *previous*: ``utils/_neighbors.py`` as of ``--ref`` (a
-  float32 screen over all of Y at once, loaded from git), when git is there;
+  its row minimum), against *previous*: ``utils/_neighbors.py`` as of ``--ref`` (a
+  float32 screen over all of Y at once, loaded from git), when git is there, and against
+  *screen, every row*: as of ``--screen-ref`` (the tiled screen and exact re-check, before
+  tie-heavy releases were screened as their distinct rows). The tie-heavy rows use integer
+  codes ("2 levels": 3 binary columns, every query tied with ~25 000 rows; 20 binary columns,
+  too many distinct rows to group, where the exact integer screen spares the re-check);
 * ``ball count`` — ``count_within_radius`` at the median nearest distance against the
-  previous one (a float64 pass over a shifted copy of Y);
+  previous one (a float64 pass over a shifted copy of Y) and the screen of every row;
 * ``KDE sums`` — ``gaussian_log_kernel_sum`` (running log-sum-exp over data tiles)
   against the previous one (per-tile ``logsumexp`` into a table, then one more);
 * ``kernel table`` — the certificate's ``grouped_log_kernel_sums`` (float32; 11
@@ -46,14 +50,20 @@ from sklearn_mace.utils import _neighbors
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_REF = "ec63e51"  # the commit before issue #28's kernels
-# (pass, dimensions, data rows, queries)
+DEFAULT_SCREEN_REF = "5a55e81"  # issue #28's screen before the tie-heavy pass
+# (pass, data, dimensions, data rows, queries); data: "normal", or integer codes of
+# "2 levels" / "4 levels" (tie-heavy: equal rows and equal distances everywhere)
 CASES = [
-    ("nearest", 16, 100_000, 10_000),
-    ("nearest", 64, 200_000, 10_000),
-    ("ball count", 16, 100_000, 10_000),
-    ("KDE sums", 8, 100_000, 2_000),
-    ("KDE sums", 64, 100_000, 2_000),
-    ("kernel table", 8, 100_000, 2_000),
+    ("nearest", "normal", 16, 100_000, 10_000),
+    ("nearest", "normal", 64, 200_000, 10_000),
+    ("nearest", "2 levels", 3, 200_000, 1_000),
+    ("nearest", "4 levels", 6, 200_000, 2_000),
+    ("nearest", "2 levels", 20, 200_000, 1_000),
+    ("ball count", "normal", 16, 100_000, 10_000),
+    ("ball count", "2 levels", 3, 200_000, 1_000),
+    ("KDE sums", "normal", 8, 100_000, 2_000),
+    ("KDE sums", "normal", 64, 100_000, 2_000),
+    ("kernel table", "normal", 8, 100_000, 2_000),
 ]
 
 
@@ -102,20 +112,35 @@ def fp64_nearest(X, Y):
 PREVIOUS = {}
 
 
-def runs(name, d, n, n_queries, rng):
+def make_data(data, d, n, n_queries, rng):
+    """``(Y, X)``: normal, or integer codes of ``data`` (e.g. "2 levels") as floats."""
+    if data == "normal":
+        return rng.normal(size=(n, d)), rng.normal(size=(n_queries, d))
+    levels = int(data.split()[0])
+    Y = rng.integers(0, levels, size=(n, d)).astype(float)
+    return Y, rng.integers(0, levels, size=(n_queries, d)).astype(float)
+
+
+def _neighbour_variants():
+    """``[(label, module)]``: the git references of ``utils/_neighbors.py`` that loaded."""
+    labels = {"neighbors": "previous", "neighbors_screen": "screen, every row"}
+    return [(labels[key], PREVIOUS[key]) for key in labels if PREVIOUS.get(key) is not None]
+
+
+def runs(name, data, d, n, n_queries, rng):
     """``[(label, function)]`` for one case: the reference first, the new kernel last."""
-    Y, X = rng.normal(size=(n, d)), rng.normal(size=(n_queries, d))
-    old_nn, old_kde, old_grid = PREVIOUS["neighbors"], PREVIOUS["kde"], PREVIOUS["grid"]
+    Y, X = make_data(data, d, n, n_queries, rng)
+    old_kde, old_grid = PREVIOUS["kde"], PREVIOUS["grid"]
     if name == "nearest":
         out = [("float64", lambda: fp64_nearest(X, Y))]
-        if old_nn is not None:
-            out.append(("previous", lambda: old_nn.nearest_sq_distances(X, Y, device="cpu")[:, 0]))
+        for label, mod in _neighbour_variants():
+            out.append((label, lambda mod=mod: mod.nearest_sq_distances(X, Y, device="cpu")[:, 0]))
         return [*out, ("new", lambda: _neighbors.nearest_sq_distances(X, Y, device="cpu")[:, 0])]
     if name == "ball count":
         radius = float(np.sqrt(np.median(_neighbors.nearest_sq_distances(X[:500], Y))))
         out = []
-        if old_nn is not None:
-            out.append(("previous", lambda: old_nn.count_within_radius(X, Y, radius, device="cpu")))
+        for label, mod in _neighbour_variants():
+            out.append((label, lambda mod=mod: mod.count_within_radius(X, Y, radius, device="cpu")))
         return [*out, ("new", lambda: _neighbors.count_within_radius(X, Y, radius, device="cpu"))]
     if name == "kernel table":
         groups, h = rng.integers(0, 10, n), 0.3 * 2.0 ** (-0.5 * np.arange(11))
@@ -132,16 +157,16 @@ def runs(name, d, n, n_queries, rng):
 def speed_table(scale, repeats, only=None):
     print("| pass | size | variant | wall s | CPU s | speed-up (wall) | max abs diff |")
     print("|---|---|---|---|---|---|---|")
-    for name, d, n, n_queries in CASES:
-        if only and name not in only:
+    for name, data, d, n, n_queries in CASES:
+        if only and name not in only and f"{name}/{data}" not in only:
             continue
         n = max(1000, int(n * scale))
-        variants = runs(name, d, n, n_queries, np.random.default_rng(0))
+        variants = runs(name, data, d, n, n_queries, np.random.default_rng(0))
         results = [(label, *timed(f, repeats)) for label, f in variants]
         base_wall, base_out = results[0][1], np.asarray(results[0][3], dtype=float)
         for label, wall, cpu, out in results:
             diff = float(np.max(np.abs(np.asarray(out, dtype=float) - base_out)))
-            size = f"{d}-D, {n:,} x {n_queries:,}"
+            size = f"{d}-D{'' if data == 'normal' else ' ' + data}, {n:,} x {n_queries:,}"
             print(
                 f"| {name} | {size} | {label} | {wall:.2f} | {cpu:.2f} "
                 f"| {base_wall / wall:.2f}x | {diff:.1e} |"
@@ -188,15 +213,24 @@ def main(argv=None):
     parser.add_argument("--scale", type=float, default=1.0, help="multiplies the data rows")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--ref", default=DEFAULT_REF, help="git commit of the previous code")
+    parser.add_argument(
+        "--screen-ref",
+        default=DEFAULT_SCREEN_REF,
+        help="git commit of the float32 screen before the tie-heavy pass ('' to skip)",
+    )
     parser.add_argument("--memory", action="store_true", help="add the peak-memory table")
     parser.add_argument("--no-speed", action="store_true", help="skip the speed table")
-    parser.add_argument("--only", help="comma-separated passes, e.g. 'nearest,KDE sums'")
+    parser.add_argument(
+        "--only", help="comma-separated passes or pass/data, e.g. 'KDE sums,nearest/2 levels'"
+    )
     parser.add_argument("--memory-child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.memory_child:
         memory_child(*args.memory_child)
         return
     PREVIOUS["neighbors"] = previous("sklearn_mace.utils._neighbors", args.ref)
+    if args.screen_ref:
+        PREVIOUS["neighbors_screen"] = previous("sklearn_mace.utils._neighbors", args.screen_ref)
     PREVIOUS["kde"] = previous("sklearn_mace.density._kde", args.ref)
     PREVIOUS["grid"] = previous("sklearn_mace.density._grid", args.ref)
     print(f"CPU: {os.cpu_count()} cores, torch threads {torch.get_num_threads()}; load average ")

@@ -19,6 +19,26 @@ from the exact one by at most ``(d + 7)·u·S + 2·u_in·S`` with ``S = (‖x′
 (rounding of the inputs, of the ``d + 1``-term product sum and of the norms; Higham,
 *Accuracy and Stability of Numerical Algorithms*, 2nd ed., §3.1). The passes use twice
 that, ``β = (2·(d + 8)·u + 4·u_in)·S``, which also covers the float64 shift and sums.
+
+Exact screens. When ``Y`` and a query row hold integers only, the shift is the mean of
+``Y`` rounded to integers, so ``x′`` and ``y′`` are integers; if each is at most ``1/u_in``
+in magnitude (``2²⁴``, ``2¹¹`` under TF32, ``2⁸`` under bfloat16: the product reads them
+exactly) and ``2·(‖x′‖² + max‖y′‖²) ≤ 2²⁴``, every partial sum the product and the norms
+form, in any order or blocking (FMA included), is an integer of magnitude at most
+``‖y′‖² + 2·Σ_j |x′_j·y′_j| ≤ (‖x′‖ + ‖y′‖)² ≤ 2·(‖x′‖² + ‖y′‖²) ≤ 2²⁴``, hence a float32,
+so no operation rounds: the screened value *is* the exact distance (less ``‖x′‖²``), equal
+to the direct float64 one (integer differences and squares below ``2⁵³`` are exact too).
+Such rows get ``β = 0``: no re-check of their ties — the nearest is ``torch.min``'s
+index, the first among equals, and a ball count compares the screened distance with the
+radius directly (``tests/utils/test_neighbors_exact.py``: integer cases up to the bound and
+past it). Not with faiss, whose arithmetic is its own.
+
+Tie-heavy data. Integer codes, binary or few-category columns make every pair of a tie a
+pair to re-check: 3 binary columns, 2·10⁵ rows, tie every query with ~25 000 of them. So
+when ``Y`` repeats itself (an evenly spaced sample of 4 096 rows at most 98 % distinct, and
+at most half of ``Y`` distinct) the passes run over ``Y``'s *distinct* rows, numbered by
+first occurrence, and map the answers back (:class:`_DistinctRows`): equal rows have equal
+exact distances, so the answers stay bit for bit those of the brute-force pass.
 """
 
 import hashlib
@@ -39,8 +59,12 @@ __all__ = [
 ]
 
 
-# Float32 has a 24-bit significand: unit roundoff 2**-24.
+# Float32 has a 24-bit significand: unit roundoff 2**-24; every integer up to 2**24 in
+# magnitude is a float32.
 _FLOAT32_ROUNDOFF = 2.0**-24
+_EXACT_FLOAT32 = 2.0**24
+# The smallest normal float64: a floor for the bound β, so that β = 0 means an exact screen.
+_TINY = float(np.finfo(np.float64).tiny)
 # Unit roundoff of the matrix product's inputs by torch.get_float32_matmul_precision().
 _INPUT_ROUNDOFF = {"highest": 2.0**-24, "high": 2.0**-11, "medium": 2.0**-8}
 # Candidates beyond k kept from a float32 screen; more makes the exactness certificate
@@ -72,6 +96,19 @@ _RECENT_SIZE = 4
 _RECENT_LOCK = threading.Lock()
 # sq_distance_blocks: Y is shifted tile by tile (tiles of at most this many bytes).
 _SHIFT_TILE_BYTES = 4 * 2**20
+# Y is collapsed to its distinct rows when at most this share of its rows are distinct
+# (tie-heavy data: integer codes, few categories); above it the hash costs more than the
+# ties it removes.
+_DISTINCT_SHARE = 0.5
+# Fixed per-column offsets of the row hash (deterministic: the same grouping in every run).
+_HASH_SEED = 0x6D616365
+# Rows of the evenly spaced sample that decides whether the whole of Y is hashed: only a
+# sample that repeats itself (large groups of equal rows, the ties that cost) does.
+_SAMPLE_ROWS = 4096
+# ... when at most this share of the sample is distinct: with groups of equal size, a sample of
+# s rows from G groups is 98 % distinct at about G = 25·s, so Y is hashed whole when it has
+# at most ~100 000 distinct rows (or repeats itself in any other way the sample sees).
+_SAMPLE_SHARE = 0.98
 
 
 def _digest(array):
@@ -86,6 +123,106 @@ def _check_pair(X, Y):
     if X.ndim != 2 or Y.ndim != 2 or X.shape[1] != Y.shape[1]:
         raise ValueError(f"X and Y must be 2-D with equal columns; got {X.shape} and {Y.shape}.")
     return np.ascontiguousarray(X), np.ascontiguousarray(Y)
+
+
+class _DistinctRows:
+    """``Y`` as its distinct rows, numbered by first occurrence, and who repeats whom.
+
+    Rows equal value for value (``==``, so ``-0.0`` equals ``0.0``) have the same exact
+    distance ``Σ_j (x_j − y_j)²`` to every query: ``x − (−0.0)`` and ``x − 0.0`` are equal
+    and ``(−0.0)² = 0.0²``. So a pass over the distinct rows answers for all of ``Y``:
+
+    * nearest, ``k = 1``: the distinct row ``g`` found first among equals (the passes break
+      ties by the lower index) is the group whose first occurrence is lowest, because
+      groups are numbered by first occurrence; the answer is that first occurrence;
+    * nearest, ``k ≥ 2``: the ``k`` smallest ``(distance, index)`` of ``Y`` lie in the ``k``
+      smallest ``(distance, first occurrence)`` groups (each group ranked before a row's own
+      group has its first occurrence before that row, at a distance no larger), and within
+      a group only its ``k`` first rows can be among them: ``members`` holds those
+      (:meth:`expand`);
+    * ball counts: each distinct row counts as many times as it occurs (``sizes``).
+    """
+
+    def __init__(self, Y, members, sizes):
+        self.members, self.sizes, self.n_rows = members, sizes, len(Y)
+        self.first = members[:, 0]
+        self.rows = np.ascontiguousarray(Y[self.first])
+
+    def expand(self, d2, groups, k):
+        """``(n, k)`` distances and indices into ``Y`` from the ``(n, k′)`` nearest groups."""
+        if k == 1:
+            return d2, self.first[groups]
+        index = self.members[groups].reshape(len(d2), -1)  # (n, k′·k), padded with n_rows
+        dist = np.where(index < self.n_rows, np.repeat(d2, k, axis=1), np.inf)
+        order = np.lexsort((index, dist), axis=1)[:, :k]  # by distance, then by index
+        return np.take_along_axis(dist, order, axis=1), np.take_along_axis(index, order, axis=1)
+
+
+def _mix64(z):
+    """splitmix64's finaliser, in place on a uint64 array: every input bit moves every
+    output bit (a float's value bits sit high, its low bits are often all zero)."""
+    z ^= z >> np.uint64(30)
+    z *= np.uint64(0xBF58476D1CE4E5B9)
+    z ^= z >> np.uint64(27)
+    z *= np.uint64(0x94D049BB133111EB)
+    z ^= z >> np.uint64(31)
+    return z
+
+
+def _row_hashes(Y):
+    """A 64-bit hash of each row's values, in blocks of rows (no copy of ``Y``)."""
+    m, d = Y.shape
+    # a different offset per column, so that equal values in two columns hash apart
+    offsets = np.random.default_rng(_HASH_SEED).integers(0, 2**63, size=d, dtype=np.uint64)
+    hashes = np.empty(m, dtype=np.uint64)
+    for rows in row_chunks(m, d, max_bytes=_SHIFT_TILE_BYTES):
+        bits = (Y[rows] + 0.0).view(np.uint64) + offsets  # + 0.0: -0.0 becomes 0.0
+        hashes[rows] = _mix64(bits).sum(axis=1)  # products and sums wrap modulo 2**64
+    return hashes
+
+
+def _distinct_rows(Y, k=1):
+    """:class:`_DistinctRows` of ``Y`` (keeping each group's ``k`` first rows) when at most
+    ``_DISTINCT_SHARE`` of its rows are distinct, else None.
+
+    An evenly spaced sample of ``_SAMPLE_ROWS`` rows is hashed first; only when at most
+    ``_SAMPLE_SHARE`` of it is distinct is the whole of ``Y`` hashed (0.25 s for 10⁶ × 16,
+    against 0.01 s for the sample). Rows are grouped by a 64-bit hash of their values (a
+    stable sort: within a group, rows in order) and every row is then compared with its
+    group's first row: a hash collision (or a NaN, which equals nothing) makes this answer
+    None, never a wrong grouping. Memory: 22 bytes per row of ``Y`` at the peak of the
+    grouping (the hashes, their order and the sort's buffer: NumPy's traced peak at 2·10⁶
+    rows), blocks otherwise; nothing per row of ``Y`` is kept.
+    """
+    m, d = Y.shape
+    if m < 2:
+        return None
+    sample = Y[:: max(1, m // _SAMPLE_ROWS)]
+    if len(sample) < m and len(np.unique(_row_hashes(sample))) > _SAMPLE_SHARE * len(sample):
+        return None  # an evenly spaced sample shows no heavy repetition
+    hashes = _row_hashes(Y)
+    order = np.argsort(hashes, kind="stable")  # equal hashes: rows in ascending order
+    new = np.ones(m, dtype=bool)
+    for rows in row_chunks(m - 1, 1, max_bytes=_SHIFT_TILE_BYTES):
+        here = order[rows.start : rows.stop + 1]
+        new[rows.start + 1 : rows.stop + 1] = hashes[here[1:]] != hashes[here[:-1]]
+    del hashes
+    starts = np.flatnonzero(new)
+    del new
+    if len(starts) > _DISTINCT_SHARE * m:
+        return None
+    sizes = np.diff(np.append(starts, m))
+    by_first = np.argsort(order[starts])  # groups numbered by first occurrence
+    take = np.minimum(starts[:, None] + np.arange(k), m - 1)
+    members = np.where(np.arange(k) < sizes[:, None], order[take], m)
+    distinct = _DistinctRows(Y, members[by_first], sizes[by_first])
+    rank = np.empty_like(by_first)
+    rank[by_first] = np.arange(len(by_first))
+    for rows in row_chunks(m, d, max_bytes=_SHIFT_TILE_BYTES):
+        group = rank[np.searchsorted(starts, np.arange(rows.start, rows.stop), side="right") - 1]
+        if not np.array_equal(Y[order[rows]], distinct.rows[group]):
+            return None
+    return distinct
 
 
 def nearest_sq_distances(
@@ -117,6 +254,11 @@ def nearest_sq_distances(
        near-ties below float32's resolution) are screened again and every row of ``Y``
        within ``2β`` of their ``k``-th screened value gets its exact distance; the ``k``
        smallest (lowest index first among equals) are the answer.
+
+    Rows of ``Y`` repeated many times are screened once (the pass runs over the distinct
+    rows and maps the answers back), and integer rows within a proven bound are screened
+    exactly (``β = 0``, ties not re-checked): module docstring, "Exact screens" and
+    "Tie-heavy data".
 
     With ``backend="faiss"`` and ``k = 1`` there is no runner-up to certify with (asking
     faiss for two neighbours cost 17 times more than for one at d = 16, 1e4 × 1e5: row
@@ -214,20 +356,30 @@ class _Screen:
     when small, the shifted float32 ``Y``; otherwise each tile is shifted when taken.
     """
 
-    def __init__(self, Y, dev, max_chunk_bytes, n_queries):
+    def __init__(self, Y, dev, max_chunk_bytes, n_queries, exact=True):
         import torch
 
         self.torch, self.dev, self.d = torch, dev, Y.shape[1]
         self.y64 = to_tensor(Y, dev)
-        self.shift = to_tensor(Y.mean(axis=0), dev)
+        integer = exact and _all_integers(Y)
+        shift = Y.mean(axis=0)
+        self.shift = to_tensor(np.round(shift) if integer else shift, dev)
         y_sq = torch.empty(len(Y), dtype=torch.float64, device=dev)
+        y_abs = torch.zeros((), dtype=torch.float64, device=dev)  # read once, at the end
         for rows in row_chunks(len(Y), self.d, max_bytes=_SHIFT_TILE_BYTES):
-            y_sq[rows] = (self.y64[rows] - self.shift).square_().sum(dim=1)
-        self.y_norm_max = float(y_sq.max()) ** 0.5
+            shifted = self.y64[rows] - self.shift
+            if integer and shifted.numel():
+                y_abs = torch.maximum(y_abs, shifted.abs().max())
+            y_sq[rows] = shifted.square_().sum(dim=1)
+        y_abs = float(y_abs)
+        self.y_sq_max = float(y_sq.max())
+        self.y_norm_max = self.y_sq_max**0.5
         self.y_sq32 = y_sq.float()
         del y_sq
         u_in = _input_roundoff(torch)
         self.beta_coef = 2.0 * (self.d + 8) * _FLOAT32_ROUNDOFF + 4.0 * u_in
+        # integer inputs the product reads exactly (module docstring, "Exact screens")
+        self.exact_input = 1.0 / u_in if integer and y_abs <= 1.0 / u_in else None
         on_cuda = dev.type == "cuda"
         if max_chunk_bytes == DEFAULT_CHUNK_BYTES:  # the default: CPU budget, or GPU memory
             max_chunk_bytes = device_chunk_bytes(dev) if on_cuda else CPU_SCREEN_BYTES
@@ -254,10 +406,19 @@ class _Screen:
             yield slice(start, min(start + self.rows, n_queries))
 
     def prepare(self, x64):
-        """``(x32, beta, x_sq32)``: shifted float32 rows, their bound ``β``, ``‖x′‖²``."""
+        """``(x32, beta, x_sq32)``: shifted float32 rows, their bound ``β``, ``‖x′‖²``.
+
+        ``β = 0`` for the rows whose screen is exact (module docstring, "Exact screens").
+        """
         x = x64 - self.shift
         x_sq = x.square().sum(dim=1)
         beta = (x_sq.sqrt() + self.y_norm_max).square_().mul_(self.beta_coef)
+        # never 0 unless exact, even where the bound underflows (data near 1e-160 and below)
+        beta.clamp_(min=_TINY)
+        if self.exact_input is not None and x.shape[1]:
+            exact = (x == x.round()).all(dim=1) & (x.abs().amax(dim=1) <= self.exact_input)
+            exact &= 2.0 * (x_sq + self.y_sq_max) <= _EXACT_FLOAT32
+            beta = beta.masked_fill(exact, 0.0)
         return x.float(), beta, x_sq.float()
 
     def tiles(self, x32):
@@ -285,6 +446,16 @@ class _Screen:
             pairs = slice(start, start + step)
             out[pairs] = _direct_sq(x64[rows[pairs]], self.y64[cols[pairs]])
         return out
+
+
+def _all_integers(Y):
+    """Whether every value of ``Y`` is an integer (in blocks; stops at the first block that
+    is not)."""
+    for rows in row_chunks(len(Y), Y.shape[1], max_bytes=_SHIFT_TILE_BYTES):
+        block = Y[rows]
+        if not np.array_equal(block, np.round(block)):
+            return False
+    return True
 
 
 def _round_up32(value, torch):
@@ -366,7 +537,10 @@ def _nearest_one(screen, x32, x64, beta):
     rows = torch.arange(n, device=x32.device)
     values = screen.exact(x64, rows, arg).unsqueeze(1)
     arg = arg.unsqueeze(1)
-    uncertain = torch.nonzero(b2.double() - b1.double() <= 2.0 * beta).flatten()
+    # β = 0: an exact screen, whose minimum is the exact one and whose torch.min index the
+    # lowest among ties (documented for torch.min(dim); across tiles `<` keeps the first)
+    near = (b2.double() - b1.double() <= 2.0 * beta) & (beta > 0)
+    uncertain = torch.nonzero(near).flatten()
     if len(uncertain):
         u = uncertain
         values[u], arg[u] = _all_within(screen, x32[u], x64[u], b1[u].double() + 2 * beta[u], 1)
@@ -410,13 +584,24 @@ def _nearest_k(screen, x32, x64, beta, k):
 
 
 def _nearest_sq_distances(X, Y, k, dev, max_chunk_bytes, backend, with_indices=False):
+    """The pass over ``Y``'s distinct rows when it repeats itself, else over ``Y``."""
+    distinct = _distinct_rows(Y, k)
+    if distinct is None:
+        return _nearest_screened(X, Y, k, dev, max_chunk_bytes, backend, with_indices)
+    k_groups = min(k, len(distinct.rows))
+    d2, groups = _nearest_screened(X, distinct.rows, k_groups, dev, max_chunk_bytes, backend, True)
+    d2, idx = distinct.expand(d2, groups, k)
+    return (d2, idx) if with_indices else d2
+
+
+def _nearest_screened(X, Y, k, dev, max_chunk_bytes, backend, with_indices=False):
     import torch
 
     n = len(X)
     out_d = torch.empty((n, k), dtype=torch.float64, device=dev)
     out_i = torch.empty((n, k), dtype=torch.int64, device=dev)
     with pass_threads(len(X) * len(Y), device=dev):
-        screen = _Screen(Y, dev, max_chunk_bytes, n)
+        screen = _Screen(Y, dev, max_chunk_bytes, n, exact=backend != "faiss")
         queries = to_tensor(X, dev)  # a view on the CPU, one copy on CUDA
         faiss_screen = _faiss_screen(screen, k) if backend == "faiss" else None
         for rows in screen.blocks(n):
@@ -482,31 +667,55 @@ def count_within_radius(X, Y, radius, *, device="auto", max_chunk_bytes=DEFAULT_
     -------
     counts : ndarray of shape (n,), int64
     """
-    import torch
 
     X, Y = _check_pair(X, Y)
     radius = np.broadcast_to(np.asarray(radius, dtype=np.float64), (len(X),))
     if not np.all(np.isfinite(radius)) or np.any(radius < 0):
         raise ValueError("radius must be finite and >= 0.")
     dev = resolve_device(device)
-    out = torch.zeros(len(X), dtype=torch.int64, device=dev)
     if len(Y) == 0:
-        return to_numpy(out)
+        return np.zeros(len(X), dtype=np.int64)
+    distinct = _distinct_rows(Y)
+    if distinct is not None:  # each distinct row counts as often as it occurs
+        return _count_screened(X, distinct.rows, radius, dev, max_chunk_bytes, distinct.sizes)
+    return _count_screened(X, Y, radius, dev, max_chunk_bytes)
+
+
+def _count_screened(X, Y, radius, dev, max_chunk_bytes, sizes=None):
+    """The counts of :func:`count_within_radius`, row ``j`` of ``Y`` counting ``sizes[j]``
+    times (once when ``sizes`` is None)."""
+    import torch
+
+    out = torch.zeros(len(X), dtype=torch.int64, device=dev)
+    weight = None if sizes is None else to_tensor(sizes, dev, dtype=torch.int64)
     with pass_threads(len(X) * len(Y), device=dev):
         screen = _Screen(Y, dev, max_chunk_bytes, len(X))
         queries, r2_all = to_tensor(X, dev), to_tensor(radius**2, dev)
         for rows in screen.blocks(len(X)):
             x64, r2 = queries[rows], r2_all[rows]
             x32, beta, x_sq = screen.prepare(x64)
-            low = _round_down32(r2 - beta, torch).unsqueeze(1)
-            high = _round_up32(r2 + beta, torch).unsqueeze(1)
+            low = _round_down32(r2 - beta, torch)
+            high = _round_up32(r2 + beta, torch)
+            # exact screens (β = 0): a float32 s ≤ r² iff s ≤ round_down32(r²), so count
+            # s < the next float32 up and re-check nothing (high below low: no band)
+            exact = beta == 0
+            high = torch.where(exact, low, high).unsqueeze(1)
+            low = torch.where(exact, torch.nextafter(low, low.new_tensor(torch.inf)), low)
+            low = low.unsqueeze(1)
             count = out[rows]
             for start, s in screen.tiles(x32):
                 s.add_(x_sq.unsqueeze(1))  # full squared distances
-                count += (s < low).sum(dim=1)
                 row, col = torch.nonzero((s >= low) & (s <= high), as_tuple=True)
-                inside = screen.exact(x64, row, col + start) <= r2[row]
-                count += torch.bincount(row[inside], minlength=len(count))
+                col = col + start
+                inside = screen.exact(x64, row, col) <= r2[row]
+                row, col = row[inside], col[inside]
+                if weight is None:
+                    count += (s < low).sum(dim=1)
+                    count += torch.bincount(row, minlength=len(count))
+                else:
+                    w = weight[start : start + s.shape[1]]
+                    count += torch.where(s < low, w, 0).sum(dim=1)
+                    count.index_add_(0, row, weight[col])
     return to_numpy(out)
 
 

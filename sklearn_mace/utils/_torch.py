@@ -7,7 +7,16 @@ estimators (``GaussianKDE``, ``BayesOptimalMIA``) can be imported without it
 
 import numpy as np
 
-__all__ = ["TorchDevice", "resolve_device", "row_sq_norms", "to_numpy", "to_tensor"]
+from ._device import ARRAYS
+
+__all__ = [
+    "TorchDevice",
+    "host_to_device",
+    "resolve_device",
+    "row_sq_norms",
+    "to_numpy",
+    "to_tensor",
+]
 
 # Rows per block of row_sq_norms: a few MiB of temporary, whatever the data size.
 _SQ_NORM_ROWS = 8192
@@ -59,11 +68,22 @@ def resolve_device(device="auto"):
 def to_tensor(X, device, dtype=None):
     """A NumPy array as a tensor on ``device`` (no copy on CPU when the dtype matches).
 
-    ``dtype=None`` means ``torch.float64``.
+    ``dtype=None`` means ``torch.float64``. Inside :func:`utils._device.keep_on_device` (one
+    audit) the copy of an array on a CUDA device is kept and given again to the next pass
+    that asks for the same array object (:func:`host_to_device` runs once per array).
     """
     import torch
 
     dtype = torch.float64 if dtype is None else dtype
+    device = torch.device(device)
+    return ARRAYS.get(X, dtype, device, lambda: host_to_device(X, device, dtype))
+
+
+def host_to_device(X, device, dtype):
+    """The one conversion of a host array to a tensor on ``device`` (a view on the CPU when
+    the dtype matches, a copy otherwise)."""
+    import torch
+
     return torch.as_tensor(np.ascontiguousarray(X), dtype=dtype, device=device)
 
 

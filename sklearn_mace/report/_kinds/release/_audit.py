@@ -25,6 +25,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from ....queries import DOMIASQuery, GANLeaksQuery, MonteCarloQuery, NearestSyntheticDistance
+from ....utils._device import keep_on_device
 from ..._analyses import fit_mace, mace_analyses, mace_fit_step, mace_scores, query_scores
 from ..._engine import (
     BAYES_RULE,
@@ -202,7 +203,9 @@ def _run(prepared, synthetic, options, disclosure):
         for key, keys in prepared.synthetic_keys.items()
     ]
     desc = "sklearn-mace audit"
-    results = engine.run_with_progress(subjects, desc=desc, verbose=options.verbose)
+    # a release's arrays go to a CUDA device once for all its passes (a no-op on the CPU)
+    with keep_on_device(options.device):
+        results = engine.run_with_progress(subjects, desc=desc, verbose=options.verbose)
     notes = prepared.notes + holdout_copy_notes(results)
     tables, other = {}, []
     if disclosure:

@@ -73,21 +73,31 @@ class MixedTable:
         The release.
     names : list of str
         Column names used in error messages.
+    order : ndarray of int, default=None
+        The release's rows in this order (``frame.iloc[order]``): the encoding is taken
+        column by column in that order, so no reordered copy of the whole table is made
+        (issue #28: a 10-million-row release); ``None`` keeps the frame's order.
     """
 
-    def __init__(self, frame, names):
+    def __init__(self, frame, names, order=None):
         self.names = list(names)
         self.kinds = [column_kind(frame[j]) for j in frame.columns]
         self.scales, self.categories, self.encoded = {}, {}, []
-        # each column read once, for its range or categories and its encoding (as encode)
+        # each column read once, for its range or categories and its encoding (as encode);
+        # x[order] / r is bit for bit (x / r)[order]: the same encoding as a shuffled table's
         for j, kind in enumerate(self.kinds):
             if kind == NUMERIC:
                 values = self.numeric_values(frame, j)
                 spread = float(values.max() - values.min())
                 self.scales[j] = spread if spread > 0 else 1.0
-                self.encoded.append(values / self.scales[j])
+                if order is None:
+                    self.encoded.append(values / self.scales[j])
+                else:  # a fresh reordered column, divided in place
+                    ordered = values[order]
+                    self.encoded.append(np.divide(ordered, self.scales[j], out=ordered))
             else:
                 text = self._text(frame[j])
+                text = text if order is None else text[order]
                 self.categories[j] = pd.Index(pd.unique(text))
                 self.encoded.append(self.categories[j].get_indexer(text))
         self._plan = None

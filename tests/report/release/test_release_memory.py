@@ -91,8 +91,8 @@ def _tables(n_release, seed=0):
 
 @pytest.mark.parametrize("disclosure", [False, True])
 def test_the_audit_lets_go_of_what_nothing_reads_again(monkeypatch, disclosure):
-    """The encoded release is freed before the disclosure risks run; the raw release
-    handed over (the CLI's :class:`HandedOver`) before the analyses when the disclosure
+    """The encoded release is freed before the disclosure risks run, its row keys before
+    the analyses (looked up first); the raw release handed over (the CLI's :class:`HandedOver`) before the analyses when the disclosure
     risks are off, and kept for them when they are on. A plain dict is never emptied."""
     members, non_members, release = _tables(300)
     seen = {}
@@ -105,10 +105,12 @@ def test_the_audit_lets_go_of_what_nothing_reads_again(monkeypatch, disclosure):
     def prepared(*args, **kwargs):
         result = prepare(*args, **kwargs)
         seen["encoded"] = weakref.ref(result.synthetic["r"])
+        seen["keys"] = weakref.ref(result.synthetic_keys["r"])
         return result
 
     def subject(engine, *args):
         seen["raw during the analyses"] = raw() is not None
+        seen["keys during the analyses"] = seen["keys"]() is not None
         return run_subject(engine, *args)
 
     def disclosure_risks(*args, **kwargs):
@@ -123,6 +125,7 @@ def test_the_audit_lets_go_of_what_nothing_reads_again(monkeypatch, disclosure):
     del release
     result = audit_release(members, non_members, handed, disclosure=disclosure, verbose=False)
     assert seen["raw during the analyses"] is disclosure
+    assert seen["keys during the analyses"] is False
     assert seen.get("encoded during the disclosure risks", False) is False
     assert ("disclosure" in result.tables) is disclosure
     assert (len(handed) == 1) is disclosure

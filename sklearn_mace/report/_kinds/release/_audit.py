@@ -216,7 +216,11 @@ class ReleaseAudit(AuditEngine):
 
 
 def _run(prepared, synthetic, options, disclosure):
-    """The engine on every release, then the notes and the disclosure analyses."""
+    """The engine on every release, then the notes and the disclosure analyses;
+    ``(results, notes, tables, other failures, rows of each input table)``."""
+    n_rows = {name: len(frame) for name, frame in prepared.tables.items()}
+    if not disclosure:  # nothing reads the raw releases again
+        _let_go(prepared, synthetic)
     base = options.random_state
     engine = ReleaseAudit(
         prepared.targets,
@@ -258,7 +262,7 @@ def _run(prepared, synthetic, options, disclosure):
             tables["disclosure"] = table
         else:
             other.append(("every release", DISCLOSURE_NAME, error))
-    return results, notes, tables, other
+    return results, notes, tables, other, n_rows
 
 
 def audit_release(
@@ -421,11 +425,7 @@ def audit_release(
         options=options,
         seed=keyed_seed(base, "inputs", "reference split"),
     )
-    n_rows = {name: len(frame) for name, frame in prepared.tables.items()}
-    if not disclosure:  # nothing reads the raw releases again
-        _let_go(prepared, synthetic)
-    results, notes, tables, other = _run(prepared, synthetic, options, disclosure)
-    return _result(prepared, results, notes, tables, other, options, claimed, n_rows)
+    return _result(prepared, *_run(prepared, synthetic, options, disclosure), options, claimed)
 
 
 class HandedOver(dict):
@@ -453,7 +453,7 @@ def _as_releases(synthetic):
     return synthetic
 
 
-def _result(prepared, results, notes, tables, other, options, claimed, n_rows):
+def _result(prepared, results, notes, tables, other, n_rows, options, claimed):
     return AuditResult(
         kind="release",
         subjects=results,

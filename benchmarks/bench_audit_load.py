@@ -135,6 +135,13 @@ CPU s (940 / 835 s wall at load 7-14), summary.csv, records.csv and disclosure.c
 identical (exact): its peak is in the disclosure risks (singling out's univariate
 predicates, one Python object per value held once: 1 070 MiB traced at 1 million rows).
 
+Issue #28, the 10-million-row release within 1.5 GiB (the figure points search their
+subset in blocks, the disclosure attacks keep their shuffle as an order and search in
+blocks, the audit lets go of the encoded release before the disclosure risks, of the row
+keys before the analyses, of the raw release before them when the disclosure risks are off):
+
+BENCH_NUMBERS
+
 Before issue #12 the same audit took 61 s / 671 MiB at 50 000 rows and 11 min 12 s / 842 MiB
 at 200 000: MC and GAN-leaks CAL fitted a threshold by an O(n²) pass over the synthetic
 rows. As query transformers they cost one nearest-neighbour pass per target; the remaining

@@ -135,6 +135,36 @@ CPU s (940 / 835 s wall at load 7-14), summary.csv, records.csv and disclosure.c
 identical (exact): its peak is in the disclosure risks (singling out's univariate
 predicates, one Python object per value held once: 1 070 MiB traced at 1 million rows).
 
+Issue #28, the 10-million-row release within 1.5 GiB (the figure points search their
+subset in blocks, the disclosure attacks keep their shuffle as an order and search in
+blocks, the audit lets go of the encoded release before the disclosure risks, of the row
+keys before the analyses, of the raw release before them when the disclosure risks are off):
+
+``--columns 6 --rows 10000000 --no-disclosure`` on 2 shared cores (load average 2.4 at the
+start, 6-12 during the run), against the 2 100 MiB / 997 CPU s measured before:
+
+    synthetic rows   wall s    CPU s  encode-only s  ratio  peak MiB
+          10000000   2722.0    639.1           32.5   83.8      1869   (load 6.24)
+
+The 1.5 GiB target is missed, in DOMIAS alone. An in-process trace (the same release, 600
+members and 600 non-members, VmHWM reset before each step): the input preparation peaks at
+1 516 MiB (the raw table, its encoding, the keys and their sorted copy), after which 922 MiB
+are held without the disclosure risks (the interpreter 405, the encoding 458, the rest);
+the nearest-synthetic distances peak at 1 102, MC at 1 102, the figure points at 1 096
+(they peaked above 1 900 before), and DOMIAS at 1 586 in one run and about 1 900 in others
+(the bench above): its KDE keeps a whitened copy of the release (458 MiB) and its squared
+row norms (76), `np.cov` copies the release once more for the bandwidth (458, briefly), and
+some runs hold a further release-sized array during the scoring that was not traced down
+(density/_kde.py, density/_cv.py). A standalone 10-million-row DOMIAS pass peaks at 624 MiB
+above what it is given.
+
+With the disclosure risks (the same in-process trace, 600 + 600 targets; summary.csv and
+records.csv identical to the run without them): the raw table (458) is held through the
+analyses, so DOMIAS peaks at 2 349 MiB; the disclosure risks after them peak at 1 588
+(attribute inference: the raw table, the attack's encoding 458 and order 38, a sorted
+column) and 1 742 (singling out: its encoding and order plus the univariate candidates'
+sorted copy, masks and values held once). 2 056 s wall, 479 CPU s at load 8-12.
+
 Before issue #12 the same audit took 61 s / 671 MiB at 50 000 rows and 11 min 12 s / 842 MiB
 at 200 000: MC and GAN-leaks CAL fitted a threshold by an O(n²) pass over the synthetic
 rows. As query transformers they cost one nearest-neighbour pass per target; the remaining

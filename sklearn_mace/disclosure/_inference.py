@@ -201,13 +201,12 @@ class AttributeInferenceRisk(ReleaseMixin):
     def _guess(self, s, idx):
         """Guessed values of secret ``s`` from its neighbours ``idx``, and their codes or values."""
         if self.column_kinds_[s] == NUMERIC:
-            values = self._table.numeric_values(self._release, s)
-            guesses = np.median(values[idx], axis=1)
+            guesses = np.median(self._raw(s, idx), axis=1)
             return guesses, guesses
         codes = self._table.encoded[s][idx]
         votes = (codes[:, :, None] == codes[:, None, :]).sum(axis=2)
         rows = idx[np.arange(len(idx)), np.argmax(votes, axis=1)]  # ties: the nearest
-        return self._release[s].to_numpy()[rows], self._table.encoded[s][rows]
+        return self._raw(s, rows), self._table.encoded[s][rows]
 
     def predict(self, X):
         """The attacker's guesses of the secret(s) of each record of ``X``.
@@ -242,7 +241,7 @@ class AttributeInferenceRisk(ReleaseMixin):
     def _baseline_rate(self, frame, encoded, s):
         """Exact expected success of guessing the secret of a uniformly random release row."""
         if self.column_kinds_[s] == NUMERIC:
-            release = np.sort(self._table.numeric_values(self._release, s))
+            release = np.sort(self._raw(s))  # the release's values, in any order
             truth = self._table.numeric_values(frame, s)
             slack = self.tolerance * np.abs(truth)
             hits = np.searchsorted(release, truth + slack, side="right") - np.searchsorted(

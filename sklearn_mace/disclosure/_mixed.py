@@ -32,6 +32,9 @@ _BEST_ROWS = 256
 # Relative slack of a pruning test on float sums taken in another order than the exact
 # distance (their rounding differs by about p·2⁻⁵³ relative; 1e-9 is far above it).
 _SLACK = 1e-9
+# Release rows whose numeric terms a search sums at a time when it cannot start from the
+# categorical pruning (float64 blocks of 512 KiB, not three release-long rows).
+_DENSE_BLOCK_ROWS = 1 << 16
 
 
 def validated_frame(estimator, X, *, reset):
@@ -73,21 +76,31 @@ class MixedTable:
         The release.
     names : list of str
         Column names used in error messages.
+    order : ndarray of int, default=None
+        The release's rows in this order (``frame.iloc[order]``): the encoding is taken
+        column by column in that order, so no reordered copy of the whole table is made
+        (issue #28: a 10-million-row release); ``None`` keeps the frame's order.
     """
 
-    def __init__(self, frame, names):
+    def __init__(self, frame, names, order=None):
         self.names = list(names)
         self.kinds = [column_kind(frame[j]) for j in frame.columns]
         self.scales, self.categories, self.encoded = {}, {}, []
-        # each column read once, for its range or categories and its encoding (as encode)
+        # each column read once, for its range or categories and its encoding (as encode);
+        # x[order] / r is bit for bit (x / r)[order]: the same encoding as a shuffled table's
         for j, kind in enumerate(self.kinds):
             if kind == NUMERIC:
                 values = self.numeric_values(frame, j)
                 spread = float(values.max() - values.min())
                 self.scales[j] = spread if spread > 0 else 1.0
-                self.encoded.append(values / self.scales[j])
+                if order is None:
+                    self.encoded.append(values / self.scales[j])
+                else:  # a fresh reordered column, divided in place
+                    ordered = values[order]
+                    self.encoded.append(np.divide(ordered, self.scales[j], out=ordered))
             else:
                 text = self._text(frame[j])
+                text = text if order is None else text[order]
                 self.categories[j] = pd.Index(pd.unique(text))
                 self.encoded.append(self.categories[j].get_indexer(text))
         self._plan = None
@@ -218,7 +231,7 @@ class MixedTable:
         cats = [j for j in order if j in wanted and j in codes]
         nums = [j for j in order if j in wanted and j not in codes]
         bound = _kth(self.distances(query, columns, sample, sample_encoded), n_neighbors)
-        rows, total, top = None, None, None
+        count = None
         if cats:
             count, unequal = work.count, work.unequal
             count[...] = 0
@@ -235,22 +248,40 @@ class MixedTable:
             rows = np.flatnonzero(count <= bound + 1 if leave_one_out else count <= bound)
             if not nums:
                 return rows
-            if len(rows) > n // 2:  # pruned little: the numeric columns go dense
-                rows, total = None, work.total
-                total[...] = count
-            else:
-                total = count[rows].astype(np.float64)
-            if leave_one_out:
-                top = work.top if rows is None else np.empty(len(rows))
-                np.greater(total, 0, out=top)
+            if len(rows) <= n // 2:  # pruned: the numeric columns on the rows in play
+                return self._numeric_pruned(query, nums, bound, leave_one_out, rows, count)
+        # pruned little, or no categorical column: the numeric columns block by block of
+        # rows (issue #28: three release-long float64 rows were 229 MiB at 10 million rows)
+        found = []
+        for start in range(0, n, _DENSE_BLOCK_ROWS):
+            block = slice(start, min(start + _DENSE_BLOCK_ROWS, n))
+            kept = self._numeric_pruned(query, nums, bound, leave_one_out, None, count, block)
+            found.append(kept + start)
+        return np.concatenate(found)
+
+    def _numeric_pruned(self, query, nums, bound, leave_one_out, rows, count, block=None):
+        """The rows of ``block`` (all; or ``rows`` of it) whose partial sums over the
+        numeric columns ``nums`` (largest mean term first) stay within the bound, pruned
+        after every second column; the categorical ``count`` starts the sums.
+
+        A row's partial sums are the same float operations wherever it is searched (alone
+        or in a block), and the bound is only ever loosened by the slack (relative to the
+        largest sum in play, at least the row's own), so every row at or within the k-th
+        nearest distance stays: the exact distances of what is left decide, as in the
+        dense pass (``tests/disclosure/test_mixed_pruning.py``)."""
+        block = slice(None) if block is None else block
+        total = top = None
+        if count is not None:
+            total = count[block] if rows is None else count[block][rows]
+            total = total.astype(np.float64)
+            top = np.greater(total, 0).astype(np.float64) if leave_one_out else None
         for step, j in enumerate(nums):
-            term = self._term_into(query, j, rows, work)
+            column = self.encoded[j][block]
+            term = np.subtract(query[j], column if rows is None else column[rows])
+            np.abs(term, out=term)
             if total is None:
-                total = work.total if rows is None else np.empty(len(rows))
-                total[...] = term
-                if leave_one_out:
-                    top = work.top if rows is None else np.empty(len(rows))
-                    top[...] = term
+                total = term.copy()
+                top = term.copy() if leave_one_out else None
             else:
                 np.add(total, term, out=total)
                 if leave_one_out:
@@ -262,33 +293,23 @@ class MixedTable:
                 limit = bound + _SLACK * (float(total.max()) + bound)
             else:  # lower = total: total ≤ U + slack·(total + U), solved for total
                 lower, limit = total, bound * (1 + _SLACK) / (1 - _SLACK)
-            if rows is None and np.mean(lower[::64] <= limit) > 0.5:
-                continue  # stay dense while most rows are in play (judged on a 64th)
             kept = np.flatnonzero(lower <= limit)
             rows = kept if rows is None else rows[kept]
+            if len(rows) == 0:
+                return rows
             total = total[kept]
             top = top[kept] if leave_one_out else None
-        return np.arange(n) if rows is None else rows
-
-    def _term_into(self, query, j, rows, work):
-        """Numeric column ``j``'s term on ``rows`` (all: into ``work.term``)."""
-        if rows is not None:
-            out = np.subtract(query[j], self.encoded[j][rows])
-            return np.abs(out, out=out)
-        np.subtract(query[j], self.encoded[j], out=work.term)
-        return np.abs(work.term, out=work.term)
+        return np.arange(len(total)) if rows is None else rows
 
     def search_buffers(self):
         """Scratch memory of :meth:`candidates`, reused over a run of queries (release-sized
-        arrays allocated once instead of per query and column)."""
+        arrays allocated once instead of per query): the categorical counts (1 or 4 bytes
+        a row and a boolean row); the numeric terms go block by block."""
         n = len(self.encoded[0])
         count = np.uint8 if len(self.categories) < 255 else np.int32
         return SimpleNamespace(
             count=np.empty(n, dtype=count) if self.categories else None,
             unequal=np.empty(n, dtype=bool) if self.categories else None,
-            total=np.empty(n),
-            top=np.empty(n),
-            term=np.empty(n),
         )
 
     def _pruned(self):

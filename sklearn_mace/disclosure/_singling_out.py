@@ -406,10 +406,9 @@ class SinglingOutRisk(ReleaseMixin):
         for j in sorted({j for p in predicates for j, _, _ in p}):
             if self.column_kinds_[j] != NUMERIC:
                 continue
-            raw = self._table.numeric_values(self._release, j)
-            column = self._table.encoded[j]
+            raw, column = self._raw(j), self._table.encoded[j]
             for value in {value for p in predicates for i, _, value in p if i == j}:
-                shown[j, value] = float(raw[np.argmax(column == value)])
+                shown[j, value] = float(raw[self._order[np.argmax(column == value)]])
             del raw
         return [
             [

@@ -36,11 +36,15 @@ def _table(n, rng, *, copies_of=None):
     return frame
 
 
-@pytest.fixture
-def small_sample(monkeypatch):
-    """Prune from 500 rows on, with a 64-row sample: the pruning does real work."""
+@pytest.fixture(params=[1 << 16, 700], ids=["one-block", "blocks-of-700"])
+def small_sample(monkeypatch, request):
+    """Prune from 500 rows on, with a 64-row sample: the pruning does real work. The
+    numeric terms of a search that cannot start from the categorical pruning are summed
+    over the whole release at once, or block by block (700 rows: five blocks, the last
+    shorter; issue #28)."""
     monkeypatch.setattr(_mixed, "_SAMPLE_ROWS", 64)
     monkeypatch.setattr(_mixed, "_BEST_ROWS", 16)
+    monkeypatch.setattr(_mixed, "_DENSE_BLOCK_ROWS", request.param)
     return monkeypatch
 
 

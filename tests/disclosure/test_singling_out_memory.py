@@ -43,7 +43,8 @@ def _old_readable(risk, predicate):
     terms = []
     for j, op, value in predicate:
         if risk.column_kinds_[j] == NUMERIC:
-            raw = risk._table.numeric_values(risk._release, j)
+            shuffled = risk._frame.iloc[risk._order].reset_index(drop=True)  # the old copy
+            raw = risk._table.numeric_values(shuffled, j)
             shown = float(raw[np.argmax(risk._table.encoded[j] == value)])
         else:
             shown = risk._table.categories[j][int(value)]

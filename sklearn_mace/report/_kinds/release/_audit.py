@@ -21,10 +21,18 @@ Every claim goes through the engine (``_engine.py``): one Bonferroni correction 
 release's nine certified numbers, failures isolated, seeds drawn up front.
 """
 
+import warnings
+
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ....queries import DOMIASQuery, GANLeaksQuery, MonteCarloQuery, NearestSyntheticDistance
+from ....queries import (
+    DOMIASQuery,
+    GANLeaksQuery,
+    MonteCarloQuery,
+    NearestSyntheticDistance,
+    ScaleMismatchWarning,
+)
 from ....utils._device import keep_on_device
 from ..._analyses import fit_mace, mace_analyses, mace_fit_step, mace_scores, query_scores
 from ..._engine import (
@@ -60,6 +68,7 @@ DISTANCE = "nearest-synthetic distances"
 MACE_FIT = "MACE fit (nearest-synthetic distance)"
 DISCLOSURE_NAME = "attribute inference and linkability"
 SIZE_FRACTIONS = (0.1, 0.25, 0.5)  # figure points; the whole release is the Bayes-rule row
+SUBSET_BLOCK_ROWS = 1 << 18  # rows of a figure point's subset searched at a time (copied)
 
 
 def nearest_distance(targets, synthetic, device="auto"):
@@ -95,8 +104,7 @@ def _gan_leaks_cal(engine, subject, seed):
 
 
 def _exact_copy(engine, subject, seed):
-    copied = in_sorted(engine.inputs.target_keys, subject.inputs.synthetic_keys)
-    return Scores(score=copied.astype(float))
+    return Scores(score=np.asarray(subject.inputs.copied, dtype=float))
 
 
 MACE_BAYES, MACE_BEST = mace_analyses(QUERY, MACE_FIT)
@@ -116,6 +124,26 @@ ANALYSES = [
 ]
 
 
+def subset_distance(targets, synthetic, rows, device="auto", block=SUBSET_BLOCK_ROWS):
+    """``nearest_distance(targets, synthetic[rows])`` without the copy of the subset: the
+    nearest distance to each block of ``block`` rows, then the smallest (issue #28: the 50 %
+    point copied 229 MiB of a 10-million-row, 6-column release).
+
+    The same values bit for bit: each block's distance is the exact float64 distance to its
+    nearest row (:func:`~sklearn_mace.utils.nearest_sq_distances`), and the smallest of
+    the blocks' minima is the minimum over the subset. The scale check of the query's
+    ``fit`` (:class:`~sklearn_mace.ScaleMismatchWarning`) looks at the first block, a
+    random draw of the release as the whole subset is; the other blocks are not checked
+    again."""
+    distance = nearest_distance(targets, synthetic[rows[:block]], device)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ScaleMismatchWarning)
+        for start in range(block, len(rows), block):
+            part = nearest_distance(targets, synthetic[rows[start : start + block]], device)
+            np.minimum(distance, part, out=distance)
+    return distance
+
+
 def size_point(fraction):
     """The figure point of MACE's Bayes rule when ``fraction`` of the release is published."""
 
@@ -123,9 +151,13 @@ def size_point(fraction):
         synthetic = subject.inputs.synthetic
         n = max(int(round(fraction * len(synthetic))), 1)
         rng = check_random_state(seed)
-        subset = synthetic[rng.choice(len(synthetic), n, replace=False)]
+        # a copy: choice's rows are a view of a permutation of the whole release
+        rows = rng.choice(len(synthetic), n, replace=False).astype(
+            np.int32 if len(synthetic) < 2**31 else int
+        )
         device = engine.inputs.device
-        distance = nearest_distance(engine.inputs.X_targets, subset, device)
+        distance = subset_distance(engine.inputs.X_targets, synthetic, rows, device)
+        del rows
         t = engine.targets
         estimator = fit_mace(
             distance,
@@ -185,7 +217,11 @@ class ReleaseAudit(AuditEngine):
 
 
 def _run(prepared, synthetic, options, disclosure):
-    """The engine on every release, then the notes and the disclosure analyses."""
+    """The engine on every release, then the notes and the disclosure analyses;
+    ``(results, notes, tables, other failures, rows of each input table)``."""
+    n_rows = {name: len(frame) for name, frame in prepared.tables.items()}
+    if not disclosure:  # nothing reads the raw releases again
+        _let_go(prepared, synthetic)
     base = options.random_state
     engine = ReleaseAudit(
         prepared.targets,
@@ -198,14 +234,22 @@ def _run(prepared, synthetic, options, disclosure):
             prepared.X_targets, prepared.X_reference, prepared.target_keys, options.device
         ),
     )
+    # the encoded releases are handed to the subjects (taken out of ``prepared``) and let
+    # go after the engine: the disclosure risks read the raw tables. Each release's keys
+    # only say which targets it holds verbatim: looked up now, then let go (76 MiB at 10
+    # million rows, through DOMIAS's peak otherwise)
     subjects = [
-        Subject(key, Release(prepared.synthetic[key], keys), ReleaseShared())
-        for key, keys in prepared.synthetic_keys.items()
+        Subject(key, Release(prepared.synthetic.pop(key), copied), ReleaseShared())
+        for key, copied in [
+            (key, in_sorted(prepared.target_keys, prepared.synthetic_keys.pop(key)))
+            for key in list(prepared.synthetic)
+        ]
     ]
     desc = "sklearn-mace audit"
     # a release's arrays go to a CUDA device once for all its passes (a no-op on the CPU)
     with keep_on_device(options.device):
         results = engine.run_with_progress(subjects, desc=desc, verbose=options.verbose)
+    del subjects
     notes = prepared.notes + holdout_copy_notes(results)
     tables, other = {}, []
     if disclosure:
@@ -221,7 +265,7 @@ def _run(prepared, synthetic, options, disclosure):
             tables["disclosure"] = table
         else:
             other.append(("every release", DISCLOSURE_NAME, error))
-    return results, notes, tables, other
+    return results, notes, tables, other, n_rows
 
 
 def audit_release(
@@ -384,8 +428,23 @@ def audit_release(
         options=options,
         seed=keyed_seed(base, "inputs", "reference split"),
     )
-    results, notes, tables, other = _run(prepared, synthetic, options, disclosure)
-    return _result(prepared, results, notes, tables, other, options, claimed)
+    return _result(prepared, *_run(prepared, synthetic, options, disclosure), options, claimed)
+
+
+class HandedOver(dict):
+    """Releases (``{name: table}``) read for one audit alone, as the CLI reads them: the
+    audit empties the dict once nothing reads the raw tables again (without the disclosure
+    risks: before the analyses), so that they are freed (issue #28: 458 MiB for a
+    10-million-row, 6-column release). A plain dict is never changed."""
+
+
+def _let_go(prepared, synthetic):
+    """Drop the audit's own references to the raw releases (``prepared.tables``), and
+    the caller's when it handed them over (:class:`HandedOver`)."""
+    for name in synthetic:
+        prepared.tables.pop(f"synthetic '{name}'", None)
+    if isinstance(synthetic, HandedOver):
+        synthetic.clear()
 
 
 def _as_releases(synthetic):
@@ -397,7 +456,7 @@ def _as_releases(synthetic):
     return synthetic
 
 
-def _result(prepared, results, notes, tables, other, options, claimed):
+def _result(prepared, results, notes, tables, other, n_rows, options, claimed):
     return AuditResult(
         kind="release",
         subjects=results,
@@ -406,7 +465,7 @@ def _result(prepared, results, notes, tables, other, options, claimed):
         delta=float(options.delta),
         claimed_epsilon=claimed[0],
         bounded_margin=claimed[1],
-        n_rows={name: len(frame) for name, frame in prepared.tables.items()},
+        n_rows=n_rows,
         inputs=ReleaseReportInputs(
             feature_names=prepared.feature_names,
             column_report=prepared.column_report,

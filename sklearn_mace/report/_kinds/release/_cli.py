@@ -178,7 +178,7 @@ def input_files(args):
 
 def audit_from_arguments(args):
     """Read the tables and audit the releases (``audit_release``)."""
-    from ._audit import audit_release
+    from ._audit import HandedOver, audit_release
 
     files = {"members": args.members, "non-members": args.non_members}
     if args.reference is not None:
@@ -187,10 +187,12 @@ def audit_from_arguments(args):
     id_columns = arguments.id_columns(args)
     # a release may equal the members (a perfect copy, audited as such), not the real tables
     tables = arguments.read_inputs(files, ("members", "non-members", "reference"), args)
+    notes = arguments.reading_notes(tables)
     result = audit_release(
         tables["members"],
         tables["non-members"],
-        {name: tables[f"synthetic '{name}'"] for name, _ in args.synthetic},
+        # handed over: without the disclosure risks the raw releases are freed early
+        HandedOver((name, tables.pop(f"synthetic '{name}'")) for name, _ in args.synthetic),
         tables.get("reference"),
         columns=arguments.columns(args),
         max_categories=args.max_categories,
@@ -205,7 +207,7 @@ def audit_from_arguments(args):
         **arguments.claim_kwargs(args),
         on_error="report",
     )
-    result.notes[:0] = arguments.reading_notes(tables)
+    result.notes[:0] = notes
     return result
 
 

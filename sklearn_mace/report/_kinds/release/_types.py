@@ -116,11 +116,12 @@ class ReleaseInputs:
 
 @dataclass(frozen=True)
 class Release:
-    """One audited release (a subject's ``inputs``): its encoded rows and raw row keys
-    (sorted, for :func:`~sklearn_mace.report._quality.in_sorted`)."""
+    """One audited release (a subject's ``inputs``): its encoded rows, and whether each
+    target appears verbatim in it (``copied``, from the raw row keys before the engine
+    runs: the release's keys are not held through the analyses)."""
 
     synthetic: np.ndarray
-    synthetic_keys: np.ndarray
+    copied: np.ndarray
 
 
 @dataclass(frozen=True)

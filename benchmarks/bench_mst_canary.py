@@ -119,13 +119,17 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 
 CHILD = r'''
-import contextlib, io, json, resource, sys, time, warnings
+import contextlib, io, itertools, json, resource, sys, time, warnings
 import numpy as np
 import pandas as pd
+from disjoint_set import DisjointSet
+from mbi import Dataset
+from scipy.special import logsumexp
 
 warnings.filterwarnings("ignore")
 from snsynth.aim import AIMSynthesizer
 from snsynth.mst import MSTSynthesizer
+from snsynth.mst import mst as snsynth_mst  # its own mirror_descent and marginal oracle
 from snsynth.transform.table import TableTransformer
 from snsynth.utils import cdp_rho
 
@@ -154,6 +158,19 @@ class RecordingMST(MSTSynthesizer):
     def transform_data(self, data, supports):
         self.supports = supports
         return super().transform_data(data, supports)
+
+    def exponential_mechanism(self, q, eps, sensitivity, prng=np.random, monotonic=False):
+        idx = super().exponential_mechanism(q, eps, sensitivity, prng, monotonic)
+        coef = (1.0 if monotonic else 0.5) * eps / sensitivity  # snsynth's own scale
+        self.steps.append((np.array(q, dtype=float), coef, int(idx)))
+        return idx
+
+    def select(self, data, rho, measurement_log, total, cliques=[]):
+        self.steps = []
+        edges = super().select(data, rho, measurement_log, total, cliques)
+        if whitebox_only and not cliques:
+            self.selection = selection_llr(self, data, measurement_log, total)
+        return edges
 
 
 def public_transformer():
@@ -190,6 +207,73 @@ def whitebox(model):
     return score
 
 
+def edge_scores(data, log, total):
+    """snsynth's candidate scores (MSTSynthesizer.select): the L1 error of each pair's
+    2-way marginal against the model fitted to the 1-way measurements, same call."""
+    est = snsynth_mst.estimation.mirror_descent(
+        data.domain, log, known_total=float(total), iters=1000,
+        marginal_oracle=snsynth_mst.marginal_oracles.message_passing_stable,
+    )
+    return {
+        (a, b): np.linalg.norm(
+            data.project([a, b]).datavector() - est.project([a, b]).datavector(), 1
+        )
+        for a, b in itertools.combinations(data.domain.attrs, 2)
+    }
+
+
+def neighbour(model, data):
+    """The compressed dataset of the other hypothesis: the canary added or removed."""
+    codes = {
+        f"col{j}": int(compressed(canary[[j]], model.supports[f"col{j}"])[0])
+        for j in range(len(canary))
+    }
+    columns = {name: np.asarray(v) for name, v in data.to_dict().items()}
+    if model.member:  # remove one copy of the canary
+        hit = np.ones(len(next(iter(columns.values()))), dtype=bool)
+        for name, code in codes.items():
+            hit &= columns[name] == code
+        keep = np.arange(hit.size) != np.flatnonzero(hit)[0]
+        columns = {name: v[keep] for name, v in columns.items()}
+    else:
+        columns = {name: np.append(v, codes[name]) for name, v in columns.items()}
+    return Dataset(columns, data.domain), (-1 if model.member else 1)
+
+
+def selection_llr(model, data, log, total):
+    """The tree selection's log-likelihood ratio log P(edges | D ∪ canary) − log P(edges | D),
+    replaying snsynth's select loop on the recorded choices: the scores on the run's own
+    data are the recorded ones; those of the other hypothesis are recomputed with the same
+    noisy 1-way measurements (public in the transcript) and that dataset's own total (which
+    snsynth passes as known_total)."""
+    other, shift = neighbour(model, data)
+    theirs = edge_scores(other, log, total + shift)
+    candidates = list(itertools.combinations(data.domain.attrs, 2))
+    ours = dict(zip(candidates, model.steps[0][0]))  # first step: every pair
+    check = np.nan
+    if model.verify:  # the replay's own scores equal snsynth's
+        mine = edge_scores(data, log, total)
+        check = max(abs(mine[e] - ours[e]) for e in candidates)
+    ds, llr, kl_plus, kl_minus = DisjointSet(), 0.0, 0.0, 0.0
+    for q, coef, idx in model.steps:
+        candidates = [e for e in candidates if not ds.connected(*e)]
+        assert np.array_equal(q, [ours[e] for e in candidates]), "replay differs from select"
+        q_other = np.array([theirs[e] for e in candidates])
+        own = coef * q - logsumexp(coef * q)
+        alt = coef * q_other - logsumexp(coef * q_other)
+        plus, minus = (own, alt) if model.member else (alt, own)
+        llr += plus[idx] - minus[idx]
+        kl_plus += float(np.sum(np.exp(plus) * (plus - minus)))
+        kl_minus += float(np.sum(np.exp(minus) * (minus - plus)))
+        ds.union(*candidates[idx])
+    pairs = list(itertools.combinations(data.domain.attrs, 2))
+    dq = [(ours[e] - theirs[e]) * (1 if model.member else -1) for e in pairs]
+    return {
+        "select": float(llr), "kl_plus": kl_plus, "kl_minus": kl_minus,
+        "dq": [float(v) for v in dq], "verify": float(check),
+    }
+
+
 def cpu():
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -197,7 +281,7 @@ def cpu():
 
 rho = cdp_rho(config["epsilon"], config["delta"])
 out.write(json.dumps({"rho": rho}) + "\n")
-rng = np.random.default_rng([config["seed"], config["batch"]])  # a new stream per batch
+rng = np.random.default_rng([config["seed"], config["batch"], config.get("stream", 0)])
 for run in range(2 * config["runs"]):
     member = run % 2 == 0
     rows = np.vstack([data, canary]) if member else data
@@ -209,7 +293,8 @@ for run in range(2 * config["runs"]):
         model = AIMSynthesizer(epsilon=config["epsilon"], delta=config["delta"])
     else:
         model = RecordingMST(epsilon=config["epsilon"], delta=config["delta"])
-        model.logs = []
+        model.logs, model.member = [], member
+        model.verify = run < 2 * config.get("verify", 0)
     transformer = public_transformer() if config["domain"] == "public" else None
     row = {"member": int(member)}
     try:
@@ -221,16 +306,42 @@ for run in range(2 * config["runs"]):
     except Measured:
         pass
     if config["domain"] == "public" and config["synthesizer"] == "mst":
-        row["whitebox"] = whitebox(model)
+        row["gauss"] = whitebox(model)
+        if whitebox_only:
+            row.update(model.selection)
+            row["whitebox"] = row["gauss"] + row["select"]  # the whole transcript's LLR
+        else:
+            row["whitebox"] = row["gauss"]
     row.update(wall=time.perf_counter() - start, cpu=cpu() - start_cpu)
     out.write(json.dumps(row) + "\n")
     out.flush()
 '''
 
 
-def make_data(n_rows, n_columns, n_values, seed):
-    """The fixed dataset (values 0 … n_values − 2) and the canary (every value n_values − 1)."""
+def make_data(n_rows, n_columns, n_values, seed, design="rare"):
+    """The fixed dataset and the canary.
+
+    ``rare``: values 0 … n_values − 2 drawn uniformly, the canary every value n_values − 1.
+    ``select``: three binary columns, balanced, every pair equally correlated: in the
+    coordinates ``(a, b, 1 − c)`` the patterns 000 and 111 appear ``A`` times each and the
+    six others ``B`` times (``B = n_rows // 15``, ``A = (n_rows − 6B)/2``; 90 and 20 at 300
+    rows). Every pair's 2-way marginal then has the same L1 error against the independence
+    model, ``2|A − B|`` (MST's candidate scores tie), and with balanced margins the noise of
+    the 1-way measurements moves it only to second order. The canary is ``(0, 0, 0)``,
+    pattern 001 in those coordinates: its cell is under-estimated by the model in pair
+    (0, 1) and over-estimated in pairs (0, 2) and (1, 2), so adding it raises the first
+    score by 1 and lowers the two others by 1."""
     rng = np.random.default_rng(seed)
+    if design == "select":
+        if (n_columns, n_values) != (3, 2):
+            raise SystemExit("--design select: 3 columns of 2 values")
+        b = n_rows // 15
+        a = (n_rows - 6 * b) // 2
+        patterns = np.array(list(np.ndindex(2, 2, 2)))
+        counts = np.where(patterns.sum(axis=1) % 3 == 0, a, b)
+        data = np.repeat(patterns, counts, axis=0)
+        data[:, 2] = 1 - data[:, 2]
+        return data[rng.permutation(len(data))], np.array([0, 0, 0])
     data = rng.integers(0, n_values - 1, size=(n_rows, n_columns))
     return data, np.full(n_columns, n_values - 1)
 
@@ -242,6 +353,30 @@ def read_runs(path):
     return json.loads(lines[0]), runs[: len(runs) // 2 * 2]
 
 
+def same_setting(a, b):
+    """Two settings equal but for their random stream and verification count."""
+    free = ("stream", "verify", "batch", "runs")
+    return {k: v for k, v in a.items() if k not in free} == {
+        k: v for k, v in b.items() if k not in free
+    }
+
+
+def kept_runs(folder, config):
+    """``(header, runs)`` kept in ``folder``, with those of an interrupted child
+    (``batch.jsonl``, not yet merged); the setting must be ``config``'s."""
+    folder = Path(folder)
+    header, runs = {}, []
+    if (folder / "runs.jsonl").exists():
+        header, runs = read_runs(folder / "runs.jsonl")
+    setting = header.get("setting") or json.loads((folder / "config.json").read_text())
+    if not same_setting(setting, config):
+        raise SystemExit(f"{folder} holds runs of another setting")
+    if (folder / "batch.jsonl").exists():
+        batch_header, batch = read_runs(folder / "batch.jsonl")
+        header, runs = header or batch_header, runs + batch
+    return header, runs
+
+
 def run_child(python, config, folder, append=False):
     """Run the runs in ``python``; ``(rho, runs)``. With ``append``, the new runs (a new
     random stream) are added to those of the same setting already in ``folder``."""
@@ -250,7 +385,7 @@ def run_child(python, config, folder, append=False):
     before = []
     if append and store.exists():
         header, before = read_runs(store)
-        if header["setting"] != setting:
+        if not same_setting(header["setting"], setting):
             raise SystemExit(f"--append: {store} holds runs of another setting")
     config = {**config, "batch": len(before)}
     (folder / "config.json").write_text(json.dumps(config))
@@ -307,7 +442,7 @@ def certify_fixed(members, nonmembers, threshold, claim, confidence=0.95):
 
 #: Thresholds fixed before any run: the log-likelihood ratio's 0 (equal error rates of the
 #: two Gaussians it follows), and "the canary's value or combination appears at all".
-FIXED = {"whitebox": 0.0, "count": 1.0, "rare": 1.0}
+FIXED = {"whitebox": 0.0, "gauss": 0.0, "select": 0.0, "count": 1.0, "rare": 1.0}
 
 
 def attainable_mu(mu, n_certify):
@@ -329,7 +464,7 @@ def table(runs, rho, args):
     gaussian = PrivacyClaim.gaussian(implied)
     member = np.array([r["member"] for r in runs]) == 1
     rows = []
-    for feature in ("whitebox", "count", "rare"):
+    for feature in ("whitebox", "gauss", "select", "count", "rare"):
         if feature not in runs[0]:
             continue
         values = np.array([r[feature] for r in runs], dtype=float)
@@ -406,10 +541,32 @@ def main():
         "--append", action="store_true", help="add --runs runs per side to those in --keep"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--design",
+        choices=("rare", "select"),
+        default="rare",
+        help="rare: the canary holds values no record has; select: it moves MST's tree "
+        "selection (3 binary columns, see make_data)",
+    )
+    parser.add_argument(
+        "--stream", type=int, default=0, help="random stream (parallel --keep folders)"
+    )
+    parser.add_argument(
+        "--verify",
+        type=int,
+        default=2,
+        help="pairs of runs whose replayed selection scores are checked against snsynth's",
+    )
+    parser.add_argument(
+        "--also",
+        action="append",
+        default=[],
+        help="with --reuse: certify also the runs kept in this folder (same setting)",
+    )
     args = parser.parse_args()
     if args.features == "whitebox" and (args.domain == "data" or args.synthesizer == "aim"):
         parser.error("--features whitebox reads MST's measurements on the public domain")
-    data, canary = make_data(args.rows, args.columns, args.values, args.seed)
+    data, canary = make_data(args.rows, args.columns, args.values, args.seed, args.design)
     config = {
         "data": data.tolist(),
         "canary": canary.tolist(),
@@ -421,15 +578,17 @@ def main():
         "features": args.features,
         "seed": args.seed,
         "synthesizer": args.synthesizer,
+        "stream": args.stream,
+        "verify": args.verify,
     }
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch:
         folder = args.keep or scratch
         os.makedirs(folder, exist_ok=True)
         if args.reuse:  # with the runs of an interrupted child (batch.jsonl, not merged)
-            header, runs = read_runs(Path(folder) / "runs.jsonl")
-            if (Path(folder) / "batch.jsonl").exists():
-                runs += read_runs(Path(folder) / "batch.jsonl")[1]
+            header, runs = kept_runs(folder, config)
+            for extra in args.also:
+                runs += kept_runs(extra, config)[1]
             rho = header["rho"]
         else:
             rho, runs = run_child(args.synth_python, config, folder, append=args.append)

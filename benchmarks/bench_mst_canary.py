@@ -453,10 +453,83 @@ def attainable_mu(mu, n_certify):
     return attainable(mu, n_certify)
 
 
+def selection_law(rho, shift=(1.0, -1.0, -1.0)):
+    """The tree selection's exact law on the ``select`` design, idealized (the three scores
+    tie; the canary moves them by ``shift``): per path (first edge, second edge) its
+    probability with the canary, without it, and its log-likelihood ratio. MST's select: 3
+    columns, r − 1 = 2 exponential-mechanism steps of ε = √(8(ρ/3)/2), scale ε/2 per unit
+    of score (sensitivity 1); after any first edge of the triangle both others remain."""
+    from scipy.special import logsumexp
+
+    shift = np.asarray(shift)
+    coef = 0.5 * np.sqrt(8 * (rho / 3) / 2)
+
+    def log_p(active, plus):
+        q = coef * shift[active] * plus
+        return q - logsumexp(q)
+
+    paths = []
+    for first in range(3):
+        rest = [e for e in range(3) if e != first]
+        for second in range(2):
+            plus = log_p([0, 1, 2], 1)[first] + log_p(rest, 1)[second]
+            minus = log_p([0, 1, 2], 0)[first] + log_p(rest, 0)[second]
+            paths.append((np.exp(plus), np.exp(minus), plus - minus))
+    return paths
+
+
+def law_rates(rho, part, thresholds):
+    """Population (FPR, FNR) of "member iff statistic ≥ t" for the derived law of ``part``:
+    ``gauss`` N(±μ_G²/2, μ_G²); ``select`` the selection's discrete law; ``whitebox`` their
+    sum (independent given the path: the measurements' noise is independent of the choice)."""
+    from scipy.stats import norm
+
+    mu_g = np.sqrt(4 * rho / 3)
+    paths = selection_law(rho) if part != "gauss" else [(1.0, 1.0, 0.0)]
+    sd = mu_g if part != "select" else 1e-12
+    mean = mu_g**2 / 2 if part != "select" else 0.0
+    rates = []
+    for t in thresholds:
+        fpr = sum(q * norm.sf(t, -mean + llr, sd) for _, q, llr in paths)
+        fnr = sum(p * norm.cdf(t, mean + llr, sd) for p, _, llr in paths)
+        rates.append((float(np.clip(fpr, 0, 1)), float(np.clip(fnr, 0, 1))))
+    return rates
+
+
+def attainable_law(rho, part, n_certify):
+    """``bench_algorithm_tightness.attainable`` on the derived law of ``part``."""
+    from bench_algorithm_tightness import attainable
+
+    from sklearn_mace.metrics._fdp import mu_from_error_bounds
+
+    grid = np.linspace(-1.2, 1.2, 49) if part != "select" else np.linspace(-0.6, 0.6, 25)
+    return attainable(law_rates(rho, part, grid), n_certify, mu_from_error_bounds)
+
+
+def certify_rank(members, nonmembers, epsilon, delta, seed, confidence=0.95):
+    """The library's rank test on every run (ranks fixed by the sizes, no selection runs):
+    ``(μ̂, ε̂ at δ, whether it contradicts the (ε, δ) claim)``; μ̂ is NaN where this tree
+    has no μ rank test (``rank_grid_mu``, issue #30)."""
+    from sklearn_mace.metrics import _rank_test
+
+    alpha = 1.0 - confidence
+    bound, _ = _rank_test.rank_grid_epsilon(
+        members, nonmembers, delta=delta, alpha=alpha, rng=np.random.default_rng(seed)
+    )
+    mu = np.nan
+    if hasattr(_rank_test, "rank_grid_mu"):
+        mu, _ = _rank_test.rank_grid_mu(
+            members, nonmembers, alpha=alpha, rng=np.random.default_rng(seed + 1)
+        )
+    return float(mu), float(bound), bool(bound > epsilon)
+
+
 def table(runs, rho, args):
-    """Per feature: the library's split rule (``AlgorithmAudit``'s) and the fixed threshold.
-    FPR, FNR and the empirical μ are the μ-GDP test's (claim: μ-GDP at the implied μ); the
-    certified ε at δ and the verdict are the (ε, δ) claim's (its own threshold)."""
+    """Per feature: the library's split rule (``AlgorithmAudit``'s), the fixed threshold and
+    the rank test. FPR, FNR and the empirical μ are the μ-GDP test's (claim: μ-GDP at the
+    implied μ); the certified ε at δ and the verdict are the (ε, δ) claim's (its own
+    threshold). ``attainable μ``: one fixed threshold's mean bound at that many certifying
+    runs, on the derived law of the statistic (``select`` design) or on N(±μ_G²/2, μ_G²)."""
     from sklearn_mace.algorithm import PrivacyClaim
 
     implied = float(np.sqrt(2 * rho))
@@ -469,31 +542,40 @@ def table(runs, rho, args):
             continue
         values = np.array([r[feature] for r in runs], dtype=float)
         inside, outside = values[member], values[~member]
-        for rule in ("split", "fixed"):
+        part = feature if "select" in runs[0] else "gauss"
+        for rule in ("split", "fixed", "rank"):
+            fpr = fnr = np.nan
             if rule == "split":
                 point, mu, _ = certify(inside, outside, gaussian, args.seed)
                 audit, _, contradicted = certify(inside, outside, stated, args.seed)
-                certifying = len(inside) - len(inside) // 2
-            else:
+                certifying, epsilon = len(inside) - len(inside) // 2, audit.epsilon_lower_bound
+                fpr, fnr = point.fpr, point.fnr
+            elif rule == "fixed":
                 point, mu, _ = certify_fixed(inside, outside, FIXED[feature], gaussian)
                 audit, _, contradicted = certify_fixed(inside, outside, FIXED[feature], stated)
+                certifying, epsilon = len(inside), audit.epsilon_lower_bound
+                fpr, fnr = point.fpr, point.fnr
+            else:
+                mu, epsilon, contradicted = certify_rank(
+                    inside, outside, args.epsilon, args.delta, args.seed
+                )
                 certifying = len(inside)
+            whitebox = feature in ("whitebox", "gauss", "select")
             rows.append(
                 {
-                    "domain": args.domain,
                     "feature": feature,
                     "rule": rule,
                     "runs/side": len(inside),
                     "certifying/side": certifying,
-                    "FPR": round(point.fpr, 3),
-                    "FNR": round(point.fnr, 3),
-                    f"certified ε @δ={args.delta:g}": round(audit.epsilon_lower_bound, 3),
+                    "FPR": round(fpr, 3),
+                    "FNR": round(fnr, 3),
+                    f"certified ε @δ={args.delta:g}": round(epsilon, 3),
                     f"contradicts ({args.epsilon:g}, {args.delta:g})": contradicted,
                     "empirical μ": round(mu, 3),
                     "implied μ": round(implied, 3),
                     "ratio": round(mu / implied, 3),
-                    "attainable μ": round(attainable_mu(np.sqrt(4 * rho / 3), certifying), 3)
-                    if feature == "whitebox"
+                    "attainable μ": round(attainable_law(rho, part, certifying), 3)
+                    if whitebox and rule != "rank"
                     else np.nan,
                 }
             )
@@ -501,18 +583,71 @@ def table(runs, rho, args):
 
 
 def check_whitebox(runs, rho):
-    """The white-box statistic against its closed form: N(±μ_G²/2, μ_G²), μ_G = √(4ρ/3)."""
+    """Each white-box statistic's mean and spread against its derived law: the Gaussian part
+    N(±μ_G²/2, μ_G²) with μ_G = √(4ρ/3) (closed form); the selection part and the whole on
+    the ``select`` design from :func:`selection_law` (ideal ties), beside the mean of the
+    per-run exact KL divergences of the recorded steps (the runs' own scores)."""
     if "whitebox" not in runs[0]:
         return
     member = np.array([r["member"] for r in runs]) == 1
-    values = np.array([r["whitebox"] for r in runs])
     mu_g = np.sqrt(4 * rho / 3)
+    laws = {"gauss": ((mu_g**2 / 2, mu_g), (-(mu_g**2) / 2, mu_g))}
+    if "select" in runs[0]:
+        paths = np.array(selection_law(rho))
+        sel = []
+        for weight in (paths[:, 0], paths[:, 1]):
+            mean = float(np.sum(weight * paths[:, 2]))
+            sel.append((mean, float(np.sqrt(np.sum(weight * paths[:, 2] ** 2) - mean**2))))
+        laws["select"] = tuple(sel)
+        laws["whitebox"] = tuple(
+            (g[0] + s[0], float(np.hypot(g[1], s[1])))
+            for g, s in zip(laws["gauss"], sel, strict=True)
+        )
+    for feature, ((m_in, s_in), (m_out, s_out)) in laws.items():
+        values = np.array([r[feature] for r in runs])
+        print(
+            f"{feature:>8} LLR: members mean {values[member].mean():+.4f} "
+            f"(± {values[member].std(ddof=1) / np.sqrt(member.sum()):.4f}) sd "
+            f"{values[member].std(ddof=1):.4f}, non-members mean {values[~member].mean():+.4f} "
+            f"sd {values[~member].std(ddof=1):.4f}; derived {m_in:+.4f} sd {s_in:.4f} / "
+            f"{m_out:+.4f} sd {s_out:.4f}"
+        )
+    if "select" in runs[0]:
+        kl_plus = np.mean([r["kl_plus"] for r in runs if r["member"]])
+        kl_minus = np.mean([r["kl_minus"] for r in runs if not r["member"]])
+        checked = [r["verify"] for r in runs if np.isfinite(r["verify"])]
+        shifts = np.array([r["dq"] for r in runs])
+        print(
+            f"selection: mean exact KL of the recorded steps {kl_plus:.4f} (members, D+‖D−) / "
+            f"{kl_minus:.4f} (non-members, D−‖D+), ρ/3 = {rho / 3:.4f}; score shifts per pair "
+            f"(canary in − out) mean {np.round(shifts.mean(axis=0), 4).tolist()}, largest "
+            f"|shift| {np.abs(shifts).max():.4f}; replayed scores vs snsynth's, "
+            f"{len(checked)} runs: largest difference {max(checked, default=np.nan):.2g}"
+        )
     print(
-        f"white-box LLR: members mean {values[member].mean():+.4f} sd "
-        f"{values[member].std(ddof=1):.4f}, non-members mean {values[~member].mean():+.4f} "
-        f"sd {values[~member].std(ddof=1):.4f}; closed form ±{mu_g**2 / 2:.4f}, sd "
-        f"{mu_g:.4f} (Gaussian part √(4ρ/3) = {mu_g:.4f} = "
-        f"{mu_g / np.sqrt(2 * rho):.3f} of the implied μ)"
+        f"Gaussian part √(4ρ/3) = {mu_g:.4f} = {mu_g / np.sqrt(2 * rho):.3f} of the implied μ "
+        f"{np.sqrt(2 * rho):.4f}"
+    )
+
+
+def population(rho, n_runs):
+    """What the whole-transcript test can show on the ``select`` design (derived law): its
+    μ at the fixed threshold 0 with population error rates, and the attainable μ (one fixed
+    threshold, Clopper–Pearson) at this run count and at others, against the implied μ."""
+    from scipy.stats import norm
+
+    implied = np.sqrt(2 * rho)
+    ((fpr, fnr),) = law_rates(rho, "whitebox", [0.0])
+    mu = norm.isf(fpr) - norm.ppf(fnr)
+    counts = sorted({n_runs, 1_000, 3_000, 5_000, 10_000})
+    reach = ", ".join(
+        f"{n:,}: {attainable_law(rho, 'whitebox', n) / implied:.3f}".replace(",", " ")
+        for n in counts
+    )
+    print(
+        f"derived law of the whole transcript's LLR: threshold 0 has FPR {fpr:.4f}, FNR "
+        f"{fnr:.4f}, μ {mu:.4f} = {mu / implied:.3f} of the implied {implied:.4f}; attainable "
+        f"ratio by certifying runs per side: {reach}"
     )
 
 
@@ -605,6 +740,8 @@ def main():
     import pandas as pd
 
     check_whitebox(runs, rho)
+    if "select" in runs[0]:
+        population(rho, len(runs) // 2)
     with pd.option_context("display.width", 250):
         print(pd.DataFrame(table(runs, rho, args)).to_string(index=False))
 

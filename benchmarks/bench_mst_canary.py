@@ -330,7 +330,14 @@ def make_data(n_rows, n_columns, n_values, seed, design="rare"):
     the 1-way measurements moves it only to second order. The canary is ``(0, 0, 0)``,
     pattern 001 in those coordinates: its cell is under-estimated by the model in pair
     (0, 1) and over-estimated in pairs (0, 2) and (1, 2), so adding it raises the first
-    score by 1 and lowers the two others by 1."""
+    score by 1 and lowers the two others by 1.
+
+    ``total`` (a probe of the scores' sensitivity, not an audit): column 1 equals column 0
+    (balanced over ``n_values`` values), column 2 never equals it; the canary is
+    ``(0, 0, 0)``. snsynth's select fits its model with ``known_total=len(data)``, so the
+    canary also rescales every model cell by about 1/N: the pairs' scores move by about
+    ``±(1 + (1 − 2/n_values))``, beyond the sensitivity 1 the exponential mechanism is
+    calibrated for (add/remove-one)."""
     rng = np.random.default_rng(seed)
     if design == "select":
         if (n_columns, n_values) != (3, 2):
@@ -342,6 +349,13 @@ def make_data(n_rows, n_columns, n_values, seed, design="rare"):
         data = np.repeat(patterns, counts, axis=0)
         data[:, 2] = 1 - data[:, 2]
         return data[rng.permutation(len(data))], np.array([0, 0, 0])
+    if design == "total":
+        if n_columns != 3:
+            raise SystemExit("--design total: 3 columns")
+        first = np.arange(n_rows) % n_values  # balanced
+        other = (first + 1 + rng.integers(0, n_values - 1, n_rows)) % n_values  # never first
+        data = np.column_stack([first, first, other])
+        return data[rng.permutation(n_rows)], np.zeros(3, dtype=int)
     data = rng.integers(0, n_values - 1, size=(n_rows, n_columns))
     return data, np.full(n_columns, n_values - 1)
 
@@ -542,7 +556,7 @@ def table(runs, rho, args):
             continue
         values = np.array([r[feature] for r in runs], dtype=float)
         inside, outside = values[member], values[~member]
-        part = feature if "select" in runs[0] else "gauss"
+        part = feature if args.design == "select" else "gauss"
         for rule in ("split", "fixed", "rank"):
             fpr = fnr = np.nan
             if rule == "split":
@@ -560,7 +574,8 @@ def table(runs, rho, args):
                     inside, outside, args.epsilon, args.delta, args.seed
                 )
                 certifying = len(inside)
-            whitebox = feature in ("whitebox", "gauss", "select")
+            derived = args.design == "select" or feature == "gauss" or "select" not in runs[0]
+            derived = derived and feature in ("whitebox", "gauss", "select")
             rows.append(
                 {
                     "feature": feature,
@@ -575,14 +590,14 @@ def table(runs, rho, args):
                     "implied μ": round(implied, 3),
                     "ratio": round(mu / implied, 3),
                     "attainable μ": round(attainable_law(rho, part, certifying), 3)
-                    if whitebox and rule != "rank"
+                    if derived and rule != "rank"
                     else np.nan,
                 }
             )
     return rows
 
 
-def check_whitebox(runs, rho):
+def check_whitebox(runs, rho, design):
     """Each white-box statistic's mean and spread against its derived law: the Gaussian part
     N(±μ_G²/2, μ_G²) with μ_G = √(4ρ/3) (closed form); the selection part and the whole on
     the ``select`` design from :func:`selection_law` (ideal ties), beside the mean of the
@@ -592,7 +607,7 @@ def check_whitebox(runs, rho):
     member = np.array([r["member"] for r in runs]) == 1
     mu_g = np.sqrt(4 * rho / 3)
     laws = {"gauss": ((mu_g**2 / 2, mu_g), (-(mu_g**2) / 2, mu_g))}
-    if "select" in runs[0]:
+    if design == "select":
         paths = np.array(selection_law(rho))
         sel = []
         for weight in (paths[:, 0], paths[:, 1]):
@@ -678,7 +693,7 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--design",
-        choices=("rare", "select"),
+        choices=("rare", "select", "total"),
         default="rare",
         help="rare: the canary holds values no record has; select: it moves MST's tree "
         "selection (3 binary columns, see make_data)",
@@ -739,8 +754,8 @@ def main():
     )
     import pandas as pd
 
-    check_whitebox(runs, rho)
-    if "select" in runs[0]:
+    check_whitebox(runs, rho, args.design)
+    if args.design == "select":
         population(rho, len(runs) // 2)
     with pd.option_context("display.width", 250):
         print(pd.DataFrame(table(runs, rho, args)).to_string(index=False))

@@ -1,15 +1,26 @@
 """smartnoise-synth's MST (and AIM) at (ε, δ) = (1, 1e-2) against a worst-case canary (#30).
 
-The dataset is fixed (``--rows`` records, ``--columns`` categorical columns of ``--values``
-values each, drawn uniformly from all values but the last); the canary is the record whose
-every value is the last one: a unique combination of values no other record has. Each run
-fits ``snsynth``'s ``MSTSynthesizer(epsilon, delta)`` (``--synthesizer aim``:
+Two datasets (``--design``), each fixed, with ``--rows`` records:
+
+* ``rare`` — ``--columns`` categorical columns of ``--values`` values each, drawn uniformly
+  from all values but the last; the canary is the record whose every value is the last one:
+  a unique combination of values no other record has;
+* ``select`` — a canary that moves MST's tree selection (3 binary columns,
+  :func:`make_data`): every pair's candidate score (the L1 error of its 2-way marginal
+  against the model fitted to the noisy 1-way marginals) ties, and adding the canary
+  raises one pair's score by 1 (its cell is under-estimated by the model) and lowers the
+  two others' by 1 (over-estimated). On ``rare`` the canary's cell is empty in every pair,
+  so it raises every score by about 1 and barely moves the choice.
+
+Each run fits ``snsynth``'s ``MSTSynthesizer(epsilon, delta)`` (``--synthesizer aim``:
 ``AIMSynthesizer``) on the dataset with the canary (member runs) or without it
 (non-member runs), alternately, ``--runs`` times per side (add/remove-one). The runs
 execute in ``--synth-python`` (a Python with ``smartnoise-synth`` 1.0.8), in a child process
 that writes one line of features per run; this Python certifies them. snsynth draws its
 Gaussian noise from OpenDP's generator, which takes no seed: the runs are independent but
-not reproducible, and two invocations give different numbers.
+not reproducible, and two invocations give different numbers (``--stream`` gives parallel
+invocations distinct streams for the exponential mechanism's generator; ``--reuse --also``
+certifies several kept folders of one setting together).
 
 Two domains:
 
@@ -22,19 +33,31 @@ Two domains:
 
 Features of a run (all about the canary):
 
-* ``whitebox`` (MST, public domain) — the log-likelihood ratio of MST's noisy Gaussian
-  measurements (its 1-way marginals before compression, and the 2-way marginals of the
-  selected tree on the compressed domain): ``Σ (y_c − x_c − ½)/σ²`` over each
-  measurement's canary cell ``c`` (``x_c`` that cell's count in the data without the
-  canary). Read from snsynth's own ``measure`` calls (a subclass records what they return;
-  nothing of MST is changed; ``--features whitebox`` stops a run after the last
-  measurement, since the model fit and the release are post-processing). Under add/remove,
-  MST's two Gaussian steps (ρ/3 each) make this statistic exactly ``N(∓μ_G²/2, μ_G²)``
-  with ``μ_G = √(4ρ/3)``, the optimal test of the Gaussian part; the script prints the
-  runs' means and spreads beside that closed form. The third ρ/3 (the exponential
-  mechanism choosing the tree) is not read: on this dataset the canary's cell is empty in
-  every pair, so it raises every candidate edge's score by about 1 and barely moves the
-  choice (by construction, not measured).
+* ``whitebox`` (MST, public domain, ``--features whitebox``) — the log-likelihood ratio of
+  MST's whole transcript up to its last measurement, ``log p(run | D ∪ canary) − log p(run
+  | D)``: by Neyman–Pearson the most powerful test of that pair. It is the sum of
+
+  - ``gauss``, the Gaussian measurements' (the 1-way marginals before compression, and the
+    2-way marginals of the selected tree on the compressed domain): ``Σ (y_c − x_c − ½)/σ²``
+    over each measurement's canary cell ``c`` (``x_c`` that cell's count without the
+    canary), from snsynth's own ``measure`` calls (a subclass records what they return).
+    Under add/remove MST's two Gaussian steps (ρ/3 each) make it exactly
+    ``N(±μ_G²/2, μ_G²)`` (members +) with ``μ_G = √(4ρ/3)``;
+  - ``select``, the tree selection's (the third ρ/3): for each exponential-mechanism step,
+    ``log P(chosen edge | D ∪ canary) − log P(chosen edge | D)``. The subclass records
+    each step's scores ``q``, scale and choice from snsynth's own ``exponential_mechanism``
+    call (``0.5·ε/sensitivity``, ε = √(8(ρ/3)/(r − 1)), sensitivity 1, as in
+    ``MSTSynthesizer.select``); the other hypothesis's scores are recomputed with snsynth's
+    own call (``mirror_descent`` on the same noisy 1-way measurements, 1 000 iterations, the
+    other dataset's row count as ``known_total``), and the steps are replayed with snsynth's
+    candidate rule (a replay that differs from the recorded scores stops the run; the
+    first ``--verify`` pairs of runs also recompute the run's own scores and print the
+    largest difference from snsynth's).
+
+  Nothing of MST is changed; a run stops after the last measurement (the model fit and
+  the release are post-processing). The script prints each part's mean and spread beside
+  its derived law (:func:`selection_law`: the selection's exact law with ideal ties) and
+  the mean exact KL divergence of the recorded steps.
 * ``count`` — black box: rows of a release of ``--rows`` rows equal to the canary.
 * ``rare`` — black box: release rows holding the canary's value in column 0.
 
@@ -43,14 +66,17 @@ The claim. MST and AIM spend ``ρ = cdp_rho(ε, δ)`` (snsynth's conversion; 0.1
 the 2026 "Tight auditing of DP in MST and AIM" study compares against (0.45) — is
 ``√(2ρ)`` = 0.455; MST's Gaussian measurements alone are ``√(4ρ/3)`` = 0.371-GDP (0.816 of
 it), so a test of them can never show more than 0.816 of the implied μ. The runs of each
-feature are certified by the library, two ways:
+feature are certified by the library, three ways:
 
 * ``split`` — :func:`sklearn_mace.algorithm._audit.certify_rule`, the rule
   ``AlgorithmAudit`` applies to each target (``attack_fraction=0.5``): half of each side
   chooses the threshold, the other half gets exact Clopper–Pearson bounds (95 %);
 * ``fixed`` — a threshold fixed before any run (0 for the log-likelihood ratio, the equal
   error point of its two Gaussians; "appears at least once" for the counts), every run
-  certifying (:func:`sklearn_mace.metrics.audit_epsilon` with an explicit threshold).
+  certifying (:func:`sklearn_mace.metrics.audit_epsilon` with an explicit threshold);
+* ``rank`` — the library's rank test on every run (``certificate="rank_test"``'s grid of
+  ranks fixed by the sample sizes, 95 %): ε at δ from ``rank_grid_epsilon``, μ from
+  ``rank_grid_mu`` (the μ-GDP test of issue #30; NaN in a tree without it).
 
 The certified point is read as a μ (``mu_from_error_bounds``, AlgorithmAudit's
 ``mu_lower_bounds_``; threshold at equal error rates, the μ-GDP claim's choice) and as an ε
@@ -659,10 +685,20 @@ def population(rho, n_runs):
         f"{n:,}: {attainable_law(rho, 'whitebox', n) / implied:.3f}".replace(",", " ")
         for n in counts
     )
+    low, high = 1_000, 64_000  # the fewest certifying runs per side whose mean reaches 0.8
+    while high - low > 100:
+        middle = (low + high) // 2
+        low, high = (
+            (middle, high)
+            if attainable_law(rho, "whitebox", middle) < 0.8 * implied
+            else (low, middle)
+        )
+    needed = f"{high:,}".replace(",", " ")
     print(
         f"derived law of the whole transcript's LLR: threshold 0 has FPR {fpr:.4f}, FNR "
         f"{fnr:.4f}, μ {mu:.4f} = {mu / implied:.3f} of the implied {implied:.4f}; attainable "
-        f"ratio by certifying runs per side: {reach}"
+        f"ratio by certifying runs per side: {reach}; 0.8 needs about "
+        f"{needed} certifying runs per side"
     )
 
 

@@ -702,6 +702,33 @@ def population(rho, n_runs):
     )
 
 
+def rank_typical(rho, n_runs, n_draws, seed=12345):
+    """The rank test's μ on ``n_draws`` simulated audits of ``n_runs`` runs per side drawn
+    from the derived law of the whole transcript's LLR (Gaussian part plus the selection's
+    discrete law, independent): its mean and spread, what the rank row can be compared
+    with. Needs ``rank_grid_mu``."""
+    from sklearn_mace.metrics import _rank_test
+
+    if not hasattr(_rank_test, "rank_grid_mu"):
+        return
+    mu_g = np.sqrt(4 * rho / 3)
+    paths = np.array(selection_law(rho))
+    rng = np.random.default_rng(seed)
+    bounds = []
+    for draw in range(n_draws):
+        sides = []
+        for sign, weight in ((1, paths[:, 0]), (-1, paths[:, 1])):
+            pick = rng.choice(len(paths), n_runs, p=weight / weight.sum())
+            sides.append(rng.normal(sign * mu_g**2 / 2, mu_g, n_runs) + paths[pick, 2])
+        bounds.append(_rank_test.rank_grid_mu(*sides, rng=np.random.default_rng(draw))[0])
+    implied = np.sqrt(2 * rho)
+    print(
+        f"rank test on {n_draws} audits drawn from the derived law, {n_runs} runs per side: "
+        f"μ mean {np.mean(bounds):.3f} (ratio {np.mean(bounds) / implied:.3f}), sd "
+        f"{np.std(bounds, ddof=1):.3f}"
+    )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--synth-python", default=sys.executable, help="a Python with snsynth")
@@ -742,6 +769,12 @@ def main():
         type=int,
         default=2,
         help="pairs of runs whose replayed selection scores are checked against snsynth's",
+    )
+    parser.add_argument(
+        "--rank-draws",
+        type=int,
+        default=0,
+        help="select design: simulated audits from the derived law for the rank test's mean",
     )
     parser.add_argument(
         "--also",
@@ -793,6 +826,7 @@ def main():
     check_whitebox(runs, rho, args.design)
     if args.design == "select":
         population(rho, len(runs) // 2)
+        rank_typical(rho, len(runs) // 2, args.rank_draws)
     with pd.option_context("display.width", 250):
         print(pd.DataFrame(table(runs, rho, args)).to_string(index=False))
 

@@ -84,6 +84,24 @@ at δ = 1e-2 against ``PrivacyClaim.approximate(1, 1e-2)`` (threshold chosen for
 claim). ``attainable μ`` is what one threshold attains on average at that many certifying
 runs if the true μ is ``μ_G`` (``bench_algorithm_tightness.attainable_mu``).
 
+Measured, ``select`` design (issue #30's MST item), 4 323 runs per side (three streams,
+``nice -n 10``, 2 shared cores at load 4–12; 6 464 s CPU, 0.75 s per run with the
+counterfactual selection scores; rank μ from ``rank_grid_mu`` as in the issue #30 rank-test
+branch): whole-transcript LLR, fixed threshold 0: μ **0.386 = 0.849 of the implied 0.455**
+(attainable 0.365 = 0.802); rank test μ **0.416 = 0.915**; AlgorithmAudit's split rule 0.359
+= 0.790 (attainable 0.333); (1, 1e-2) kept by all. Parts: Gaussian measurements alone 0.322
+fixed / 0.336 rank; selection alone 0.217 fixed / 0.221 rank. Statistic against its derived
+law: members +0.0966 sd 0.426, non-members −0.1060 sd 0.446 (derived +0.0951 sd 0.433 /
+−0.0963 sd 0.441); selection part +0.0260 / −0.0318 (derived +0.0262 / −0.0273); replayed
+scores equal snsynth's (18 runs, difference 0). Derived population μ of the test 0.440 (0.967);
+0.8 attainable with a fixed threshold needs about 4 259 certifying runs per side. Rank test
+on 24 audits drawn from the derived law at 1 700 runs per side: mean μ 0.373 (0.82).
+``--design total`` (15 runs per side): snsynth's selection scores move by up to 1.671 when
+the canary is added (``known_total`` is the true row count), beyond the sensitivity 1 the
+exponential mechanism is calibrated for under add/remove — a probe, not a certified audit.
+
+Earlier, ``rare`` design (the ``whitebox`` rows below are the Gaussian part alone):
+
 Measured (2 shared cores at load 5–14, ``nice -n 5``; 300 rows × 3 columns of 4 values;
 runs/side, certifying runs/side; ε at δ = 1e-2 and its verdict on (1, 1e-2); μ and its
 ratio to the implied 0.455; attainable μ at that many certifying runs):
@@ -709,7 +727,7 @@ def rank_typical(rho, n_runs, n_draws, seed=12345):
     with. Needs ``rank_grid_mu``."""
     from sklearn_mace.metrics import _rank_test
 
-    if not hasattr(_rank_test, "rank_grid_mu"):
+    if n_draws < 2 or not hasattr(_rank_test, "rank_grid_mu"):
         return
     mu_g = np.sqrt(4 * rho / 3)
     paths = np.array(selection_law(rho))

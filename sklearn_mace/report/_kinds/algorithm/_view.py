@@ -517,8 +517,14 @@ def power_text(result, subject):
     n = subject.facts.get("n_certify_runs")
     if not n:
         return "the runs' power is unknown (the shadow runs failed)"
+    if not np.isfinite(result.claimed_epsilon):
+        # a μ-GDP claim at δ = 0 has no finite ε to exceed: it is tested through μ only
+        return (
+            "the claim states no finite ε at this δ, so no power in ε applies: it is tested "
+            "as a curve, through the certified μ"
+        )
     ranked = getattr(result.inputs, "certificate", "threshold") == "rank_test"
-    if ranked and np.isfinite(result.claimed_epsilon):
+    if ranked:
         return _rank_power_text(result, subject, int(n))
     epsilon = detectable_epsilon(
         int(n),

@@ -121,6 +121,16 @@ def test_the_card_says_which_certificate_gave_the_epsilon(runs):
     assert "Rank test</b>" in page  # how to read it
 
 
+def test_the_card_states_the_joint_coverage_of_epsilon_and_mu(runs):
+    # three events at alpha/2 (point, epsilon rank test, mu rank test): at 95 % the epsilon
+    # and mu bounds hold all together at 92.5 %, and the card must not claim 95 % for both
+    threshold, rank = runs
+    page = (rank / "report.html").read_text(encoding="utf-8")
+    assert page.count("the ε and μ bounds all together hold at 92.5%") == 2
+    default = (threshold / "report.html").read_text(encoding="utf-8")
+    assert "all together hold at" not in default
+
+
 def test_a_bad_certificate_exits_2_naming_the_flag(capsys, tmp_path):
     with pytest.raises(SystemExit) as stop:
         _cli(tmp_path / "out", "--certificate", "pooled")

@@ -247,6 +247,20 @@ def _rank_cells(analysis):
     return {"rank-test ε ≥": scores.rank_epsilon, "rank test's tails": tails}
 
 
+def _joint_rank_coverage(result):
+    """Under ``certificate="rank_test"`` the ε and the μ bounds each hold at the card's
+    level, but they come from three events at α/2 (the point, the ε rank test, the μ rank
+    test): together they hold at 1 − 3α/2 only, and the card says so."""
+    if getattr(result.inputs, "certificate", "threshold") != "rank_test":
+        return ""
+    joint = 1.0 - 1.5 * (1.0 - result.confidence)
+    return (
+        f" Under the rank certificate the ε bounds hold together at {result.confidence:.0%} "
+        f"and so do the μ bounds; the ε and μ bounds all together hold at {joint:.1%} "
+        "(the point and two rank tests, each at α/2)."
+    )
+
+
 def certificate_line(result, subject):
     """HTML: which certificate gave the ε (``certificate="rank_test"`` only; the threshold's
     card is as it was)."""
@@ -309,7 +323,7 @@ class AlgorithmCards(Cards):
             "Bonferroni over the targets); each recipe is a separate claim. A claim is "
             "contradicted only when a target's certified point lies below the claimed "
             "trade-off curve (see the trade-off figure); for an ε or (ε, δ) claim, when its "
-            "certified ε exceeds the claimed ε.</div>"
+            f"certified ε exceeds the claimed ε.{_joint_rank_coverage(result)}</div>"
         )
 
     def exposure(self, report, subject):

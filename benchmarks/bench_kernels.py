@@ -15,6 +15,9 @@ Rows (median of ``--repeats``; wall and CPU seconds of the process, user + sys):
   previous one (a float64 pass over a shifted copy of Y) and the screen of every row;
 * ``KDE sums`` — ``gaussian_log_kernel_sum`` (running log-sum-exp over data tiles)
   against the previous one (per-tile ``logsumexp`` into a table, then one more);
+* ``KDE fit + score`` — ``GaussianKDE.fit`` (Scott's rule) and ``score_samples``, which
+  whitens the data tile by tile inside the sums, against ``--kde-ref`` (a whitened copy of
+  the data made in ``fit``, ``np.cov``'s centred copy for the rule);
 * ``kernel table`` — the certificate's ``grouped_log_kernel_sums`` (float32; 11
   bandwidths on the √2 grid, 10 groups; data tiles with a running shift) against the
   previous one (every data row in each block).
@@ -51,6 +54,7 @@ from sklearn_mace.utils import _neighbors
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_REF = "ec63e51"  # the commit before issue #28's kernels
 DEFAULT_SCREEN_REF = "5a55e81"  # issue #28's screen before the tie-heavy pass
+DEFAULT_KDE_REF = "0763084"  # the KDE that kept a whitened copy of its data
 # (pass, data, dimensions, data rows, queries); data: "normal", or integer codes of
 # "2 levels" / "4 levels" (tie-heavy: equal rows and equal distances everywhere)
 CASES = [
@@ -63,6 +67,8 @@ CASES = [
     ("ball count", "2 levels", 3, 200_000, 1_000),
     ("KDE sums", "normal", 8, 100_000, 2_000),
     ("KDE sums", "normal", 64, 100_000, 2_000),
+    ("KDE fit + score", "normal", 6, 1_000_000, 1_200),
+    ("KDE fit + score", "normal", 64, 100_000, 2_000),
     ("kernel table", "normal", 8, 100_000, 2_000),
 ]
 
@@ -148,10 +154,22 @@ def runs(name, data, d, n, n_queries, rng):
         if old_grid is not None:
             out.append(("previous", lambda: old_grid.grouped_log_kernel_sums(X, Y, groups, 10, h)))
         return [*out, ("new", lambda: _grid.grouped_log_kernel_sums(X, Y, groups, 10, h))]
+    if name == "KDE fit + score":
+        return _kde_fit_and_score(X, Y)
     out = []
     if old_kde is not None:
         out.append(("previous", lambda: old_kde.gaussian_log_kernel_sum(X, Y)))
     return [*out, ("new", lambda: _kde.gaussian_log_kernel_sum(X, Y))]
+
+
+def _kde_fit_and_score(X, Y):
+    def fit_and_score(module):
+        return module.GaussianKDE(bandwidth="scott", device="cpu").fit(Y).score_samples(X)
+
+    out = []
+    if PREVIOUS.get("kde_whitened") is not None:
+        out.append(("whitened copy", lambda: fit_and_score(PREVIOUS["kde_whitened"])))
+    return [*out, ("new", lambda: fit_and_score(_kde))]
 
 
 def speed_table(scale, repeats, only=None):
@@ -218,6 +236,9 @@ def main(argv=None):
         default=DEFAULT_SCREEN_REF,
         help="git commit of the float32 screen before the tie-heavy pass ('' to skip)",
     )
+    parser.add_argument(
+        "--kde-ref", default=DEFAULT_KDE_REF, help="git commit of the KDE with a whitened copy"
+    )
     parser.add_argument("--memory", action="store_true", help="add the peak-memory table")
     parser.add_argument("--no-speed", action="store_true", help="skip the speed table")
     parser.add_argument(
@@ -233,6 +254,7 @@ def main(argv=None):
         PREVIOUS["neighbors_screen"] = previous("sklearn_mace.utils._neighbors", args.screen_ref)
     PREVIOUS["kde"] = previous("sklearn_mace.density._kde", args.ref)
     PREVIOUS["grid"] = previous("sklearn_mace.density._grid", args.ref)
+    PREVIOUS["kde_whitened"] = previous("sklearn_mace.density._kde", args.kde_ref)
     print(f"CPU: {os.cpu_count()} cores, torch threads {torch.get_num_threads()}; load average ")
     print(f"{os.getloadavg()[0]:.1f}; median of {args.repeats}; scale {args.scale}; ref {args.ref}")
     print()

@@ -19,6 +19,7 @@ from ..utils._chunks import chunk_rows, device_chunk_bytes, row_chunks
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._threads import pass_threads
 from ..utils._torch import TorchDevice, resolve_device, row_sq_norms, to_numpy, to_tensor
+from ._covariance import sample_covariance
 from ._grid import binned_gaussian_kde
 
 __all__ = [
@@ -77,7 +78,7 @@ def bandwidth_matrix(X, bandwidth):
                 f"bandwidth must be one of {sorted(BANDWIDTH_RULES)}, a float > 0 "
                 f"or {d} floats > 0; got {bandwidth!r}."
             )
-        covariance = np.atleast_2d(np.cov(X, rowvar=False))
+        covariance = sample_covariance(X)
         H = BANDWIDTH_RULES[bandwidth](n, d) ** 2 * covariance
         if not np.all(np.isfinite(H)) or np.linalg.matrix_rank(H) < d:
             raise ValueError(
@@ -137,21 +138,26 @@ _WHITEN_BLOCK_BYTES = 8 * 2**20
 _TILE_ROWS = 512
 
 
-def gaussian_log_kernel_sum(Z_query, Z_data, *, device="cpu", max_chunk_bytes=None):
+def gaussian_log_kernel_sum(Z_query, Z_data, *, whiten=None, device="cpu", max_chunk_bytes=None):
     """``log Σ_i exp(−½‖z − z_i‖²)`` for every query row ``z`` (whitened coordinates).
 
     One tiled pass with a running log-sum-exp (Milakov & Gimelshein, *Online normalizer
-    calculation for softmax*, 2018): for a block of query rows and each tile of data rows,
-    one matrix product gives ``a_i = z·z_i − ½‖z_i‖²``; the running maximum ``M`` and sum
-    ``S = Σ exp(a_i − M)`` are updated as ``M′ = max(M, max_i a_i)``,
+    calculation for softmax*, 2018): for each tile of data rows and each block of query
+    rows, one matrix product gives ``a_i = z·z_i − ½‖z_i‖²``; the query rows' running
+    maximum ``M`` and sum ``S = Σ exp(a_i − M)`` are updated as ``M′ = max(M, max_i a_i)``,
     ``S′ = S·exp(M − M′) + Σ_i exp(a_i − M′)``, and the log sum is ``log S + M − ½‖z‖²``
     (the row constant added after the reduction). Every step is a tensor operation on the
     device: no value comes back to the host inside the loop (no ``.item()``, no branch on a
     tensor), so CUDA never waits for the host between tiles; the queries go to the device
-    once and the sums come back once, after the last block. In float64 throughout: the
+    once and the sums come back once, after the last tile. In float64 throughout: the
     result equals a direct float64 ``logsumexp`` of ``−½‖z − z_i‖²`` to within the
     expansion's rounding, ``4·d·2⁻⁵³·(‖z‖ + max‖z_i‖)²`` absolute plus ``1e-13`` relative,
     whatever the tiling (tested against scipy, far-out queries included).
+
+    With ``whiten=(c, W)`` the data rows are raw and each tile is whitened on the way,
+    ``z_i = (x_i − c) W``, so no whitened copy of the data exists (a KDE on a
+    10-million-row, 6-column release held one of 458 MiB, issue #28); the data tile, not the
+    query block, is the outer loop, so each data row is whitened once per call.
 
     Blocks (query rows × data tile) of at most ``max_chunk_bytes`` (default: 4 MiB on CPU,
     cache-sized; on CUDA an eighth of the free device memory, 64 MiB to 2 GiB:
@@ -163,7 +169,10 @@ def gaussian_log_kernel_sum(Z_query, Z_data, *, device="cpu", max_chunk_bytes=No
     Z_query : ndarray of shape (n_queries, n_features)
         Query points, whitened.
     Z_data : ndarray of shape (n_data, n_features)
-        Data points, whitened the same way.
+        Data points, whitened the same way (or raw, with ``whiten``).
+    whiten : tuple (centre, matrix) or None, default=None
+        ``centre`` of shape (n_features,) and ``matrix`` (n_features × n_features) that
+        whiten a raw data row ``x`` as ``(x − centre) @ matrix``; None: ``Z_data`` is whitened.
     device : {"auto", "cpu", "cuda"} or torch.device, default="cpu"
         Where the sums run; the result is a NumPy array either way.
     max_chunk_bytes : int, default=None
@@ -182,48 +191,59 @@ def gaussian_log_kernel_sum(Z_query, Z_data, *, device="cpu", max_chunk_bytes=No
     >>> out = gaussian_log_kernel_sum(np.array([[0.0]]), data)
     >>> bool(np.isclose(out[0], np.log(1 + np.exp(-2.0))))
     True
+    >>> raw = gaussian_log_kernel_sum(np.array([[0.0]]), 2 * data + 1, whiten=(1.0, [[0.5]]))
+    >>> bool(np.isclose(raw[0], out[0]))
+    True
     """
     import torch
 
     dev = resolve_device(device)
     if max_chunk_bytes is None:
         max_chunk_bytes = CPU_BLOCK_BYTES if dev.type == "cpu" else device_chunk_bytes(dev)
-    data = to_tensor(Z_data, dev)
-    half_data_sq = row_sq_norms(data).mul_(-0.5)
+    n, m = len(Z_query), len(Z_data)
+    if n == 0 or m == 0:
+        return np.full(n, -np.inf)
     # the queries go to the device once and the sums stay there until the end: no host
     # round trip (a synchronisation on CUDA) per block; on the CPU both are views, no copy
-    queries = to_tensor(Z_query, dev)
-    n, m = len(Z_query), len(Z_data)
-    out = torch.empty(n, dtype=torch.float64, device=dev)
-    if n == 0 or m == 0:
-        return to_numpy(out.fill_(-np.inf))
+    queries, data = to_tensor(Z_query, dev), to_tensor(Z_data, dev)
+    if whiten is not None:
+        whiten = tuple(torch.as_tensor(np.asarray(a, dtype=float), device=dev) for a in whiten)
     tile = min(m, chunk_rows(min(n, _TILE_ROWS), max_bytes=max_chunk_bytes))
     step = chunk_rows(tile, max_bytes=max_chunk_bytes)
     buffer = torch.empty(min(n, step) * tile, dtype=torch.float64, device=dev)
     with pass_threads(n * m, device=dev):
-        for start in range(0, n, step):
-            z = queries[start : start + step]
-            log_sum = _running_log_sum(z, data, half_data_sq, tile, buffer)
-            out[start : start + step] = log_sum.sub_((z * z).sum(dim=1).mul_(0.5))
-    return to_numpy(out)
+        log_sum = _running_log_sums(queries, data, whiten, tile, step, buffer)
+        log_sum.sub_(row_sq_norms(queries).mul_(0.5))
+    return to_numpy(log_sum)
 
 
-def _running_log_sum(z, data, half_data_sq, tile, buffer):
-    """``log Σ_i exp(z·z_i − ½‖z_i‖²)`` per row of ``z`` by a running (max, sum) over data
-    tiles of ``tile`` rows (see :func:`gaussian_log_kernel_sum`); ``buffer`` holds one block.
+def _running_log_sums(queries, data, whiten, tile, step, buffer):
+    """``log Σ_i exp(z·z_i − ½‖z_i‖²)`` per query row by a running (max, sum) over data
+    tiles of ``tile`` rows, each whitened by ``whiten`` (``(c, W)`` tensors, or None) and
+    met by blocks of ``step`` query rows (see :func:`gaussian_log_kernel_sum`); ``buffer``
+    holds one block.
     """
     import torch
 
-    running_max = torch.full((len(z),), -torch.inf, dtype=z.dtype, device=z.device)
-    running_sum = torch.zeros(len(z), dtype=z.dtype, device=z.device)
+    running_max = torch.full(
+        (len(queries),), -torch.inf, dtype=queries.dtype, device=queries.device
+    )
+    running_sum = torch.zeros(len(queries), dtype=queries.dtype, device=queries.device)
     for start in range(0, len(data), tile):
-        stop = min(start + tile, len(data))
-        block = buffer[: len(z) * (stop - start)].view(len(z), stop - start)
-        torch.addmm(half_data_sq[start:stop], z, data[start:stop].T, out=block)
-        new_max = torch.maximum(running_max, block.amax(dim=1))
-        running_sum.mul_(running_max.sub_(new_max).exp_())
-        running_sum.add_(block.sub_(new_max.unsqueeze(1)).exp_().sum(dim=1))
-        running_max = new_max
+        z_data = data[start : start + tile]
+        if whiten is not None:
+            z_data = (z_data - whiten[0]) @ whiten[1]
+        half_sq = row_sq_norms(z_data).mul_(-0.5)
+        for first in range(0, len(queries), step):
+            rows = slice(first, first + step)
+            z = queries[rows]
+            block = buffer[: len(z) * len(z_data)].view(len(z), len(z_data))
+            torch.addmm(half_sq, z, z_data.T, out=block)
+            old_max = running_max[rows]
+            new_max = torch.maximum(old_max, block.amax(dim=1))
+            running_sum[rows].mul_(old_max.sub_(new_max).exp_())
+            running_sum[rows].add_(block.sub_(new_max.unsqueeze(1)).exp_().sum(dim=1))
+            old_max.copy_(new_max)
     return running_sum.log_().add_(running_max)
 
 
@@ -309,8 +329,8 @@ or {"scott", "silverman"}, default="scott"
             raise ValueError(f"bandwidth={self.bandwidth!r} gives a singular kernel.") from exc
         self._inverse_cholesky = solve_triangular(self._cholesky, np.eye(d), lower=True)
         self._centre = X.mean(axis=0)
+        # no whitened copy of the data: the kernel sums whiten each tile on the way
         self.data_ = X
-        self._whitened = self._whiten(X)
         self._log_norm = (
             -np.log(n) - np.log(np.diag(self._cholesky)).sum() - 0.5 * d * np.log(2 * np.pi)
         )
@@ -345,7 +365,8 @@ or {"scott", "silverman"}, default="scott"
         # on every core and then spin-wait for ~0.1 s (docs/design.md, "Devices and threads")
         with pass_threads(len(X) * self.n_samples_fit_, device=self.device):
             Z = self._whiten(X)
-            log_sum = gaussian_log_kernel_sum(Z, self._whitened, device=self.device)
+            whiten = (self._centre, self._inverse_cholesky.T)
+            log_sum = gaussian_log_kernel_sum(Z, self.data_, whiten=whiten, device=self.device)
         return log_sum + self._log_norm
 
     def score_samples_interval(self, X, confidence=0.95):

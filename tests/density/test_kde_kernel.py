@@ -14,8 +14,8 @@ import torch
 from scipy.special import logsumexp
 from scipy.stats import gaussian_kde
 
-from sklearn_mace.density import GaussianKDE
-from sklearn_mace.density._kde import _running_log_sum, gaussian_log_kernel_sum
+from sklearn_mace.density import GaussianKDE, _kde
+from sklearn_mace.density._kde import _running_log_sums, gaussian_log_kernel_sum
 
 
 def direct_log_sum(Zq, Zd):
@@ -46,24 +46,69 @@ def test_running_log_sum_equals_direct_float64(rng, d, chunk_bytes):
     assert_close_to_direct(got, Zq, Zd)
 
 
-def test_no_value_comes_back_to_the_host_inside_the_loop(rng, monkeypatch):
+@pytest.mark.parametrize("raw", [False, True])
+def test_no_value_comes_back_to_the_host_inside_the_loop(rng, monkeypatch, raw):
     # A host synchronisation needs a tensor's value in Python: .item(), float(), int(),
-    # bool() (a branch), .tolist(), .numpy(). Any of them inside the tile loop fails here.
+    # bool() (a branch), .tolist(), .numpy(). Any of them inside the tile loop fails here,
+    # the tiles' whitening included.
     Zq, Zd = _queries_and_data(rng, 4)
     z, data = torch.as_tensor(Zq), torch.as_tensor(Zd)
-    half = (data * data).sum(dim=1).mul_(-0.5)
-    buffer = torch.empty(len(z) * 100, dtype=torch.float64)
-    want = _running_log_sum(z, data, half, 100, buffer).clone()
+    whiten = None
+    if raw:  # raw rows x = 2 z + 1: whitened by (x - 1) @ (I / 2)
+        data, whiten = 2 * data + 1, (torch.ones(4, dtype=torch.float64), torch.eye(4) / 2)
+        whiten = (whiten[0], whiten[1].double())
+    buffer = torch.empty(30 * 100, dtype=torch.float64)
+    want = _running_log_sums(z, data, whiten, 100, 30, buffer).clone()
 
     def refuse(*args, **kwargs):
         raise AssertionError("host synchronisation inside the loop")
 
     for name in ("item", "__float__", "__int__", "__bool__", "tolist", "numpy", "cpu"):
         monkeypatch.setattr(torch.Tensor, name, refuse)
-    got = _running_log_sum(z, data, half, 100, buffer)
+    got = _running_log_sums(z, data, whiten, 100, 30, buffer)
     monkeypatch.undo()
     np.testing.assert_array_equal(got.numpy(), want.numpy())
     assert_close_to_direct(got.numpy() - 0.5 * (Zq**2).sum(axis=1), Zq, Zd)
+
+
+@pytest.mark.parametrize("d", [1, 8])
+@pytest.mark.parametrize("chunk_bytes", [None, 8 * 64 * 70, 8 * 70])
+def test_raw_data_whitened_tile_by_tile_equal_the_whitened_data(rng, d, chunk_bytes):
+    # Raw rows x = z L^T + c far from the origin: whitening each tile on the way gives the
+    # sums of the whitened rows, to the direct float64 sums' stated rounding.
+    Zq, Zd = _queries_and_data(rng, d)
+    L = np.linalg.cholesky(np.cov(rng.normal(size=(50, d)), rowvar=False) + np.eye(d))
+    centre = rng.normal(size=d) * 1e3
+    X = Zd @ L.T + centre
+    whiten = (centre, np.linalg.inv(L).T)
+    Z_back = (X - centre) @ whiten[1]  # the whitened rows the tiles should produce
+    got = gaussian_log_kernel_sum(Zq, X, whiten=whiten, max_chunk_bytes=chunk_bytes)
+    assert_close_to_direct(got, Zq, Z_back)
+
+
+def test_no_whitened_copy_of_the_data_is_made(rng, monkeypatch):
+    # Every squared-norm pass of the kernel sums sees one data tile (or the queries), never
+    # a whitened array as long as the data: the KDE of a 10-million-row release held one.
+    X = rng.normal(size=(20_000, 3))
+    Q = rng.normal(size=(600, 3))
+    seen = []
+
+    def recording(tensor):
+        seen.append(len(tensor))
+        return real(tensor)
+
+    real = _kde.row_sq_norms
+    monkeypatch.setattr(_kde, "row_sq_norms", recording)
+    kde = GaussianKDE(bandwidth=0.3, device="cpu").fit(X)
+    got = kde.score_samples(Q)
+    monkeypatch.undo()
+    assert not hasattr(kde, "_whitened")
+    assert max(seen) <= max(len(Q), _kde.chunk_rows(512, max_bytes=_kde.CPU_BLOCK_BYTES))
+    want = GaussianKDE(bandwidth=0.3, device="cpu").fit(X).score_samples(Q)
+    np.testing.assert_array_equal(got, want)  # the recording changes nothing
+    direct = logsumexp(-0.5 * ((Q[:, None] - X[None]) ** 2).sum(-1) / 0.09, axis=1)
+    log_norm = -np.log(len(X)) - 3 * np.log(0.3) - 1.5 * np.log(2 * np.pi)
+    np.testing.assert_allclose(got, direct + log_norm, rtol=1e-11)
 
 
 @pytest.mark.parametrize("d", [1, 3])

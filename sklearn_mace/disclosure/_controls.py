@@ -41,11 +41,12 @@ def _row_hashes(encoded):
     return pd.util.hash_pandas_object(frame, index=False).to_numpy()
 
 
-def _share_in(rows, table, block=_HASH_BLOCK):
+def _share_in(rows, table, block=None):
     """Share of ``rows`` found in ``table`` (encoded columns, or a
     :class:`~sklearn_mace.disclosure._mixed.MixedTable` encoded block by block), hashed
-    ``block`` rows at a time (a row's hash does not depend on the others: no table-sized
-    copy or encoding of a large release)."""
+    ``block`` rows at a time (``_HASH_BLOCK`` when None; a row's hash does not depend on
+    the others: no table-sized copy or encoding of a large release)."""
+    block = _HASH_BLOCK if block is None else block
     if hasattr(table, "encoded_block"):
         n, rows_of = table.n_rows, table.encoded_block
     else:

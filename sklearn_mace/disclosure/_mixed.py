@@ -116,7 +116,9 @@ class MixedTable:
         4 bytes a row when ``order`` is int32)."""
         if self._rank is None:
             rank = np.empty_like(self.order)
-            rank[self.order] = np.arange(self.n_rows, dtype=self.order.dtype)
+            for start in range(0, self.n_rows, _DENSE_BLOCK_ROWS):  # no release-long arange
+                stop = min(start + _DENSE_BLOCK_ROWS, self.n_rows)
+                rank[self.order[start:stop]] = np.arange(start, stop, dtype=rank.dtype)
             self._rank = rank
         return self._rank
 

@@ -194,13 +194,13 @@ def test_neighbours_break_ties_by_the_shuffle_as_before(small_sample, seed, k):
     table = MixedTable(_positional(release), list(release.columns), order=order)
     for columns in ([0, 1, 2, 3, 4, 5, 6, 7], [1, 3, 4, 7], [0, 2, 6]):
         old = _old_neighbours(table, encoded, columns, k)
-        dense, pruned = _both(small_sample, lambda: table.kneighbors(encoded, columns, k))
+        dense, pruned = _both(
+            small_sample, lambda columns=columns: table.kneighbors(encoded, columns, k)
+        )
         np.testing.assert_array_equal(dense, old)
         np.testing.assert_array_equal(pruned, old)
     secrets = [0, 1, 3, 6]
-    dense, pruned = _both(
-        small_sample, lambda: table.kneighbors_leave_one_out(encoded, secrets, k)
-    )
+    dense, pruned = _both(small_sample, lambda: table.kneighbors_leave_one_out(encoded, secrets, k))
     for s in secrets:
         old = _old_neighbours(table, encoded, [j for j in range(8) if j != s], k)
         np.testing.assert_array_equal(dense[s], old)

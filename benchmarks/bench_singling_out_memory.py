@@ -79,7 +79,7 @@ def _phases(release, members, control, multivariate):
     fitted = univariate_fit()
 
     def univariate_search():  # the search alone, on the fitted release's encoding
-        return fitted._univariate(fitted._table.encoded, check_random_state(0))
+        return fitted._univariate(check_random_state(0))
 
     def univariate_evaluate():
         return fitted.evaluate(members, control)

@@ -17,11 +17,12 @@ class ReleaseMixin(BaseEstimator):
     """``fit(release)`` for the disclosure attacks (not used directly).
 
     ``fit`` validates the release, shuffles its rows once (``random_state``: ties between
-    equidistant release rows go to a random one) and encodes it for the Gower-like distance
-    (:mod:`sklearn_mace.disclosure._mixed`). The shuffle is kept as the rows' order
-    (``_order``: shuffled row ``i`` is row ``_order[i]`` of the release ``_frame``), not as
-    a shuffled copy of the table (issue #28: 458 MiB for a 10-million-row, 6-column
-    release); :meth:`_raw` reads the release's values of shuffled rows.
+    equidistant release rows go to a random one) and prepares it for the Gower-like distance
+    (:class:`~sklearn_mace.disclosure._mixed.MixedTable`). The shuffle is kept as the rows'
+    order (``_order``: shuffled row ``i`` is row ``_order[i]`` of the release ``_frame``),
+    not as a shuffled copy of the table, and the table holds the release's own numeric
+    columns, not an encoded copy (issue #28: 458 MiB each for a 10-million-row, 6-column
+    release); the searches return release rows, and :meth:`_raw` reads their values.
     """
 
     def _fit_release(self, X):
@@ -38,14 +39,14 @@ class ReleaseMixin(BaseEstimator):
         return frame
 
     def _raw(self, j, rows=None):
-        """Column ``j``'s release values at shuffled rows ``rows`` (any shape; all rows in
-        the release's own order when None): float64 for a numeric column
-        (:meth:`MixedTable.numeric_values`), the values as given otherwise."""
+        """Column ``j``'s values at release rows ``rows`` (any shape; all when None):
+        float64 for a numeric column (:meth:`MixedTable.numeric_values`, the table's own
+        array, read-only), the values as given otherwise."""
         if self.column_kinds_[j] == NUMERIC:
-            values = self._table.numeric_values(self._frame, j)
+            values = self._table.columns[j]
         else:
             values = self._frame[j].to_numpy()
-        return values if rows is None else values[self._order[rows]]
+        return values if rows is None else values[rows]
 
     def _encoded(self, X):
         """Validate rows to attack against the release; return (frame, encoded columns)."""
@@ -56,7 +57,7 @@ class ReleaseMixin(BaseEstimator):
     def _check_controls(self, target_encoded, control_encoded):
         """Warn when the release holds control records verbatim (see ``_controls``)."""
         check_controls(
-            self._table.encoded,
+            self._table,
             target_encoded,
             control_encoded,
             n_release=self.n_release_,

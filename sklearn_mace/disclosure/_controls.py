@@ -41,13 +41,20 @@ def _row_hashes(encoded):
     return pd.util.hash_pandas_object(frame, index=False).to_numpy()
 
 
-def _share_in(rows, table, block=_HASH_BLOCK):
-    """Share of ``rows`` found in ``table``, hashed ``block`` rows at a time (a row's hash
-    does not depend on the others: no table-sized copy of a large release)."""
+def _share_in(rows, table, block=None):
+    """Share of ``rows`` found in ``table`` (encoded columns, or a
+    :class:`~sklearn_mace.disclosure._mixed.MixedTable` encoded block by block), hashed
+    ``block`` rows at a time (``_HASH_BLOCK`` when None; a row's hash does not depend on
+    the others: no table-sized copy or encoding of a large release)."""
+    block = _HASH_BLOCK if block is None else block
+    if hasattr(table, "encoded_block"):
+        n, rows_of = table.n_rows, table.encoded_block
+    else:
+        n, rows_of = len(table[0]), lambda start, stop: [c[start:stop] for c in table]
     hashes = _row_hashes(rows)
     found = np.zeros(len(hashes), dtype=bool)
-    for start in range(0, len(table[0]), block):
-        found |= np.isin(hashes, _row_hashes([c[start : start + block] for c in table]))
+    for start in range(0, n, block):
+        found |= np.isin(hashes, _row_hashes(rows_of(start, start + block)))
     return float(found.mean())
 
 
@@ -56,9 +63,12 @@ def check_controls(release, targets, control, *, n_release, n_targets, stackleve
 
     Parameters
     ----------
-    release, targets, control : list of ndarray
-        The three tables, encoded column by column the same way (numbers scaled, categories
-        as codes; :class:`~sklearn_mace.disclosure._mixed.MixedTable`).
+    release : MixedTable or list of ndarray
+        The release: a :class:`~sklearn_mace.disclosure._mixed.MixedTable` (encoded
+        block by block), or its columns encoded as the records are.
+    targets, control : list of ndarray
+        The records, encoded column by column (numbers scaled, categories as codes;
+        :meth:`~sklearn_mace.disclosure._mixed.MixedTable.encode`).
     n_release, n_targets : int
         Their numbers of rows.
     stacklevel : int, default=3

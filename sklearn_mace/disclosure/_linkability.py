@@ -52,8 +52,11 @@ def random_link_rates(n_release, size_a, size_b):
 def _tied_neighbours(table, queries, columns, n_neighbors, start, stop):
     """(block, n_release) bool: release rows at or within the ``n_neighbors``-th smallest
     distance of each query over ``columns`` (every row tied there included)."""
-    shape = (stop - start, len(table.encoded[0]))
-    distance = table._distance(queries, columns, start, stop, np.empty(shape), np.empty(shape))
+    release = table.shuffled()  # a small release (the dense pass): any order, rows as sets
+    shape = (stop - start, table.n_rows)
+    distance = table._distance(
+        queries, columns, start, stop, np.empty(shape), np.empty(shape), release
+    )
     kth = np.partition(distance, n_neighbors - 1, axis=1)[:, n_neighbors - 1 : n_neighbors]
     return distance <= kth
 

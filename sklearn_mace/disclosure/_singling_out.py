@@ -8,6 +8,8 @@ record of the release's training data — against the same count on control reco
 release never saw.
 """
 
+import math
+import struct
 from functools import partial
 from numbers import Integral, Real
 
@@ -24,6 +26,7 @@ __all__ = ["SinglingOutRisk", "singling_out_risk"]
 
 _LE, _EQ, _GE = -1, 0, 1
 _SCREENS = (512, 4096)  # release rows on which the multivariate search rejects most attempts
+_COUNT_BLOCK = 1 << 18  # release rows compared at a time (not a release-long encoding)
 
 
 def _matches(encoded, predicate):
@@ -60,13 +63,14 @@ def _term_counts(screen, values, chosen, numeric, medians):
     return mask.sum(axis=1)
 
 
-def _screened_counts(screen, encoded, rows, chosen, counts_of, numeric, medians):
+def _screened_counts(screen, n, values, rows, chosen, counts_of, numeric, medians):
     """Each attempt's matching rows where at most one (exact): ``_SCREENS`` rows, then all.
 
-    An attempt that holds for two rows of a screen holds for two rows of the release; the
-    others go on to the next screen, and the last ones are counted on every row by
+    ``screen`` holds the shuffle's first rows of the ``n``-row release, ``values`` the
+    attempts' rows encoded (attempts by columns, float64). An attempt
+    that holds for two rows of a screen holds for two rows of the release; the others go
+    on to the next screen, and the last ones are counted on every row by
     ``counts_of(rows, chosen)``."""
-    values = np.column_stack([c[rows] for c in encoded]).astype(np.float64)
     counts = np.full(len(rows), 2)
     open_ = np.arange(len(rows))
     for size in _SCREENS:
@@ -74,10 +78,67 @@ def _screened_counts(screen, encoded, rows, chosen, counts_of, numeric, medians)
             screen[:, :size], values[open_], chosen[open_], numeric, medians
         )
         open_ = open_[counts[open_] <= 1]
-        if size >= len(encoded[0]):
+        if size >= n:
             return counts
     counts[open_] = counts_of(rows[open_], chosen[open_])
     return counts
+
+
+def _nth_true(mask, ks, block=1 << 20):
+    """Positions of the ``ks``-th true entries of ``mask`` (``ks`` ascending, from 0),
+    counted ``block`` entries at a time (not every true entry's position at once)."""
+    positions = np.empty(len(ks), dtype=np.intp)
+    seen = i = 0
+    for start in range(0, len(mask), block):
+        if i == len(ks):
+            break
+        part = mask[start : start + block]
+        found = int(np.count_nonzero(part))
+        stop = int(np.searchsorted(ks, seen + found))  # the ks within this block
+        if stop > i:
+            positions[i:stop] = np.flatnonzero(part)[ks[i:stop] - seen] + start
+            i = stop
+        seen += found
+    return positions
+
+
+def _raw_bound(raw, scale, value, upper):
+    """The raw end ``t`` of a numeric term's half-line: ``x >= t`` exactly when
+    ``x / scale >= value`` (``upper``), else ``x <= t`` exactly when ``x / scale <= value``,
+    for every double ``x``; ``raw / scale == value``.
+
+    Correctly rounded division by ``scale > 0`` is non-decreasing in ``x`` (Python's float
+    division is NumPy's: IEEE 754), so each side is a half-line of doubles; its end is
+    walked to one double at a time from ``raw`` (a few at most where several doubles share
+    a quotient), else found by bisection over the doubles' order."""
+    outward = -math.inf if upper else math.inf
+
+    def inside(x):
+        return x / scale >= value if upper else x / scale <= value
+
+    t = raw
+    for _ in range(8):
+        step = math.nextafter(t, outward)
+        if not inside(step):
+            return t
+        t = step
+    lo, hi = _order_key(outward), _order_key(t)  # outside, inside
+    while abs(hi - lo) > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if inside(_from_key(mid)) else (mid, hi)
+    return _from_key(hi)
+
+
+def _order_key(x):
+    """An integer in the doubles' order (``-0.0`` and ``0.0`` share 0)."""
+    (bits,) = struct.unpack("<q", struct.pack("<d", x))
+    return bits if bits >= 0 else -(bits & 0x7FFF_FFFF_FFFF_FFFF)
+
+
+def _from_key(key):
+    """The double of an :func:`_order_key`."""
+    bits = key if key >= 0 else (-key) | (1 << 63)
+    return struct.unpack("<d", struct.pack("<Q", bits))[0]
 
 
 def _choice(rng, n, size):
@@ -236,11 +297,10 @@ class SinglingOutRisk(ReleaseMixin):
         """
         self._fit_release(X)
         rng = check_random_state(self.random_state)
-        encoded = self._table.encoded
         if self.mode == "univariate":
-            found = self._univariate(encoded, rng)
+            found = self._univariate(rng)
         else:
-            found = self._multivariate(encoded, rng)
+            found = self._multivariate(rng)
         if not found:
             raise ValueError(
                 f"No {self.mode} predicate singles out one row of the release "
@@ -250,31 +310,36 @@ class SinglingOutRisk(ReleaseMixin):
         self.predicates_ = self._readable(found)
         return self
 
-    def _candidates(self, column, j):
-        """Column ``j``'s one-row predicates: its values held once, in ascending order,
-        then (numeric) ``(op, value)`` for the minimum (``<=``) and the maximum (``>=``)
-        when held once.
+    def _candidates(self, j):
+        """Column ``j``'s one-row predicates, as ``(ordered, single, ends)``: the column's
+        encoding sorted, whether each sorted value is held once (the values held once, in
+        ascending order, are ``ordered[single]``), and (numeric) ``(op, value)`` for the
+        minimum (``<=``) and the maximum (``>=``) when held once.
 
         ``np.unique``'s values of count 1, from one sorted copy and two boolean rows
-        (``np.unique`` with counts holds about five column-sized arrays). A value held once
-        matches one row (the extremes: only that row lies beyond them), unless it is NaN
-        (NaN matches no row): NaNs are left out."""
-        ordered = np.sort(column)
+        (``np.unique`` with counts holds about five column-sized arrays), not a copy of the
+        values held once (issue #28: all of a continuous column). A numeric column is sorted
+        raw and divided in place: ``x / r`` is non-decreasing in ``x``, so this is the sorted
+        encoding. A value held once matches one row (the extremes: only that row lies beyond
+        them); the release's numeric columns are finite (no NaN, which matches no row)."""
+        ordered = np.sort(self._table.columns[j])
+        numeric = self.column_kinds_[j] == NUMERIC
+        if numeric:
+            np.divide(ordered, self._table.scales[j], out=ordered)
         single = np.ones(len(ordered), dtype=bool)
         differ = ordered[1:] != ordered[:-1]
         single[1:] &= differ
         single[:-1] &= differ
         del differ
-        once = ordered[single]
         ends = []
-        if self.column_kinds_[j] == NUMERIC:
+        if numeric:
             if single[0]:
                 ends.append((_LE, ordered[0]))
             if single[-1]:
                 ends.append((_GE, ordered[-1]))
-        return once[once == once], [(op, v) for op, v in ends if v == v]
+        return ordered, single, ends
 
-    def _univariate(self, encoded, rng):
+    def _univariate(self, rng):
         """Up to ``n_queries`` one-column predicates that each hold for one release row.
 
         The candidates, column by column, in :meth:`_candidates`' order; when there are more
@@ -283,27 +348,52 @@ class SinglingOutRisk(ReleaseMixin):
         columns and the drawn ones taken in a second (a Python predicate per candidate
         took about 180 bytes per value held once, their values 8)."""
         sizes = []
-        for j, column in enumerate(encoded):
-            once, ends = self._candidates(column, j)
-            sizes.append(len(once) + len(ends))
-            del once
+        for j in range(self.n_features_in_):
+            _, single, ends = self._candidates(j)
+            sizes.append(int(np.count_nonzero(single)) + len(ends))
+            del single
         starts = np.cumsum([0, *sizes])
         if starts[-1] > self.n_queries:
             chosen = np.sort(_choice(rng, int(starts[-1]), self.n_queries))
         else:
             chosen = np.arange(starts[-1])
         found = []
-        for j, column in enumerate(encoded):
+        for j in range(self.n_features_in_):
             picks = chosen[(chosen >= starts[j]) & (chosen < starts[j + 1])] - starts[j]
             if picks.size == 0:
                 continue
-            once, ends = self._candidates(column, j)
-            for k in picks:
-                if k < len(once):
-                    found.append([(j, _EQ, once[k])])
+            ordered, single, ends = self._candidates(j)
+            n_once = sizes[j] - len(ends)
+            once = ordered[_nth_true(single, picks[picks < n_once])]
+            if self.column_kinds_[j] != NUMERIC:
+                once = once.astype(np.intp)  # the codes' type in the records' encoding
+            for i, k in enumerate(picks):
+                if k < n_once:
+                    found.append([(j, _EQ, once[i])])
                 else:
-                    found.append([(j, *ends[k - len(once)])])
+                    found.append([(j, *ends[k - n_once])])
         return found
+
+    def _row_values(self, row):
+        """Release row ``row`` encoded, one scalar per column (float64, or an int64 code)."""
+        rows = np.array([row])
+        return [
+            self._table.encoded(j, rows)[0]
+            if kind == NUMERIC
+            else np.intp(self._table.columns[j][row])
+            for j, kind in enumerate(self.column_kinds_)
+        ]
+
+    def _medians(self):
+        """The median of each numeric column's encoding (NaN for a categorical one)."""
+        return np.array(
+            [
+                np.median(self._table.encoded(j), overwrite_input=True)  # a fresh copy
+                if kind == NUMERIC
+                else np.nan
+                for j, kind in enumerate(self.column_kinds_)
+            ]
+        )
 
     def _shaped(self, row_values, columns, medians):
         """The multivariate predicate of a row's values on ``columns``."""
@@ -316,45 +406,42 @@ class SinglingOutRisk(ReleaseMixin):
                 terms.append((j, _EQ, value))
         return terms
 
-    def _multivariate(self, encoded, rng):
+    def _multivariate(self, rng):
         """Random predicates of ``n_columns`` columns, kept when they isolate one release row;
         tried in batches until ``n_queries`` are found or ``max_attempts`` tried.
 
-        Each batch is screened on the first ``_SCREENS`` release rows: a predicate that
-        holds for two of them cannot single out one row, and most are rejected there; the
-        others are counted on every row. The same predicates as counting every attempt on
-        every row (the same draws, batch by batch), at a fraction of the comparisons."""
-        p, n = self.n_features_in_, self.n_release_
+        Each attempt takes a random row of the shuffle. Each batch is screened on the
+        shuffle's first ``_SCREENS`` rows: a predicate that holds for two of them cannot
+        single out one row, and most are rejected there; the others are counted on every
+        row. The same predicates as counting every attempt on every row (the same draws,
+        batch by batch), at a fraction of the comparisons."""
+        p, n, table = self.n_features_in_, self.n_release_, self._table
         k = min(self.n_columns, p)
-        medians = np.array(
-            [
-                np.median(c) if kind == NUMERIC else np.nan
-                for c, kind in zip(encoded, self.column_kinds_, strict=True)
-            ]
-        )
+        medians = self._medians()
         numeric = np.array([kind == NUMERIC for kind in self.column_kinds_])
-        screen = np.stack([c[: _SCREENS[-1]] for c in encoded]).astype(np.float64)
+        head = self._order[: _SCREENS[-1]]
+        screen = np.stack([table.encoded(j, head) for j in range(p)]).astype(np.float64)
         budget = 200 * self.n_queries if self.max_attempts is None else self.max_attempts
         batch = max(1, min(budget, _BLOCK_ELEMENTS // n))
         found, seen, tried = [], set(), 0
         while tried < budget and len(found) < self.n_queries:
             size = min(batch, budget - tried)
             tried += size
-            rows = rng.randint(n, size=size)
+            rows = self._order[rng.randint(n, size=size)]
             chosen = np.sort(np.argsort(rng.random_sample((size, p)), axis=1)[:, :k], axis=1)
+            values = np.column_stack([table.encoded(j, rows) for j in range(p)])
             counts = _screened_counts(
                 screen,
-                encoded,
+                n,
+                values.astype(np.float64),
                 rows,
                 chosen,
-                partial(self._counts, encoded, medians=medians),
+                partial(self._counts, medians=medians),
                 numeric,
                 medians,
             )
             for attempt in np.flatnonzero(counts == 1):
-                predicate = self._shaped(
-                    [c[rows[attempt]] for c in encoded], chosen[attempt], medians
-                )
+                predicate = self._shaped(self._row_values(rows[attempt]), chosen[attempt], medians)
                 key = tuple(predicate)
                 if key not in seen:
                     seen.add(key)
@@ -363,32 +450,54 @@ class SinglingOutRisk(ReleaseMixin):
                         break
         return found
 
-    def _counts(self, encoded, rows, chosen, *, medians):
-        """Release rows that each attempt's predicate holds for (one comparison per column)."""
-        mask = np.ones((len(rows), self.n_release_), dtype=bool)
+    def _counts(self, rows, chosen, *, medians):
+        """Release rows that each attempt's predicate (its release row ``rows``, its columns
+        ``chosen``) holds for: one comparison per column, ``_COUNT_BLOCK`` rows at a time.
+
+        A numeric term ``x / r >= v`` (or ``<=``) is compared on the raw values, as
+        ``x >= t`` with ``t`` the end of its half-line (:func:`_raw_bound`): the same rows,
+        without dividing the column."""
+        table, n = self._table, self.n_release_
+        terms = []
         for j in range(self.n_features_in_):
             attempts = np.flatnonzero((chosen == j).any(axis=1))
             if attempts.size == 0:
                 continue
-            values = encoded[j][rows[attempts]][:, None]
-            column = encoded[j][None, :]
             if self.column_kinds_[j] != NUMERIC:
-                mask[attempts] &= column == values
-            else:
-                upper = (values >= medians[j])[:, 0]
-                mask[attempts[upper]] &= column >= values[upper]
-                mask[attempts[~upper]] &= column <= values[~upper]
-        return mask.sum(axis=1)
+                terms.append((j, attempts, table.columns[j][rows[attempts]][:, None], None))
+                continue
+            raw = table.columns[j][rows[attempts]]
+            values = table.encoded(j, rows[attempts])
+            upper = values >= medians[j]
+            bounds = [
+                _raw_bound(float(x), table.scales[j], float(v), bool(u))
+                for x, v, u in zip(raw, values, upper, strict=True)
+            ]
+            terms.append((j, attempts, np.array(bounds)[:, None], upper))
+        counts = np.zeros(len(rows), dtype=np.intp)
+        for start in range(0, n, _COUNT_BLOCK):
+            block = slice(start, min(start + _COUNT_BLOCK, n))
+            mask = np.ones((len(rows), block.stop - start), dtype=bool)
+            for j, attempts, values, upper in terms:
+                column = table.columns[j][block][None, :]
+                if upper is None:
+                    mask[attempts] &= column == values
+                else:
+                    mask[attempts[upper]] &= column >= values[upper]
+                    mask[attempts[~upper]] &= column <= values[~upper]
+            counts += mask.sum(axis=1)
+        return counts
 
     def _random_predicates(self, rng):
-        """Predicates of the same shapes from values drawn column by column from the release."""
-        encoded = self._table.encoded
-        medians = {
-            j: np.median(c) for j, c in enumerate(encoded) if self.column_kinds_[j] == NUMERIC
-        }
+        """Predicates of the same shapes from values drawn column by column from the release
+        (random rows of the shuffle)."""
+        medians = self._medians()
         shuffled = []
         for predicate in self._predicates:
-            values = {j: encoded[j][rng.randint(self.n_release_)] for j, _, _ in predicate}
+            values = {
+                j: self._row_values(self._order[rng.randint(self.n_release_)])[j]
+                for j, _, _ in predicate
+            }
             if self.mode == "univariate":
                 shuffled.append([(j, op, values[j]) for j, op, _ in predicate])
             else:
@@ -396,20 +505,38 @@ class SinglingOutRisk(ReleaseMixin):
                 shuffled.append(self._shaped(values, columns, medians))
         return shuffled
 
+    def _shown(self, j, values):
+        """The release's own value behind each encoded value of numeric column ``j``: that
+        of the first row in the shuffle whose encoding equals it (as ``argmax`` over the
+        shuffled encoding found it), read ``_COUNT_BLOCK`` rows of the shuffle at a time."""
+        wanted = np.unique(np.asarray(values, dtype=np.float64))
+        raw, scale, shown = self._table.columns[j], self._table.scales[j], {}
+        for start in range(0, self.n_release_, _COUNT_BLOCK):
+            held = raw[self._order[start : start + _COUNT_BLOCK]]
+            encoded = held / scale
+            at = np.minimum(np.searchsorted(wanted, encoded), len(wanted) - 1)
+            hit = np.flatnonzero(wanted[at] == encoded)
+            ids, first = np.unique(at[hit], return_index=True)  # the first hit of each value
+            for i, f in zip(ids, first, strict=True):
+                shown.setdefault(wanted[i], float(held[hit[f]]))
+            if len(shown) == len(wanted):
+                break
+        return shown
+
     def _readable(self, predicates):
         """The predicates with column names, operator strings and the release's own values.
 
-        A numeric value is shown as the release row that holds it (the first such row), not
-        as ``x / r * r``; each numeric column is converted once for all its terms."""
+        A numeric value is shown as the release row that holds it (the first such row in
+        the shuffle), not as ``x / r * r``; each numeric column is read once for all its
+        terms."""
         operators = {_EQ: "==", _LE: "<=", _GE: ">="}
         shown = {}
         for j in sorted({j for p in predicates for j, _, _ in p}):
             if self.column_kinds_[j] != NUMERIC:
                 continue
-            raw, column = self._raw(j), self._table.encoded[j]
-            for value in {value for p in predicates for i, _, value in p if i == j}:
-                shown[j, value] = float(raw[self._order[np.argmax(column == value)]])
-            del raw
+            values = {value for p in predicates for i, _, value in p if i == j}
+            for value, raw in self._shown(j, list(values)).items():
+                shown[j, value] = raw
         return [
             [
                 (

@@ -98,7 +98,7 @@ def test_leave_one_out_equals_the_dense_pass(small_sample, seed, k):
 def test_candidates_hold_every_tied_row(small_sample, seed):
     table, encoded, _, _ = _setup(seed)
     small_sample.setattr(_mixed, "_PRUNE_MIN_ROWS", 500)
-    n = len(table.encoded[0])
+    n = table.n_rows
     for columns, loo in (([1, 3, 4, 7], False), ([0, 2, 6], False), (list(range(8)), True)):
         sizes = []
         for i in range(len(encoded[0])):
@@ -141,16 +141,67 @@ def test_the_risks_equal_the_dense_pass(small_sample, seed, ties, k):
         pd.testing.assert_frame_equal(a, b, check_exact=True)
 
 
-def test_the_release_encoding_equals_encoding_it_again():
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_the_release_encoding_equals_encoding_it_again(shuffled):
     # MixedTable reads each release column once for its range or categories and its codes;
-    # the arrays are those of encode() on the same rows
+    # its encoding, taken block by block, is encode() on the same rows, and in the shuffle's
+    # order it is the table the attacks held before issue #28: the numeric columns x[order]/r
+    # and the categories numbered as they first occur in the shuffle
     rng = np.random.default_rng(4)
     release = _table(500, rng)
     release.loc[3, "city"] = None  # missing: its own category
     frame = _positional(release)
-    table = MixedTable(frame, list(release.columns))
+    order = rng.permutation(len(frame)).astype(np.int32) if shuffled else None
+    table = MixedTable(frame, list(release.columns), order=order)
     again = table.encode(frame)
-    assert len(again) == len(table.encoded)
-    for ours, theirs in zip(table.encoded, again, strict=True):
+    blocks = [table.encoded_block(a, a + 64) for a in range(0, 500, 64)]
+    for j, theirs in enumerate(again):
+        ours = np.concatenate([block[j] for block in blocks])
         assert ours.dtype == theirs.dtype
         np.testing.assert_array_equal(ours, theirs)
+    order = np.arange(500) if order is None else order
+    for j, column in enumerate(table.shuffled()):
+        if table.kinds[j] == "numeric":
+            x = pd.to_numeric(frame[j]).to_numpy(dtype=float)
+            np.testing.assert_array_equal(column, x[order] / table.scales[j])
+        else:
+            text = MixedTable._text(frame[j])[order]
+            np.testing.assert_array_equal(table.categories[j], pd.unique(text))
+            np.testing.assert_array_equal(column, pd.Index(pd.unique(text)).get_indexer(text))
+
+
+def _old_neighbours(table, encoded, columns, k):
+    """The code before issue #28's release views: the dense distances to the release
+    encoded in the shuffle's order (a copy), the k smallest with ties to the first in it."""
+    release = table.shuffled()
+    distance = np.zeros((len(encoded[0]), table.n_rows))
+    for j in columns:
+        if table.kinds[j] == "numeric":
+            distance += np.abs(encoded[j][:, None] - release[j][None, :])
+        else:
+            distance += encoded[j][:, None] != release[j][None, :]
+    return table.order[np.argsort(distance, axis=1, kind="stable")[:, :k]]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("k", [1, 3])
+def test_neighbours_break_ties_by_the_shuffle_as_before(small_sample, seed, k):
+    """The table holds the release in its own order; the neighbours (release rows) are
+    those of the shuffled encoding the attacks held before, ties to the first in the
+    shuffle: the dense and the pruned path, on a release with many exact ties."""
+    _, encoded, _, release = _setup(seed)
+    order = np.random.default_rng(seed).permutation(len(release)).astype(np.int32)
+    table = MixedTable(_positional(release), list(release.columns), order=order)
+    for columns in ([0, 1, 2, 3, 4, 5, 6, 7], [1, 3, 4, 7], [0, 2, 6]):
+        old = _old_neighbours(table, encoded, columns, k)
+        dense, pruned = _both(
+            small_sample, lambda columns=columns: table.kneighbors(encoded, columns, k)
+        )
+        np.testing.assert_array_equal(dense, old)
+        np.testing.assert_array_equal(pruned, old)
+    secrets = [0, 1, 3, 6]
+    dense, pruned = _both(small_sample, lambda: table.kneighbors_leave_one_out(encoded, secrets, k))
+    for s in secrets:
+        old = _old_neighbours(table, encoded, [j for j in range(8) if j != s], k)
+        np.testing.assert_array_equal(dense[s], old)
+        np.testing.assert_array_equal(pruned[s], old)

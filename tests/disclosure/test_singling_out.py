@@ -137,9 +137,10 @@ def test_bad_input():
         SinglingOutRisk(mode="bivariate").fit(duplicated)
 
 
-def test_screened_search_keeps_exactly_the_attempts_that_single_out_one_row():
+def test_screened_search_keeps_exactly_the_attempts_that_single_out_one_row(monkeypatch):
     # issue #28: the multivariate search rejects attempts on the first release rows; every
     # attempt must still be kept iff it holds for exactly one row of the whole release
+    from sklearn_mace.disclosure import _singling_out
     from sklearn_mace.disclosure._singling_out import _SCREENS, _screened_counts
 
     rng = np.random.default_rng(0)
@@ -153,16 +154,58 @@ def test_screened_search_keeps_exactly_the_attempts_that_single_out_one_row():
         }
     )
     risk = SinglingOutRisk(mode="multivariate", random_state=0).fit(release)
-    encoded = risk._table.encoded
+    encoded = risk._table.shuffled()  # the release as the search reads it, in one piece
     numeric = np.array([kind == "numeric" for kind in risk.column_kinds_])
     medians = np.array(
         [np.median(c) if k else np.nan for c, k in zip(encoded, numeric, strict=True)]
     )
-    rows = rng.integers(n, size=3000)
+    np.testing.assert_array_equal(risk._medians(), medians)
+    positions = rng.integers(n, size=3000)  # places in the shuffle
+    rows = risk._order[positions]
     chosen = np.sort(np.argsort(rng.random((3000, 4)), axis=1)[:, :3], axis=1)
     screen = np.stack([c[: _SCREENS[-1]] for c in encoded]).astype(float)
-    full = risk._counts(encoded, rows, chosen, medians=medians)
-    counts_of = functools.partial(risk._counts, encoded, medians=medians)
-    screened = _screened_counts(screen, encoded, rows, chosen, counts_of, numeric, medians)
+    values = np.column_stack([c[positions] for c in encoded]).astype(float)
+    full = risk._counts(rows, chosen, medians=medians)
+    counts_of = functools.partial(risk._counts, medians=medians)
+    screened = _screened_counts(screen, n, values, rows, chosen, counts_of, numeric, medians)
     assert 5 < (full == 1).sum() < 2900  # both outcomes occur
     np.testing.assert_array_equal(screened == 1, full == 1)
+    # the counts, taken 1 000 release rows at a time, are those over the whole encoding
+    brute = np.ones((200, n), dtype=bool)
+    for i in range(200):
+        for j in chosen[i]:
+            value, column = values[i, j], encoded[j]
+            if not numeric[j]:
+                brute[i] &= column == value
+            elif value >= medians[j]:
+                brute[i] &= column >= value
+            else:
+                brute[i] &= column <= value
+    np.testing.assert_array_equal(full[:200], brute.sum(axis=1))
+    monkeypatch.setattr(_singling_out, "_COUNT_BLOCK", 1000)
+    np.testing.assert_array_equal(risk._counts(rows, chosen, medians=medians), full)
+
+
+@pytest.mark.parametrize("scale", [1.0, 3.0, 0.37, 1e6, 7e-300, 2e300])
+@pytest.mark.parametrize("upper", [True, False])
+def test_raw_bound_splits_the_doubles_as_the_encoding_does(scale, upper):
+    # issue #28: multivariate counts compare raw values against a bound, not x / r against
+    # the value; every double near the bound (and at random) must fall on the same side
+    from sklearn_mace.disclosure._singling_out import _raw_bound
+
+    rng = np.random.default_rng(int(scale * 1000) % 2**32)
+    raws = [0.0, -0.0, 5e-324, -5e-324, 1.0, -2.5, 1e-310, *rng.normal(size=20) * scale]
+    for raw in raws:
+        value = raw / scale
+        t = _raw_bound(raw, scale, value, upper)
+        near = [t]
+        for direction in (-np.inf, np.inf):
+            x = t
+            for _ in range(12):
+                x = np.nextafter(x, direction)
+                near.append(x)
+        xs = np.array([*near, raw, *(rng.normal(size=200) * scale * 2)])
+        if upper:
+            np.testing.assert_array_equal(xs >= t, xs / scale >= value)
+        else:
+            np.testing.assert_array_equal(xs <= t, xs / scale <= value)

@@ -11,7 +11,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sklearn_mace.disclosure import AttributeInferenceRisk, LinkabilityRisk
+from sklearn_mace.disclosure import (
+    AttributeInferenceRisk,
+    LinkabilityRisk,
+    SinglingOutRisk,
+    _controls,
+    _inference,
+)
 from sklearn_mace.report._kinds.release import _audit
 from sklearn_mace.report._kinds.release._audit import (
     HandedOver,
@@ -62,42 +68,77 @@ def test_a_figure_point_searches_its_subset_without_copying_it():
     assert peak < copy_bytes / 5, (peak / 2**20, copy_bytes / 2**20)
 
 
+def _columns(rng, n, p):
+    """A numeric release with a contiguous array per column, as ``read_table`` gives it."""
+    return pd.DataFrame({f"x{j}": rng.normal(size=n) for j in range(p)})
+
+
 @pytest.mark.parametrize("attack", [AttributeInferenceRisk, LinkabilityRisk])
-def test_a_disclosure_attack_holds_no_shuffled_copy_of_the_release(attack):
-    """Fitting an attack on a numeric release of ``n`` rows and ``p`` columns holds its
-    encoding (8 bytes a cell) and the shuffle as an order (4 bytes a row), plus the
-    permutation while it is drawn and one column's temporaries (16 bytes a row): NumPy's
-    traced peak. The shuffled copy of the table it used to hold (8 bytes a cell, 14 MiB
-    here) breaks the bound."""
+def test_a_disclosure_attack_holds_no_copy_of_the_release(attack):
+    """Fitting an attack on a numeric release of ``n`` rows and ``p`` columns holds the
+    shuffle as an order (4 bytes a row), plus the permutation while it is drawn (8 bytes)
+    and a column's finiteness check (1 byte): NumPy's traced peak. The table reads the
+    release's own columns: its encoding (8 bytes a cell, 14 MiB here; issue #28) and the
+    shuffled copy it held before that break the bound."""
     rng = np.random.default_rng(1)
     n, p = 300_000, 6
-    release = pd.DataFrame(rng.normal(size=(n, p))).add_prefix("x")
+    release = _columns(rng, n, p)
     risk, peak = _traced_peak(lambda: attack(random_state=0).fit(release))
     assert len(risk._order) == n and risk._order.dtype == np.int32
-    bound = 8 * n * p + 4 * n + 16 * n + 2**20
+    for j in range(p):  # the table's numeric columns are the release's arrays
+        assert np.shares_memory(risk._table.columns[j], release[f"x{j}"].to_numpy())
+    bound = 4 * n + 8 * n + n + 2**20
     assert peak <= bound, (peak / 2**20, bound / 2**20)
 
 
 @pytest.mark.parametrize("attack", [AttributeInferenceRisk, LinkabilityRisk])
-def test_a_disclosure_attack_searches_without_release_long_rows(attack):
-    """An attack's pruned search sums the numeric terms block by block: NumPy's traced
-    peak while it attacks 80 records of a 300 000-row release stays within two release
-    columns and a boolean row (the random guess's sorted column, a column read back for
-    the guesses: 20 bytes a row) plus 1 MiB. The three release-long float64 rows it
-    used to hold (24 bytes a row) break the bound. The control-copy check is left out:
-    it hashes the release 2¹⁸ rows at a time (a fixed 20 MiB here)."""
+def test_a_disclosure_attack_searches_without_release_long_rows(monkeypatch, attack):
+    """An attack's pruned search divides and sums the numeric terms block by block: NumPy's
+    traced peak while it attacks 80 records of a 300 000-row release stays within 20 bytes
+    a row plus 1 MiB: the shuffle's rank (4 bytes a row) and the candidates of a
+    leave-one-out search with their terms (about 14 bytes a row here: with any one column
+    left out, the first two columns prune little). The random guess's rate sorts the
+    column 2¹⁴ rows at a time here (2²⁰ by default: 8 MiB). The three release-long float64
+    rows it held before (24 bytes a row) break the bound. The control-copy check is left
+    out: it hashes the release 2¹⁸ rows at a time (a fixed 20 MiB here)."""
+    monkeypatch.setattr(_inference, "_SORT_BLOCK", 1 << 14)
     rng = np.random.default_rng(2)
     n, p = 300_000, 6
-
-    def table(rows):
-        return pd.DataFrame(rng.normal(size=(rows, p))).add_prefix("x")
-
-    risk = attack(random_state=0).fit(table(n))
+    risk = attack(random_state=0).fit(_columns(rng, n, p))
     risk._check_controls = lambda *args: None
-    targets, control = table(40), table(40)
+    targets, control = _columns(rng, 40, p), _columns(rng, 40, p)
     _, peak = _traced_peak(lambda: risk.evaluate(targets, control))
     bound = 20 * n + 2**20
     assert peak <= bound, (peak / 2**20, bound / 2**20)
+
+
+@pytest.mark.parametrize("mode", ["univariate", "multivariate"])
+@pytest.mark.parametrize("attack", [AttributeInferenceRisk, LinkabilityRisk, SinglingOutRisk])
+def test_a_disclosure_attack_never_holds_the_release_encoded(monkeypatch, attack, mode):
+    """Issue #28: the attacks held the release encoded (numeric columns divided by their
+    range: 8 bytes a cell, 18 MiB for 200 000 rows × 12 columns), 458 MiB at 10 million
+    rows × 6 columns. The traced peak of ``fit`` then ``evaluate`` (the control-copy check
+    hashing 2¹⁴ rows at a time, the random guess's rate sorting 2¹⁴ at a time) stays under
+    half of that encoding (48 bytes a row): the order and rank (8 bytes a row), the
+    permutation while it is drawn (8), then a leave-one-out search's candidates and their
+    terms, or singling out's sorted column (8) and its boolean rows. The values are
+    rounded to 2 decimals: the univariate draw permutes its candidates, the values held
+    once (4 bytes each, up to 4 a cell; not changed by issue #28's memory work)."""
+    monkeypatch.setattr(_controls, "_HASH_BLOCK", 1 << 14)
+    monkeypatch.setattr(_inference, "_SORT_BLOCK", 1 << 14)
+    rng = np.random.default_rng(3)
+    n, p = 200_000, 12
+    release = _columns(rng, n, p).round(2)
+    targets, control = release.iloc[:40].copy(), _columns(rng, 40, p).round(2)
+    if attack is SinglingOutRisk:
+        risk = attack(mode=mode, n_queries=50, max_attempts=3000, random_state=0)
+    elif mode == "multivariate":
+        pytest.skip("one mode")
+    else:
+        risk = attack(random_state=0)
+    _, peak = _traced_peak(lambda: risk.fit(release).evaluate(targets, control))
+    encoding = 8 * n * p
+    assert peak < encoding / 2, (peak / 2**20, encoding / 2**20)
 
 
 def _tables(n_release, seed=0):

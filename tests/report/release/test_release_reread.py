@@ -198,7 +198,7 @@ def test_a_release_file_changed_during_the_analyses_is_refused(tmp_path, monkeyp
         audit_release(members, non_members, handed, verbose=False)
     message = str(caught.value)
     assert f"synthetic 'leaky' file '{paths['leaky']}' (--synthetic)" in message
-    assert how in message and "--no-disclosure" in message
+    assert how in message and "disclosure=False" in message
 
 
 def test_the_cli_reports_the_analyses_and_no_disclosure_risk_of_a_changed_file(

@@ -388,5 +388,5 @@ class ReleaseFile:
             f"The {role} file '{self.path}' ({self.option}) changed during the audit ({how}): "
             "the disclosure risks read it again after the analyses (so as not to hold it "
             "through them) and would describe another table than the analyses used. Leave "
-            "the file unchanged until the audit ends and run it again, or pass --no-disclosure."
+            "the file unchanged until the audit ends and run it again, or pass disclosure=False."
         )

@@ -239,6 +239,17 @@ def table_options(group):
     )
 
 
+def read_options(role, args=None):
+    """The keywords of ``read_table`` for the ``role`` file, as ``--decimal``,
+    ``--thousands`` and ``--quiet`` say (the release audit reads a release again with them)."""
+    return {
+        "role": role,
+        "decimal": getattr(args, "decimal", None),
+        "thousands": getattr(args, "thousands", None),
+        "verbose": not getattr(args, "quiet", True),
+    }
+
+
 def read_inputs(files, distinct, args=None):
     """Read ``{role: path}`` as ``--decimal``/``--thousands`` say; the ``distinct`` roles
     must differ. What reading did is in each table's ``attrs["notes"]``."""
@@ -246,13 +257,7 @@ def read_inputs(files, distinct, args=None):
 
     tables = {}
     for role, path in files.items():
-        tables[role] = read_table(
-            path,
-            role=role,
-            decimal=getattr(args, "decimal", None),
-            thousands=getattr(args, "thousands", None),
-            verbose=not getattr(args, "quiet", True),
-        )
+        tables[role] = read_table(path, **read_options(role, args))
     present = [role for role in distinct if role in tables]
     for i, first in enumerate(present):
         for second in present[i + 1 :]:

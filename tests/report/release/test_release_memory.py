@@ -157,7 +157,8 @@ def test_the_audit_lets_go_of_what_nothing_reads_again(monkeypatch, disclosure):
     """The encoded release is freed before the disclosure risks run, its row keys before
     the analyses (looked up first); the raw release handed over (the CLI's
     :class:`HandedOver`) before the analyses when the disclosure risks are off, and kept
-    for them when they are on. A plain dict is never emptied."""
+    for them when they are on and it has no file to be read again from (a file's release:
+    test_release_reread.py). A plain dict is never emptied."""
     members, non_members, release = _tables(300)
     seen = {}
     prepare, run_subject, disclose = (

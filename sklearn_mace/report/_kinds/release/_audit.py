@@ -220,8 +220,9 @@ def _run(prepared, synthetic, options, disclosure):
     """The engine on every release, then the notes and the disclosure analyses;
     ``(results, notes, tables, other failures, rows of each input table)``."""
     n_rows = {name: len(frame) for name, frame in prepared.tables.items()}
-    if not disclosure:  # nothing reads the raw releases again
-        _let_go(prepared, synthetic)
+    # the raw releases nothing reads before the disclosure risks: all of them without
+    # those, else the ones the CLI can read again from their files
+    _let_go(prepared, synthetic, disclosure)
     base = options.random_state
     engine = ReleaseAudit(
         prepared.targets,
@@ -253,19 +254,34 @@ def _run(prepared, synthetic, options, disclosure):
     notes = prepared.notes + holdout_copy_notes(results)
     tables, other = {}, []
     if disclosure:
-        table, error = run_disclosure(
-            prepared.tables,
-            synthetic,
-            prepared.kept,
-            confidence=options.confidence,
-            seed=keyed_seed(engine.base_seed, "every release", DISCLOSURE_NAME),
-            notes=notes,
-        )
+        seed = keyed_seed(engine.base_seed, "every release", DISCLOSURE_NAME)
+        table, error = _disclosure(prepared, synthetic, options, seed, notes)
         if error is None:
             tables["disclosure"] = table
         else:
             other.append(("every release", DISCLOSURE_NAME, error))
     return results, notes, tables, other, n_rows
+
+
+def _disclosure(prepared, synthetic, options, seed, notes):
+    """:func:`run_disclosure` on the raw releases, those let go read again from their files
+    first (:func:`_read_again`): ``(table, error)``. A file changed since the first read is
+    an :class:`AuditInputError`, or (``on_error="report"``) the failure of the disclosure
+    risks, the analyses' results kept: never figures for another table."""
+    try:
+        _read_again(prepared, synthetic)
+    except AuditInputError as exc:
+        if options.on_error == "raise":
+            raise
+        return None, str(exc)
+    return run_disclosure(
+        prepared.tables,
+        synthetic,
+        prepared.kept,
+        confidence=options.confidence,
+        seed=seed,
+        notes=notes,
+    )
 
 
 def audit_release(
@@ -433,18 +449,41 @@ def audit_release(
 
 class HandedOver(dict):
     """Releases (``{name: table}``) read for one audit alone, as the CLI reads them: the
-    audit empties the dict once nothing reads the raw tables again (without the disclosure
-    risks: before the analyses), so that they are freed (issue #28: 458 MiB for a
-    10-million-row, 6-column release). A plain dict is never changed."""
+    audit drops them from the dict once nothing reads the raw tables before the disclosure
+    risks (before the analyses), so that they are freed (issue #28: 458 MiB for a
+    10-million-row, 6-column release). Without the disclosure risks every release goes;
+    with them, those with a :class:`~._inputs.ReleaseFile` in ``sources`` (name -> the
+    file to read it again from, or None), read again after the analyses. A plain dict is
+    never changed."""
+
+    def __init__(self, *args, sources=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.sources = dict(sources or {})
 
 
-def _let_go(prepared, synthetic):
-    """Drop the audit's own references to the raw releases (``prepared.tables``), and
-    the caller's when it handed them over (:class:`HandedOver`)."""
-    for name in synthetic:
+def _let_go(prepared, synthetic, disclosure):
+    """Drop the audit's own references to the raw releases (``prepared.tables``) that
+    nothing reads before the disclosure risks, and the caller's when it handed them over
+    (:class:`HandedOver`): every release without the disclosure risks; with them, those
+    the caller can read again (``HandedOver.sources``: their fingerprint taken first, and
+    None left in their place, which keeps the releases' order)."""
+    handed = isinstance(synthetic, HandedOver)
+    sources = synthetic.sources if handed else {}
+    for name in [n for n in synthetic if not disclosure or sources.get(n) is not None]:
         prepared.tables.pop(f"synthetic '{name}'", None)
-    if isinstance(synthetic, HandedOver):
-        synthetic.clear()
+        if disclosure:
+            sources[name].remember(synthetic[name])
+            synthetic[name] = None
+        elif handed:
+            del synthetic[name]
+
+
+def _read_again(prepared, synthetic):
+    """Put back the releases :func:`_let_go` dropped with the disclosure risks, read again
+    from their files (:meth:`~._inputs.ReleaseFile.read`)."""
+    for name in [n for n, frame in synthetic.items() if frame is None]:
+        synthetic[name] = synthetic.sources[name].read()
+        prepared.tables[f"synthetic '{name}'"] = synthetic[name]
 
 
 def _as_releases(synthetic):

@@ -185,14 +185,19 @@ def audit_from_arguments(args):
         files["reference"] = args.reference
     files.update({f"synthetic '{name}'": path for name, path in args.synthetic})
     id_columns = arguments.id_columns(args)
+    sources = _release_files(args)  # before reading: a file changed after it is refused
     # a release may equal the members (a perfect copy, audited as such), not the real tables
     tables = arguments.read_inputs(files, ("members", "non-members", "reference"), args)
     notes = arguments.reading_notes(tables)
     result = audit_release(
         tables["members"],
         tables["non-members"],
-        # handed over: without the disclosure risks the raw releases are freed early
-        HandedOver((name, tables.pop(f"synthetic '{name}'")) for name, _ in args.synthetic),
+        # handed over: the raw releases are freed before the analyses (and read again from
+        # their files for the disclosure risks)
+        HandedOver(
+            ((name, tables.pop(f"synthetic '{name}'")) for name, _ in args.synthetic),
+            sources=sources,
+        ),
         tables.get("reference"),
         columns=arguments.columns(args),
         max_categories=args.max_categories,
@@ -209,6 +214,21 @@ def audit_from_arguments(args):
     )
     result.notes[:0] = notes
     return result
+
+
+def _release_files(args):
+    """``{name: ReleaseFile or None}``: how to read each release again for the disclosure
+    risks (none without them, or for a file that is not a regular file, such as a pipe)."""
+    from ._inputs import ReleaseFile
+
+    if args.no_disclosure:
+        return {}
+    return {
+        name: ReleaseFile.before_reading(
+            path, "--synthetic", **arguments.read_options(f"synthetic '{name}'", args)
+        )
+        for name, path in args.synthetic
+    }
 
 
 def demo_intro(args):

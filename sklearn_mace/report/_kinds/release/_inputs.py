@@ -15,8 +15,12 @@ Everything here runs before (or beside) the engine: errors in the inputs
   Members and non-members are counted apart: copies of non-members happen by chance.
 """
 
+import hashlib
+import os
+import stat
 import warnings
 from numbers import Integral
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -24,14 +28,15 @@ from sklearn.utils import check_random_state
 
 from ..._encode import encode_tables
 from ..._engine import Targets
-from ..._io import AuditInputError, AuditInputWarning
+from ..._io import AuditInputError, AuditInputWarning, read_table
 from ..._quality import check_overlapping_records, row_keys, table_notes
 from ._types import PreparedRelease
 
-__all__ = ["copy_counts", "prepare_release_inputs", "row_keys"]
+__all__ = ["ReleaseFile", "copy_counts", "prepare_release_inputs", "row_keys", "table_fingerprint"]
 
 MIN_TARGETS = 10  # per class: fewer leaves 5-fold cross-validation folds without a class
 NEAR_COPY_DISTANCE = 0.1  # encoded space: standard deviations; a differing category is 1
+FINGERPRINT_ROWS = 1 << 16  # rows hashed at a time by table_fingerprint (8 bytes a row)
 MAX_DISCLOSURE_RECORDS = 500  # targets, and controls, attacked (anonymeter's default n_attacks)
 EXACT_NAME = "Exact copy (verbatim in the release)"
 COPY_FACTS = (
@@ -320,3 +325,68 @@ def check_max_categories(max_categories):
         or max_categories < 1
     ):
         raise ValueError(f"max_categories must be an int >= 1; got {max_categories!r}.")
+
+
+def table_fingerprint(frame, block=FINGERPRINT_ROWS):
+    """A digest of a table's shape, column names, types and every cell (pandas' row hashes,
+    ``block`` rows at a time): equal for the same file read twice the same way."""
+    digest = hashlib.blake2b(digest_size=16)
+    header = (frame.shape, [str(c) for c in frame.columns], [str(t) for t in frame.dtypes])
+    digest.update(repr(header).encode())
+    for start in range(0, len(frame), block):
+        rows = pd.util.hash_pandas_object(frame.iloc[start : start + block], index=False)
+        digest.update(rows.to_numpy().tobytes())
+    return digest.hexdigest()
+
+
+def _file_identity(path):
+    """``(size, modification time in ns)`` of a regular file; None for anything else (a
+    pipe or a device cannot be read twice) or a file that cannot be reached."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return (found.st_size, found.st_mtime_ns) if stat.S_ISREG(found.st_mode) else None
+
+
+class ReleaseFile:
+    """A release the CLI read from a file, read again for the disclosure risks (issue #28:
+    the raw release, 458 MiB at 10 million rows × 6 columns, is then not held through the
+    analyses). Made by :meth:`before_reading`, before the first read; :meth:`remember`
+    takes the fingerprint of the table the audit used, :meth:`read` is the same
+    :func:`read_table` call again and refuses a file that changed in between."""
+
+    def __init__(self, path, option, identity, read_options):
+        self.path, self.option, self.identity = Path(path), option, identity
+        self.read_options, self.fingerprint = dict(read_options), None
+
+    @classmethod
+    def before_reading(cls, path, option, **read_options):
+        """The file's identity now, or None when it is not a regular file (then the audit
+        holds the table); ``read_options`` are :func:`read_table`'s keywords."""
+        identity = _file_identity(path)
+        return None if identity is None else cls(path, option, identity, read_options)
+
+    def remember(self, frame):
+        """Keep the fingerprint of ``frame``, the table read (:func:`table_fingerprint`)."""
+        self.fingerprint = table_fingerprint(frame)
+
+    def read(self):
+        """The table again: an :class:`AuditInputError` naming the file when its size or
+        modification time differ from those before the first read, or its table from the
+        one remembered (the disclosure risks must describe the table the analyses used)."""
+        if _file_identity(self.path) != self.identity:
+            self._refuse("its size or modification time differ, or it is gone")
+        frame = read_table(self.path, **self.read_options)
+        if table_fingerprint(frame) != self.fingerprint:
+            self._refuse("it holds another table")
+        return frame
+
+    def _refuse(self, how):
+        role = self.read_options.get("role", "synthetic")
+        raise AuditInputError(
+            f"The {role} file '{self.path}' ({self.option}) changed during the audit ({how}): "
+            "the disclosure risks read it again after the analyses (so as not to hold it "
+            "through them) and would describe another table than the analyses used. Leave "
+            "the file unchanged until the audit ends and run it again, or pass disclosure=False."
+        )

@@ -165,6 +165,20 @@ analyses, so DOMIAS peaks at 2 349 MiB; the disclosure risks after them peak at 
 column) and 1 742 (singling out: its encoding and order plus the univariate candidates'
 sorted copy, masks and values held once). 2 056 s wall, 479 CPU s at load 8-12.
 
+Issue #28, after DOMIAS's KDE stopped copying the release (tiles whitened inside the kernel
+sums, the covariance in blocks), the disclosure attacks read the release's own columns, and
+the CLI reads a release again for the disclosure risks instead of holding it, on 2 cores
+(load average 0 at the start; the runs shared the machine with the test suite):
+
+    synthetic rows   wall s    CPU s  encode-only s  ratio  peak MiB
+          10000000    620.5    506.9           12.8   48.3      1529   (--no-disclosure)
+          10000000   1077.2    775.6           15.3   70.5      1524   (every analysis)
+
+Both within 1.5 GiB (1 536 MiB), by 7-12 MiB: the peak is now the input preparation's (the
+raw table, its encoding, the keys and their sorted copy for the duplicate notes). The
+200 000-row ``--mixed`` audit on the same code, 2 idle cores: 32.8 s wall, 45.6 CPU s,
+802 MiB.
+
 Before issue #12 the same audit took 61 s / 671 MiB at 50 000 rows and 11 min 12 s / 842 MiB
 at 200 000: MC and GAN-leaks CAL fitted a threshold by an O(n²) pass over the synthetic
 rows. As query transformers they cost one nearest-neighbour pass per target; the remaining

@@ -88,6 +88,9 @@ def _in_command_words(args, result, caught):
     notes = getattr(result, "notes", None)
     if notes is not None:
         notes[:] = [_in_flags(note, flags) for note in notes]
+    other = getattr(result, "other_failures", None)  # e.g. the disclosure risks' reason
+    if other:
+        other[:] = [(*failure[:-1], _in_flags(failure[-1], flags)) for failure in other]
 
 
 def _say(lines):

@@ -224,6 +224,8 @@ def test_the_cli_reports_the_analyses_and_no_disclosure_risk_of_a_changed_file(
         assert (tmp_path / "after" / name).read_bytes() == before, name
     html = (tmp_path / "after" / "report.html").read_text()
     assert "changed during the audit (it holds another table)" in html
+    # the command line's words: its flag, not the Python parameter
+    assert "--no-disclosure" in html and "disclosure=False" not in html
 
 
 def test_what_cannot_be_read_twice_is_held(tmp_path):

@@ -18,13 +18,13 @@ from sklearn_mace.disclosure import (
     _controls,
     _inference,
 )
-from sklearn_mace.report._kinds.release import _audit
 from sklearn_mace.report._kinds.release._audit import (
     HandedOver,
     audit_release,
     nearest_distance,
     subset_distance,
 )
+from tests._release_steps import watch_release_steps
 
 
 def _traced_peak(run):
@@ -160,32 +160,8 @@ def test_the_audit_lets_go_of_what_nothing_reads_again(monkeypatch, disclosure):
     for them when they are on and it has no file to be read again from (a file's release:
     test_release_reread.py). A plain dict is never emptied."""
     members, non_members, release = _tables(300)
-    seen = {}
-    prepare, run_subject, disclose = (
-        _audit.prepare_release_inputs,
-        _audit.ReleaseAudit.run_subject,
-        _audit.run_disclosure,
-    )
-
-    def prepared(*args, **kwargs):
-        result = prepare(*args, **kwargs)
-        seen["encoded"] = weakref.ref(result.synthetic["r"])
-        seen["keys"] = weakref.ref(result.synthetic_keys["r"])
-        return result
-
-    def subject(engine, *args):
-        seen["raw during the analyses"] = raw() is not None
-        seen["keys during the analyses"] = seen["keys"]() is not None
-        return run_subject(engine, *args)
-
-    def disclosure_risks(*args, **kwargs):
-        seen["encoded during the disclosure risks"] = seen["encoded"]() is not None
-        return disclose(*args, **kwargs)
-
-    monkeypatch.setattr(_audit, "prepare_release_inputs", prepared)
-    monkeypatch.setattr(_audit.ReleaseAudit, "run_subject", subject)
-    monkeypatch.setattr(_audit, "run_disclosure", disclosure_risks)
     raw = weakref.ref(release)
+    seen = watch_release_steps(monkeypatch, "r", raw)
     handed = HandedOver(r=release)
     del release
     result = audit_release(members, non_members, handed, disclosure=disclosure, verbose=False)

@@ -15,6 +15,7 @@ from sklearn_mace.report import AuditInputError, read_table, write_report
 from sklearn_mace.report._kinds.release import _audit
 from sklearn_mace.report._kinds.release._audit import HandedOver, audit_release
 from sklearn_mace.report._kinds.release._inputs import ReleaseFile, table_fingerprint
+from tests._release_steps import watch_release_steps
 
 CSVS = ("summary.csv", "disclosure.csv", "records.csv")
 
@@ -115,31 +116,7 @@ def test_a_handed_over_release_is_let_go_before_the_analyses_with_the_disclosure
     the encoded release was let go; they read a table equal to the first read."""
     paths = _files(tmp_path)
     members, non_members, handed, raw = _handed(paths)
-    seen = {}
-    prepare, run_subject, disclose = (
-        _audit.prepare_release_inputs,
-        _audit.ReleaseAudit.run_subject,
-        _audit.run_disclosure,
-    )
-
-    def prepared(*args, **kwargs):
-        result = prepare(*args, **kwargs)
-        seen["encoded"] = weakref.ref(result.synthetic["leaky"])
-        return result
-
-    def subject(engine, *args):
-        seen["raw during the analyses"] = raw() is not None
-        return run_subject(engine, *args)
-
-    def disclosure_risks(tables, synthetic, *args, **kwargs):
-        seen["encoded during the disclosure risks"] = seen["encoded"]() is not None
-        seen["release"] = synthetic["leaky"]
-        assert tables["synthetic 'leaky'"] is synthetic["leaky"]
-        return disclose(tables, synthetic, *args, **kwargs)
-
-    monkeypatch.setattr(_audit, "prepare_release_inputs", prepared)
-    monkeypatch.setattr(_audit.ReleaseAudit, "run_subject", subject)
-    monkeypatch.setattr(_audit, "run_disclosure", disclosure_risks)
+    seen = watch_release_steps(monkeypatch, "leaky", raw)
     result = audit_release(members, non_members, handed, verbose=False)
     assert seen["raw during the analyses"] is False
     assert seen["encoded during the disclosure risks"] is False

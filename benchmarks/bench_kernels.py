@@ -18,6 +18,8 @@ Rows (median of ``--repeats``; wall and CPU seconds of the process, user + sys):
 * ``KDE fit + score`` — ``GaussianKDE.fit`` (Scott's rule) and ``score_samples``, which
   whitens the data tile by tile inside the sums, against ``--kde-ref`` (a whitened copy of
   the data made in ``fit``, ``np.cov``'s centred copy for the rule);
+* ``covariance`` — ``density._covariance.sample_covariance`` (cross-products summed over
+  1 MiB blocks of centred rows) against ``np.cov(Y, rowvar=False)`` (one centred copy);
 * ``kernel table`` — the certificate's ``grouped_log_kernel_sums`` (float32; 11
   bandwidths on the √2 grid, 10 groups; data tiles with a running shift) against the
   previous one (every data row in each block).
@@ -48,7 +50,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from sklearn_mace.density import _grid, _kde
+from sklearn_mace.density import _covariance, _grid, _kde
 from sklearn_mace.utils import _neighbors
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,6 +71,7 @@ CASES = [
     ("KDE sums", "normal", 64, 100_000, 2_000),
     ("KDE fit + score", "normal", 6, 1_000_000, 1_200),
     ("KDE fit + score", "normal", 64, 100_000, 2_000),
+    ("covariance", "normal", 6, 4_000_000, 0),
     ("kernel table", "normal", 8, 100_000, 2_000),
 ]
 
@@ -156,6 +159,11 @@ def runs(name, data, d, n, n_queries, rng):
         return [*out, ("new", lambda: _grid.grouped_log_kernel_sums(X, Y, groups, 10, h))]
     if name == "KDE fit + score":
         return _kde_fit_and_score(X, Y)
+    if name == "covariance":
+        return [
+            ("np.cov", lambda: np.cov(Y, rowvar=False)),
+            ("blocked", lambda: _covariance.sample_covariance(Y)),
+        ]
     out = []
     if old_kde is not None:
         out.append(("previous", lambda: old_kde.gaussian_log_kernel_sum(X, Y)))
